@@ -1,0 +1,134 @@
+"""Streamed writer of Batsim 4 JSON workloads with ``delay`` profiles.
+
+Jobs are written batch by batch as they come; profiles, which Batsim expects after the jobs, go to
+a temporary file beside the output and are appended at the end, so memory stays flat whatever the
+job count. Lines are formatted column-wise by polars (its NDJSON writer), not job by job in Python.
+
+With a ``grain`` (seconds), delays are rounded to multiples of it and jobs of equal rounded delay
+share one profile, which shrinks files a lot; without it every job has its own profile, named by
+the job id. Job ids are integers: Batsim prefixes them with the workload name and ``!``, so they
+never contain ``!`` and cannot be mistaken for a workload name. Extra job columns travel to the
+scheduler unchanged in Batsim's JOB_SUBMITTED events.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Mapping
+
+import polars as pl
+
+#: Shortest delay written: a Batsim job must last a positive time at the printed precision.
+MIN_DELAY = 1e-6
+#: Batsim's walltime for "no walltime".
+NO_WALLTIME = -1
+#: Decimals kept for times (the trace's own resolution is the microsecond).
+TIME_DECIMALS = 6
+REQUIRED = ("id", "subtime", "delay")
+
+
+class WorkloadWriter:
+    """Write a Batsim workload to ``path`` batch by batch; use as a context manager.
+
+    A file is complete only when :meth:`close` ran; an exception inside the ``with`` block removes
+    the partial file rather than leave invalid JSON behind.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        nb_res: int,
+        grain: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        if nb_res < 1:
+            raise ValueError(f"nb_res must be >= 1 (got {nb_res})")
+        if grain is not None and not (grain > 0 and math.isfinite(grain)):
+            raise ValueError(f"grain must be a positive number of seconds (got {grain})")
+        self.path = Path(path)
+        self.grain = None if grain is None else float(grain)
+        self.jobs = 0
+        self.profiles = 0
+        self._shared_profiles: set[int] = set()
+        self._out = self.path.open("wb")
+        self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
+        header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
+        self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [')
+
+    def __enter__(self) -> "WorkloadWriter":
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is None:
+            self.close()
+        else:
+            self._out.close()
+            self._profiles.close()
+            self.path.unlink(missing_ok=True)
+
+    def write(self, jobs: pl.DataFrame) -> None:
+        """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
+        and ``walltime`` (default none), and any extra numeric or string columns."""
+        missing = [name for name in REQUIRED if name not in jobs.columns]
+        if missing:
+            raise ValueError(f"jobs lack column(s) {missing}")
+        if jobs.height == 0:
+            return
+        delay = pl.col("delay").clip(lower_bound=MIN_DELAY)
+        if self.grain is None:
+            profile = pl.col("id").cast(pl.String)
+            self._write_profiles(jobs.select(profile.alias("name"), delay.round(TIME_DECIMALS)))
+        else:
+            steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64))
+            steps = steps.to_series()
+            profile = pl.lit("g") + pl.lit(steps).cast(pl.String)
+            new = pl.Series(sorted(set(steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
+            self._shared_profiles.update(new.to_list())
+            self._write_profiles(
+                pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})
+            )
+        extra = [name for name in jobs.columns if name not in (*REQUIRED, "res", "walltime")]
+        lines = jobs.select(
+            pl.col("id"),
+            pl.col("subtime").round(TIME_DECIMALS),
+            pl.col("res") if "res" in jobs.columns else pl.lit(1).alias("res"),
+            profile.alias("profile"),
+            pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME).alias("walltime"),
+            *extra,
+        )
+        self._out.write(b",\n" if self.jobs else b"\n")
+        self._out.write(_ndjson(lines).replace(b"\n", b",\n"))
+        self.jobs += jobs.height
+
+    def _write_profiles(self, profiles: pl.DataFrame) -> None:
+        if profiles.height == 0:
+            return
+        text = profiles.select(
+            pl.concat_str(
+                pl.lit('"'), pl.col("name"), pl.lit('":{"type":"delay","delay":'),
+                pl.col("delay").cast(pl.String), pl.lit("}"),
+            )
+        ).to_series().str.join(",\n").item()
+        self._profiles.write((",\n" if self.profiles else "\n").encode() + text.encode())
+        self.profiles += profiles.height
+
+    def close(self) -> None:
+        """Finish the file: close the jobs array and append the profiles."""
+        self._out.write(b'\n],\n"profiles": {')
+        self._profiles.seek(0)
+        shutil.copyfileobj(self._profiles, self._out)
+        self._profiles.close()
+        self._out.write(b"\n}\n}\n")
+        self._out.close()
+
+
+def _ndjson(frame: pl.DataFrame) -> bytes:
+    """One JSON object per line, without the final newline."""
+    buffer = io.BytesIO()
+    frame.write_ndjson(buffer)
+    return buffer.getvalue().rstrip(b"\n")

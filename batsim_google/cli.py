@@ -1,0 +1,94 @@
+"""Command line: ``batsim-google SUBCOMMAND``.
+
+Errors in user input (bad parameters, unreadable files) end with a one-line message naming the
+parameter or file and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .model import ModelError, WorkloadModel, load_model
+from .presets import PRESETS, preset
+from .requests import derive_request_law, load_request_law
+from .workload import GOOGLE_CELL_MACHINES, write_generated_workload
+
+
+def _fail(message: str) -> None:
+    raise click.UsageError(message)
+
+
+def _model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
+    if preset_name and model_file:
+        _fail("give --preset or --model, not both")
+    try:
+        return load_model(model_file) if model_file else preset(preset_name or "google")
+    except (ModelError, ValueError) as error:
+        _fail(str(error))
+
+
+@click.group()
+@click.version_option(__version__)
+def main() -> None:
+    """Google-like workloads, platforms and scheduling for Batsim/SimGrid."""
+
+
+@main.command()
+@click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)), help="A model from the paper (default: google).")
+@click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model file (.toml or .json).")
+@click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
+@click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random generator.")
+@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
+@click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
+@click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, output, progress) -> None:
+    """Generate a Google-like workload as a Batsim JSON file."""
+    if (tasks is None) == (duration is None):
+        _fail("give exactly one of --tasks and --duration")
+    model = _model(preset_name, model_file)
+    try:
+        requests = load_request_law(requests_file)
+        count = write_generated_workload(
+            output, model, requests, seed, tasks=tasks, duration=duration, nb_res=nb_res,
+            grain=grain, progress=sys.stderr.isatty() if progress is None else progress,
+        )
+    except ValueError as error:
+        _fail(str(error))
+    click.echo(f"wrote {count} jobs to {output}")
+
+
+@main.command()
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("experiment"), show_default=True, help="Folder to write.")
+@click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def demo(output: Path, tasks: int, seed: int) -> None:
+    """Write a ready-to-simulate experiment folder from the embedded defaults."""
+    output.mkdir(parents=True, exist_ok=True)
+    workload = output / "workload.json"
+    count = write_generated_workload(workload, preset("google"), load_request_law(), seed, tasks=tasks)
+    click.echo(f"wrote {count} jobs of the 'google' model to {workload}")
+
+
+@main.command("requests")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--note", default="", help="Where the trace comes from, kept in the law's provenance.")
+def requests_command(sources, output: Path, note: str) -> None:
+    """Derive the CPU/memory request law from task_events (trace folders or part files)."""
+    try:
+        law = derive_request_law(sources, note=note)
+    except ValueError as error:
+        _fail(str(error))
+    law.save(output)
+    used = law.provenance["rows_used"]
+    skipped = law.provenance["rows_skipped_missing_request"]
+    for kind in used:
+        click.echo(f"{kind}: {used[kind] + skipped[kind]} terminal rows = {used[kind]} used + {skipped[kind]} skipped (missing request)")
+    click.echo(f"wrote {output}")

@@ -1,0 +1,155 @@
+"""Empirical law of normalized CPU and memory requests, per kind (task or service).
+
+Requests follow Google's semantics: a fraction of the largest machine's capacity. The default law
+is the joint distribution of (CPU, memory) requests observed in the real trace sample, at the
+terminal event of each task: FINISH rows for *tasks*, KILL rows for *services* (the model paper's
+a-priori split). It ships as ``data/requests.json`` with its provenance; any law derived with
+:func:`derive_request_law` (command ``batsim-google requests``) can replace it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pyarrow.compute as pc
+
+from .model import KINDS, Kind
+from .trace.reader import read_batches
+from .trace.schema import TaskEvent
+
+DEFAULT_LAW = "requests.json"
+#: Terminal event whose rows give the requests of each kind.
+KIND_EVENTS: dict[Kind, TaskEvent] = {"task": TaskEvent.FINISH, "service": TaskEvent.KILL}
+
+
+@dataclass(frozen=True)
+class EmpiricalRequests:
+    """Distinct (cpu, memory) request pairs and how often each was seen."""
+
+    cpu: np.ndarray
+    memory: np.ndarray
+    count: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not (len(self.cpu) == len(self.memory) == len(self.count)) or len(self.cpu) == 0:
+            raise ValueError("cpu, memory and count must be non-empty lists of one length")
+        if np.any(self.count <= 0) or np.any(self.cpu < 0) or np.any(self.memory < 0):
+            raise ValueError("counts must be > 0 and requests >= 0")
+
+    def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``size`` (cpu, memory) pairs drawn with replacement, weighted by count."""
+        index = rng.choice(len(self.count), size=size, p=self.count / self.count.sum())
+        return self.cpu[index], self.memory[index]
+
+
+@dataclass(frozen=True)
+class RequestLaw:
+    """One empirical request law per kind, with where it comes from."""
+
+    kinds: Mapping[str, EmpiricalRequests]
+    provenance: Mapping[str, Any]
+
+    def for_kind(self, kind: str) -> EmpiricalRequests:
+        try:
+            return self.kinds[kind]
+        except KeyError:
+            raise ValueError(f"the request law has no {kind!r} entry") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provenance": dict(self.provenance),
+            "kinds": {
+                kind: {
+                    "cpu": law.cpu.tolist(),
+                    "memory": law.memory.tolist(),
+                    "count": law.count.tolist(),
+                }
+                for kind, law in self.kinds.items()
+            },
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+
+def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
+    try:
+        kinds = {
+            kind: EmpiricalRequests(
+                np.asarray(entry["cpu"], dtype=float),
+                np.asarray(entry["memory"], dtype=float),
+                np.asarray(entry["count"], dtype=float),
+            )
+            for kind, entry in data["kinds"].items()
+        }
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{source}: not a request law ({error})") from error
+    return RequestLaw(kinds, data.get("provenance", {}))
+
+
+def load_request_law(path: str | Path | None = None) -> RequestLaw:
+    """The law in ``path``, or the default one shipped with the package."""
+    if path is None:
+        text = resources.files("batsim_google.data").joinpath(DEFAULT_LAW).read_text("utf-8")
+        return request_law_from_json(json.loads(text), f"package data {DEFAULT_LAW}")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: {error}") from error
+    return request_law_from_json(data, str(path))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def derive_request_law(sources: Iterable[str | Path], note: str = "") -> RequestLaw:
+    """Count (cpu, memory) requests at FINISH (tasks) and KILL (services) rows of task_events.
+
+    Terminal rows with a missing request are counted as skipped, never silently dropped.
+    """
+    counters: dict[str, Counter] = {kind: Counter() for kind in KINDS}
+    skipped = Counter()
+    files: dict[Path, None] = {}
+    for path, batch in read_batches(sources, "task_events"):
+        files[path] = None
+        event = batch.column("event_type")
+        for kind, code in KIND_EVENTS.items():
+            rows = batch.filter(pc.equal(event, int(code)))
+            cpu, memory = rows.column("cpu_request"), rows.column("memory_request")
+            complete = pc.and_(pc.is_valid(cpu), pc.is_valid(memory))
+            skipped[kind] += len(rows) - pc.sum(complete).as_py() if len(rows) else 0
+            pairs = rows.filter(complete)
+            counters[kind].update(
+                zip(pairs.column("cpu_request").to_pylist(), pairs.column("memory_request").to_pylist())
+            )
+    kinds = {}
+    for kind, counter in counters.items():
+        if not counter:
+            raise ValueError(f"no {KIND_EVENTS[kind].name} row with requests: cannot derive {kind}")
+        pairs = sorted(counter.items())
+        kinds[kind] = EmpiricalRequests(
+            np.array([cpu for (cpu, _), _ in pairs]),
+            np.array([memory for (_, memory), _ in pairs]),
+            np.array([count for _, count in pairs], dtype=float),
+        )
+    provenance = {
+        "note": note,
+        "rule": "joint (CPU request, memory request) at the terminal event: FINISH rows for "
+        "'task', KILL rows for 'service'",
+        "files": {path.name: {"sha256": _sha256(path)} for path in files},
+        "rows_used": {kind: int(law.count.sum()) for kind, law in kinds.items()},
+        "rows_skipped_missing_request": {kind: int(skipped[kind]) for kind in KINDS},
+    }
+    return RequestLaw(kinds, provenance)

@@ -1,0 +1,1 @@
+"""Reading the Google cluster-usage trace, version 2.1 (Reiss, Wilkes, Hellerstein)."""

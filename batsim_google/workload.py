@@ -1,0 +1,68 @@
+"""Generated tasks -> Batsim workload: the fields every job carries to the scheduler.
+
+Each job asks for one resource (one machine, shared with other jobs as its CPU and memory requests
+allow), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
+``class`` (class name), ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], ``cpu`` and
+``memory`` requests normalized to the largest machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import polars as pl
+from tqdm import tqdm
+
+from .batsim_json import WorkloadWriter
+from .generator import generate
+from .model import WorkloadModel
+from .requests import RequestLaw
+
+#: Machines of the full 2011 Google cell: the default ``nb_res`` of a workload.
+GOOGLE_CELL_MACHINES = 12_583
+
+
+def write_generated_workload(
+    path: str | Path,
+    model: WorkloadModel,
+    requests: RequestLaw,
+    seed: int,
+    *,
+    tasks: int | None = None,
+    duration: float | None = None,
+    nb_res: int = GOOGLE_CELL_MACHINES,
+    grain: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+    progress: bool = False,
+) -> int:
+    """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count."""
+    rng = np.random.default_rng(seed)
+    class_names = pl.Series([c.name for c in model.classes])
+    class_kinds = pl.Series([c.kind for c in model.classes])
+    header = {"generator": "batsim-google", "seed": seed, "model": model.to_mapping(), **(meta or {})}
+    bar = tqdm(
+        total=tasks if tasks is not None else duration,
+        unit=" tasks" if tasks is not None else " s",
+        disable=not progress,
+        desc=f"{Path(path).name}",
+    )
+    with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
+        for batch in generate(model, requests, rng, tasks=tasks, duration=duration):
+            writer.write(
+                pl.DataFrame(
+                    {
+                        "id": batch.id,
+                        "subtime": batch.subtime,
+                        "delay": batch.makespan,
+                        "class": class_names.gather(batch.class_index),
+                        "kind": class_kinds.gather(batch.class_index),
+                        "priority": batch.priority,
+                        "cpu": batch.cpu,
+                        "memory": batch.memory,
+                    }
+                )
+            )
+            bar.update(len(batch) if tasks is not None else min(duration, batch.subtime[-1]) - bar.n)
+        return writer.jobs

@@ -1,0 +1,27 @@
+"""Shared fixtures: the real trace sample beside the repository and the Batsim gate."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+GOOGLE_2011 = SHARED_DATA / "google-2011"
+
+
+@pytest.fixture(scope="session")
+def google_2011() -> Path:
+    if not GOOGLE_2011.is_dir():
+        pytest.skip(f"the real trace sample is not at {GOOGLE_2011}")
+    return GOOGLE_2011
+
+
+@pytest.fixture(scope="session")
+def batsim_binary() -> str:
+    path = shutil.which("batsim")
+    if path is None:
+        pytest.skip("integration test needs Batsim 4.2.1: no 'batsim' on PATH")
+    return path

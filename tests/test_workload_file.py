@@ -1,0 +1,100 @@
+"""Batsim JSON workloads: structure, reproducibility, bounds, profile sharing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from batsim_google.batsim_json import WorkloadWriter
+from batsim_google.presets import preset
+from batsim_google.requests import load_request_law
+from batsim_google.workload import write_generated_workload
+
+
+def _write(path, seed=3, **bounds):
+    kwargs = {"tasks": 1000} if not bounds else bounds
+    write_generated_workload(path, preset("google"), load_request_law(), seed, **kwargs)
+    return json.loads(path.read_text())
+
+
+def test_jobs_profiles_and_extra_fields(tmp_path):
+    data = _write(tmp_path / "w.json")
+    assert data["nb_res"] == 12583
+    jobs, profiles = data["jobs"], data["profiles"]
+    assert len(jobs) == 1000 and len(profiles) == 1000
+    assert [job["id"] for job in jobs] == list(range(1000))
+    subtimes = [job["subtime"] for job in jobs]
+    assert subtimes == sorted(subtimes) and subtimes[0] > 0
+    for job in jobs:
+        assert set(job) == {"id", "subtime", "res", "profile", "walltime", "class", "kind", "priority", "cpu", "memory"}
+        assert job["res"] == 1 and job["walltime"] == -1
+        assert job["kind"] == job["class"] in ("task", "service")
+        assert 0 < job["priority"] <= 1 and 0 <= job["cpu"] <= 1 and 0 <= job["memory"] <= 1
+        profile = profiles[job["profile"]]
+        assert profile["type"] == "delay" and profile["delay"] > 0
+        assert "!" not in str(job["id"])
+    assert data["meta"]["seed"] == 3 and data["meta"]["model"]["dynamism"] == 0.05
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
+    _write(tmp_path / "a.json", seed=11)
+    _write(tmp_path / "b.json", seed=11)
+    _write(tmp_path / "c.json", seed=12)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() != (tmp_path / "c.json").read_bytes()
+
+
+def test_a_shorter_run_is_a_prefix_of_a_longer_one(tmp_path):
+    short = _write(tmp_path / "short.json", tasks=100)["jobs"]
+    long = _write(tmp_path / "long.json", tasks=70_000)["jobs"]
+    assert short == long[:100]
+
+
+def test_duration_bound(tmp_path):
+    data = _write(tmp_path / "d.json", duration=60.0)
+    subtimes = np.array([job["subtime"] for job in data["jobs"]])
+    assert subtimes.max() <= 60.0
+    # 60 s at a mean inter-arrival of 0.05 s: about 1200 tasks (Poisson-like spread).
+    assert abs(len(subtimes) - 1200) < 4 * np.sqrt(1200 * 2)
+    assert _write(tmp_path / "zero.json", duration=0.0)["jobs"] == []
+
+
+def test_grain_shares_rounded_profiles(tmp_path):
+    path = tmp_path / "g.json"
+    write_generated_workload(path, preset("google"), load_request_law(), 5, tasks=5000, grain=60)
+    data = json.loads(path.read_text())
+    assert len(data["profiles"]) < 1000
+    write_generated_workload(tmp_path / "f.json", preset("google"), load_request_law(), 5, tasks=5000)
+    exact = json.loads((tmp_path / "f.json").read_text())
+    for coarse_job, job in zip(data["jobs"], exact["jobs"]):
+        delay = data["profiles"][coarse_job["profile"]]["delay"]
+        true_delay = exact["profiles"][job["profile"]]["delay"]
+        assert delay % 60 == 0 and delay >= 60
+        assert abs(delay - true_delay) <= 30 or (true_delay < 30 and delay == 60)
+
+
+def test_writer_rejects_bad_parameters_and_removes_partial_files(tmp_path):
+    with pytest.raises(ValueError, match="nb_res"):
+        WorkloadWriter(tmp_path / "x.json", 0)
+    with pytest.raises(ValueError, match="grain"):
+        WorkloadWriter(tmp_path / "x.json", 4, grain=0)
+    path = tmp_path / "partial.json"
+    with pytest.raises(ValueError, match="lack column"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(pl.DataFrame({"id": [1], "subtime": [0.0]}))
+    assert not path.exists()
+
+
+def test_writer_keeps_explicit_res_walltime_and_string_columns(tmp_path):
+    path = tmp_path / "w.json"
+    with WorkloadWriter(path, 8) as writer:
+        writer.write(pl.DataFrame({"id": [1, 2], "subtime": [0.5, 1.0], "delay": [3.0, 0.0], "res": [2, 8], "walltime": [10.0, 20.0], "user": ['a"b', "c"]}))
+        writer.write(pl.DataFrame({"id": [3], "subtime": [2.0], "delay": [1.5]}))
+    data = json.loads(path.read_text())
+    assert [(j["id"], j["res"], j["walltime"]) for j in data["jobs"][:2]] == [(1, 2, 10.0), (2, 8, 20.0)]
+    assert data["jobs"][0]["user"] == 'a"b'
+    assert data["profiles"]["2"]["delay"] > 0  # a zero delay is lifted to the minimum
+    assert data["jobs"][2]["res"] == 1 and data["jobs"][2]["walltime"] == -1
