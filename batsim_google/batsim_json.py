@@ -2,7 +2,9 @@
 
 Jobs are written batch by batch as they come; profiles, which Batsim expects after the jobs, go to
 a temporary file beside the output and are appended at the end, so memory stays flat whatever the
-job count. Lines are formatted column-wise by polars (its NDJSON writer), not job by job in Python.
+job count. Lines are formatted column-wise by polars (its NDJSON writer), not job by job in Python,
+in a background thread, so that the caller prepares the next batch meanwhile; at most one batch
+waits, which bounds memory.
 
 With a ``grain`` (seconds), delays are rounded to multiples of it and jobs of equal rounded delay
 share one profile, which shrinks files a lot; without it every job has its own profile, named by
@@ -18,6 +20,7 @@ import json
 import math
 import shutil
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -55,10 +58,13 @@ class WorkloadWriter:
         self.jobs = 0
         self.profiles = 0
         self._shared_profiles: set[int] = set()
+        self._formatter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="workload-writer")
+        self._pending: list[Future] = []
         self._out = self.path.open("wb")
         self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
         header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [')
+        self._jobs_start = self._out.tell()
 
     def __enter__(self) -> "WorkloadWriter":
         return self
@@ -67,6 +73,7 @@ class WorkloadWriter:
         if error is None:
             self.close()
         else:
+            self._formatter.shutdown(cancel_futures=True)
             self._out.close()
             self._profiles.close()
             self.path.unlink(missing_ok=True)
@@ -79,19 +86,8 @@ class WorkloadWriter:
             raise ValueError(f"jobs lack column(s) {missing}")
         if jobs.height == 0:
             return
-        delay = pl.col("delay").clip(lower_bound=MIN_DELAY)
-        if self.grain is None:
-            profile = pl.col("id").cast(pl.String)
-            self._write_profiles(jobs.select(profile.alias("name"), delay.round(TIME_DECIMALS)))
-        else:
-            steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64))
-            steps = steps.to_series()
-            profile = pl.lit("g") + pl.lit(steps).cast(pl.String)
-            new = pl.Series(sorted(set(steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
-            self._shared_profiles.update(new.to_list())
-            self._write_profiles(
-                pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})
-            )
+        self._wait()
+        profile, profiles = self._profiles_of(jobs)
         extra = [name for name in jobs.columns if name not in (*REQUIRED, "res", "walltime")]
         lines = jobs.select(
             pl.col("id"),
@@ -101,9 +97,32 @@ class WorkloadWriter:
             pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME).alias("walltime"),
             *extra,
         )
-        self._out.write(b",\n" if self.jobs else b"\n")
-        self._out.write(_ndjson(lines).replace(b"\n", b",\n"))
+        self._pending = [
+            self._formatter.submit(self._append_jobs, lines),
+            self._formatter.submit(self._write_profiles, profiles),
+        ]
         self.jobs += jobs.height
+
+    def _profiles_of(self, jobs: pl.DataFrame) -> tuple[pl.Expr, pl.DataFrame]:
+        """Each job's profile name, and the profiles not written yet."""
+        delay = pl.col("delay").clip(lower_bound=MIN_DELAY)
+        if self.grain is None:
+            name = pl.col("id").cast(pl.String)
+            return name, jobs.select(name.alias("name"), delay.round(TIME_DECIMALS))
+        steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64)).to_series()
+        new = pl.Series(sorted(set(steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
+        self._shared_profiles.update(new.to_list())
+        name = pl.lit("g") + pl.lit(steps).cast(pl.String)
+        return name, pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})
+
+    def _wait(self) -> None:
+        for pending in self._pending:
+            pending.result()
+        self._pending = []
+
+    def _append_jobs(self, lines: pl.DataFrame) -> None:
+        self._out.write(b",\n" if self._out.tell() > self._jobs_start else b"\n")
+        self._out.write(_ndjson(lines).replace(b"\n", b",\n"))
 
     def _write_profiles(self, profiles: pl.DataFrame) -> None:
         if profiles.height == 0:
@@ -119,6 +138,8 @@ class WorkloadWriter:
 
     def close(self) -> None:
         """Finish the file: close the jobs array and append the profiles."""
+        self._wait()
+        self._formatter.shutdown()
         self._out.write(b'\n],\n"profiles": {')
         self._profiles.seek(0)
         shutil.copyfileobj(self._profiles, self._out)

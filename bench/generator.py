@@ -2,9 +2,11 @@
 
 The baseline follows the model paper's listing: one scipy draw per law and per task, and the job
 and its profile written to a Batsim JSON workload one at a time. Both run in this process, in the
-same run; the figures printed are tasks per second for each and their ratio.
+same run; the figures printed are tasks per second for each and their ratio. With
+``--memory-tasks N`` it also generates N tasks in a child process and prints its peak memory
+(the streamed writer must keep 10 million tasks under 1 GB).
 
-    uv run python bench/generator.py [--tasks 1000000] [--baseline-tasks 50000]
+    uv run python bench/generator.py [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000]
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -60,11 +65,23 @@ def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:
         out.write("}}")
 
 
+def peak_memory_mb(tasks: int, folder: str) -> float:
+    """Peak resident memory of a child process running ``batsim-google generate``."""
+    output = Path(folder) / "memory.json"
+    code = "from batsim_google.cli import main; main()"
+    subprocess.run(
+        [sys.executable, "-c", code, "generate", "--tasks", str(tasks), "-o", str(output), "--no-progress"],
+        check=True, stdout=subprocess.DEVNULL,
+    )
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1_000_000)
     parser.add_argument("--baseline-tasks", type=int, default=50_000, help="the baseline is slow: its rate is measured on fewer tasks")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--memory-tasks", type=int, default=0, help="also measure peak memory generating this many tasks")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
@@ -73,9 +90,12 @@ def main() -> None:
         start = time.perf_counter()
         one_task_at_a_time(Path(folder) / "baseline.json", args.baseline_tasks, args.seed)
         baseline = args.baseline_tasks / (time.perf_counter() - start)
+        memory = peak_memory_mb(args.memory_tasks, folder) if args.memory_tasks else None
     print(f"vectorized generator : {args.tasks:>9} tasks  {vectorized:12,.0f} tasks/s")
     print(f"one task at a time   : {args.baseline_tasks:>9} tasks  {baseline:12,.0f} tasks/s")
     print(f"ratio                : {vectorized / baseline:.1f}x (target >= 100x)")
+    if memory is not None:
+        print(f"peak memory, {args.memory_tasks} tasks: {memory:,.0f} MB (target < 1 GB)")
 
 
 if __name__ == "__main__":
