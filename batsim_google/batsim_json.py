@@ -11,6 +11,11 @@ share one profile, which shrinks files a lot; without it every job has its own p
 the job id. Job ids are integers: Batsim prefixes them with the workload name and ``!``, so they
 never contain ``!`` and cannot be mistaken for a workload name. Extra job columns travel to the
 scheduler unchanged in Batsim's JOB_SUBMITTED events.
+
+Services (``kind`` = ``service``) have no work of their own: they run until stopped. Their ``delay``
+is their lifetime, written as the job's walltime, and they all share the profile ``service``, whose
+delay never ends first; Batsim stops them at the end of their lifetime (COMPLETED_WALLTIME_REACHED),
+under any scheduler.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ NO_WALLTIME = -1
 #: Decimals kept for times (the trace's own resolution is the microsecond).
 TIME_DECIMALS = 6
 REQUIRED = ("id", "subtime", "delay")
+#: The profile shared by all services, and its delay (about 31,700 years): longer than any lifetime.
+SERVICE_PROFILE = "service"
+SERVICE_DELAY = 1e12
 
 
 class WorkloadWriter:
@@ -58,6 +66,7 @@ class WorkloadWriter:
         self.jobs = 0
         self.profiles = 0
         self._shared_profiles: set[int] = set()
+        self._service_profile_written = False
         self._formatter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="workload-writer")
         self._pending: list[Future] = []
         self._out = self.path.open("wb")
@@ -87,14 +96,23 @@ class WorkloadWriter:
         if jobs.height == 0:
             return
         self._wait()
-        profile, profiles = self._profiles_of(jobs)
+        is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
+        services = jobs.filter(is_service)
+        if services.height and not self._service_profile_written:
+            self._service_profile_written = True
+            self._write_profiles(pl.DataFrame({"name": [SERVICE_PROFILE], "delay": [SERVICE_DELAY]}))
+        profile, profiles = self._profiles_of(jobs, is_service)
+        walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME)
         extra = [name for name in jobs.columns if name not in (*REQUIRED, "res", "walltime")]
         lines = jobs.select(
             pl.col("id"),
             pl.col("subtime").round(TIME_DECIMALS),
             pl.col("res") if "res" in jobs.columns else pl.lit(1).alias("res"),
-            profile.alias("profile"),
-            pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME).alias("walltime"),
+            pl.when(is_service).then(pl.lit(SERVICE_PROFILE)).otherwise(profile).alias("profile"),
+            pl.when(is_service)
+            .then(pl.col("delay").clip(lower_bound=MIN_DELAY).round(TIME_DECIMALS))
+            .otherwise(walltime)
+            .alias("walltime"),
             *extra,
         )
         self._pending = [
@@ -103,14 +121,15 @@ class WorkloadWriter:
         ]
         self.jobs += jobs.height
 
-    def _profiles_of(self, jobs: pl.DataFrame) -> tuple[pl.Expr, pl.DataFrame]:
-        """Each job's profile name, and the profiles not written yet."""
+    def _profiles_of(self, jobs: pl.DataFrame, is_service: pl.Expr) -> tuple[pl.Expr, pl.DataFrame]:
+        """Each task's profile name, and the profiles not written yet (services have theirs)."""
         delay = pl.col("delay").clip(lower_bound=MIN_DELAY)
         if self.grain is None:
             name = pl.col("id").cast(pl.String)
-            return name, jobs.select(name.alias("name"), delay.round(TIME_DECIMALS))
+            return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS))
         steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64)).to_series()
-        new = pl.Series(sorted(set(steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
+        task_steps = steps.filter(jobs.select(~is_service).to_series())
+        new = pl.Series(sorted(set(task_steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
         self._shared_profiles.update(new.to_list())
         name = pl.lit("g") + pl.lit(steps).cast(pl.String)
         return name, pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})

@@ -24,14 +24,20 @@ def test_jobs_profiles_and_extra_fields(tmp_path):
     data = _write(tmp_path / "w.json")
     assert data["nb_res"] == 12583
     jobs, profiles = data["jobs"], data["profiles"]
-    assert len(jobs) == 1000 and len(profiles) == 1000
+    services = [job for job in jobs if job["kind"] == "service"]
+    assert len(jobs) == 1000 and len(profiles) == 1000 - len(services) + 1
+    assert 200 < len(services) < 400
     assert [job["id"] for job in jobs] == list(range(1000))
     subtimes = [job["subtime"] for job in jobs]
     assert subtimes == sorted(subtimes) and subtimes[0] > 0
     for job in jobs:
         assert set(job) == {"id", "subtime", "res", "profile", "walltime", "class", "kind", "priority", "cpu", "memory"}
-        assert job["res"] == 1 and job["walltime"] == -1
+        assert job["res"] == 1
         assert job["kind"] == job["class"] in ("task", "service")
+        if job["kind"] == "service":  # runs until stopped at the end of its lifetime (walltime)
+            assert job["profile"] == "service" and job["walltime"] > 0
+        else:
+            assert job["walltime"] == -1
         assert 0 < job["priority"] <= 1 and 0 <= job["cpu"] <= 1 and 0 <= job["memory"] <= 1
         profile = profiles[job["profile"]]
         assert profile["type"] == "delay" and profile["delay"] > 0
@@ -70,6 +76,9 @@ def test_grain_shares_rounded_profiles(tmp_path):
     write_generated_workload(tmp_path / "f.json", preset("google"), load_request_law(), 5, tasks=5000)
     exact = json.loads((tmp_path / "f.json").read_text())
     for coarse_job, job in zip(data["jobs"], exact["jobs"]):
+        if job["kind"] == "service":
+            assert coarse_job["walltime"] == job["walltime"]
+            continue
         delay = data["profiles"][coarse_job["profile"]]["delay"]
         true_delay = exact["profiles"][job["profile"]]["delay"]
         assert delay % 60 == 0 and delay >= 60

@@ -29,15 +29,21 @@ def test_generated_workload_completes_in_batsim(tmp_path, batsim_binary, grain):
     result = run_simulation(
         Simulation(FIXTURES / "cluster8.xml", [workload], tmp_path / "out", pybatsim("fillerSched"), timeout=120, batsim=batsim_binary)
     )
-    data = json.loads(workload.read_text())
-    delays = {str(job["id"]): data["profiles"][job["profile"]]["delay"] for job in data["jobs"]}
-    subtimes = {str(job["id"]): job["subtime"] for job in data["jobs"]}
+    jobs = {str(job["id"]): job for job in json.loads(workload.read_text())["jobs"]}
+    profiles = json.loads(workload.read_text())["profiles"]
     with result.path("jobs.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 300
-    assert {row["job_id"] for row in rows} == set(delays)
+    assert {row["job_id"] for row in rows} == set(jobs)
+    kinds = {row["job_id"]: jobs[row["job_id"]]["kind"] for row in rows}
+    assert set(kinds.values()) == {"task", "service"}
     for row in rows:
-        assert row["final_state"] == "COMPLETED_SUCCESSFULLY"
-        assert float(row["submission_time"]) == pytest.approx(subtimes[row["job_id"]], abs=1e-6)
-        assert float(row["execution_time"]) == pytest.approx(delays[row["job_id"]], abs=1e-3)
+        job = jobs[row["job_id"]]
+        assert float(row["submission_time"]) == pytest.approx(job["subtime"], abs=1e-6)
         assert int(row["requested_number_of_resources"]) == 1
+        if job["kind"] == "task":  # a task does its work and succeeds
+            assert row["final_state"] == "COMPLETED_SUCCESSFULLY"
+            assert float(row["execution_time"]) == pytest.approx(profiles[job["profile"]]["delay"], abs=1e-3)
+        else:  # a service runs until Batsim stops it at the end of its lifetime
+            assert row["final_state"] == "COMPLETED_WALLTIME_REACHED"
+            assert float(row["execution_time"]) == pytest.approx(job["walltime"], abs=1e-3)

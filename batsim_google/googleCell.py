@@ -1,0 +1,200 @@
+"""pybatsim front-end of the Google-cell scheduler: protocol events in, policy decisions out.
+
+pybatsim loads a scheduler from a file by its name (``googleCell.py`` -> class ``GoogleCell``),
+hence this module's name. Use it directly with::
+
+    pybatsim "$(python -c 'import batsim_google.googleCell as m; print(m.__file__)')" \\
+        -s tcp://*:28000 -v warning -o '{"policy": {"placement": "best-fit"}, "output": "out/out"}'
+
+and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs``
+(tasks share machines; evicted tasks come back as new jobs). ``batsim-google run`` does all that.
+
+Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), ``output`` (prefix
+of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
+simulated time is written for progress bars).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+from batsim.batsim import BatsimScheduler, Job
+from procset import ProcSet
+
+from batsim_google.scheduling.accounting import write_ledger
+from batsim_google.scheduling.decisions import (
+    Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
+)
+from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy, PolicyConfig
+from batsim_google.scheduling.tasks import JobRequest
+
+#: Delay of the profile that resubmitted services run: they end at their walltime, never before.
+SERVICE_DELAY = 1e12
+#: Batsim job states -> how the policy reads a job's end.
+END_STATUS = {
+    Job.State.COMPLETED_SUCCESSFULLY: "success",
+    Job.State.COMPLETED_WALLTIME_REACHED: "walltime",
+    Job.State.COMPLETED_KILLED: "killed",
+    Job.State.COMPLETED_FAILED: "failed",
+}
+#: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
+USER_KILL_EVENT = "user_kill"
+COMPUTE_PSTATE = 0
+PROGRESS_PERIOD_S = 1.0
+
+
+def job_request(job: Job) -> JobRequest:
+    """The policy's view of a workload job, from its extra fields (defaults when absent)."""
+    fields = job.json_dict
+    kind = fields.get("kind", "task")
+    if kind == "service":
+        work = float(job.requested_time)
+    else:
+        work = float((job.profile_dict or {}).get("delay", 0.0))
+    return JobRequest(
+        job_id=job.id,
+        subtime=float(job.submit_time),
+        kind=kind,
+        priority=float(fields.get("priority", 0.5)),
+        cpu=float(fields.get("cpu", 0.0)),
+        memory=float(fields.get("memory", 0.0)),
+        work=work,
+    )
+
+
+def _capacity(resource: dict, name: str) -> float:
+    return float(resource.get("properties", {}).get(name, 1.0))
+
+
+def _sleep_pstate(resource: dict) -> int | None:
+    value = resource.get("properties", {}).get("sleep_pstates")
+    return int(value.split(":")[0]) if value else None
+
+
+class GoogleCell(BatsimScheduler):
+    """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`."""
+
+    def __init__(self, options: dict | None = None) -> None:
+        super().__init__(options or {})
+        self.policy: CellPolicy | None = None
+        self._profiles_registered = False
+        self._last_progress = 0.0
+        if not self.options.get("verbose"):
+            logging.getLogger("batsim.batsim").setLevel(logging.WARNING)
+
+    # ----- setup and teardown --------------------------------------------------------------------
+
+    def onSimulationBegins(self) -> None:
+        config = PolicyConfig(**self.options.get("policy", {}))
+        resources = [self.bs.compute_resources[i] for i in sorted(self.bs.compute_resources)]
+        if not self.bs.allow_compute_sharing:
+            raise RuntimeError("run Batsim with --enable-compute-sharing: tasks share machines")
+        if not (self.bs.dynamic_job_registration_enabled and self.bs.ack_of_dynamic_jobs):
+            raise RuntimeError(
+                "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs: "
+                "evicted and failed tasks come back as new jobs"
+            )
+        self.sleep_pstates = [_sleep_pstate(resource) for resource in resources]
+        if config.energy != "always-on" and None in self.sleep_pstates:
+            raise RuntimeError(f"energy policy {config.energy!r} needs a sleep_pstates property on every host")
+        self.policy = CellPolicy(
+            np.array([_capacity(r, "cpu_capacity") for r in resources]),
+            np.array([_capacity(r, "memory_capacity") for r in resources]),
+            config,
+        )
+
+    def onSimulationEnds(self) -> None:
+        output = self.options.get("output")
+        if output:
+            write_ledger(self.policy.ledger, output)
+
+    # ----- events -------------------------------------------------------------------------------
+
+    def onJobSubmission(self, job: Job) -> None:
+        self.policy.job_submitted(self.bs.time(), job_request(job))
+
+    def onJobCompletion(self, job: Job) -> None:
+        self.policy.job_ended(self.bs.time(), job.id, END_STATUS.get(job.job_state, "failed"))
+
+    def onNotifyEventMachineUnavailable(self, machines: ProcSet) -> None:
+        self.policy.machines_unavailable(self.bs.time(), list(machines))
+
+    def onNotifyEventMachineAvailable(self, machines: ProcSet) -> None:
+        self.policy.machines_available(self.bs.time(), list(machines))
+
+    def onMachinePStateChanged(self, nodes: tuple[int, int], pstate) -> None:
+        machines = list(range(nodes[0], nodes[1] + 1))
+        self.policy.power_changed(self.bs.time(), machines, int(pstate) == COMPUTE_PSTATE)
+
+    def onRequestedCall(self) -> None:
+        self.policy.woken(self.bs.time())
+
+    def onNoMoreJobsInWorkloads(self) -> None:
+        self.policy.no_more_jobs = True
+
+    def onNoMoreExternalEvents(self) -> None:
+        self.policy.no_more_events = True
+
+    def onNotifyGenericEvent(self, event_data: dict) -> None:
+        if event_data.get("type") == USER_KILL_EVENT:
+            self.policy.user_kill(self.bs.time(), str(event_data["job_id"]))
+
+    def onJobsKilled(self, jobs) -> None:
+        """Nothing to do: Batsim also sends JOB_COMPLETED (killed) for each of them."""
+
+    def onNoMoreEvents(self) -> None:
+        if self.policy is None:
+            return
+        now = self.bs.time()
+        for decision in self.policy.decide(now):
+            self._apply(decision)
+        self._report_progress(now)
+
+    # ----- decisions -> protocol ----------------------------------------------------------------
+
+    def _apply(self, decision) -> None:
+        bs = self.bs
+        if isinstance(decision, Execute):
+            job = bs.jobs[decision.job_id]
+            job.allocation = ProcSet(decision.machine)
+            bs.execute_job(job)
+        elif isinstance(decision, Kill):
+            bs.kill_jobs([bs.jobs[job_id] for job_id in decision.job_ids])
+        elif isinstance(decision, Reject):
+            bs.reject_jobs_by_id(list(decision.job_ids))
+        elif isinstance(decision, Register):
+            self._register(decision)
+        elif isinstance(decision, (SwitchOn, SwitchOff)):
+            by_pstate: dict[int, list[int]] = {}
+            for machine in decision.machines:
+                pstate = COMPUTE_PSTATE if isinstance(decision, SwitchOn) else self.sleep_pstates[machine]
+                by_pstate.setdefault(pstate, []).append(machine)
+            for pstate, machines in by_pstate.items():
+                bs.set_resource_state(ProcSet(*machines), pstate)
+        elif isinstance(decision, WakeAt):
+            bs.wake_me_up_at(decision.time)
+        elif isinstance(decision, RegistrationFinished):
+            bs.notify_registration_finished()
+        else:
+            raise TypeError(f"unknown decision {decision!r}")
+
+    def _register(self, decision: Register) -> None:
+        bs = self.bs
+        if decision.kind == "service":
+            if not self._profiles_registered:
+                bs.register_profiles(RESUBMIT_WORKLOAD, {"service": {"type": "delay", "delay": SERVICE_DELAY}})
+                self._profiles_registered = True
+            bs.register_job(decision.job_id, 1, decision.work, "service")
+        else:
+            profile = decision.job_id.split("!", 1)[1]
+            bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})
+            bs.register_job(decision.job_id, 1, -1, profile)
+
+    def _report_progress(self, now: float) -> None:
+        path = self.options.get("progress_file")
+        if path and time.monotonic() - self._last_progress >= PROGRESS_PERIOD_S:
+            self._last_progress = time.monotonic()
+            Path(path).write_text(f"{now}\n")

@@ -1,0 +1,1 @@
+"""The Google-cell scheduler's decision logic, free of any transport (unit-testable without Batsim)."""

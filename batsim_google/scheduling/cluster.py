@@ -1,0 +1,77 @@
+"""Machine capacities, what is allocated on them, and whether they can take work now.
+
+Kept as numpy arrays so that finding a machine for a task is a handful of vector operations over
+the whole cell, not a Python loop over 12,583 machines.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+
+class Power(Enum):
+    ON = "on"
+    SWITCHING_OFF = "switching_off"
+    SLEEPING = "sleeping"
+    SWITCHING_ON = "switching_on"
+
+
+class Cluster:
+    """Normalized CPU/memory capacities and allocations of each machine.
+
+    CPU may be over-committed by ``cpu_overcommit`` (1.0: never); memory never is.
+    """
+
+    def __init__(self, cpu: np.ndarray, memory: np.ndarray, cpu_overcommit: float = 1.0) -> None:
+        if cpu_overcommit < 1.0:
+            raise ValueError(f"cpu_overcommit must be >= 1 (got {cpu_overcommit})")
+        self.cpu_capacity = np.asarray(cpu, dtype=float) * cpu_overcommit
+        self.memory_capacity = np.asarray(memory, dtype=float)
+        size = len(self.cpu_capacity)
+        self.cpu_used = np.zeros(size)
+        self.memory_used = np.zeros(size)
+        self.tasks = np.zeros(size, dtype=np.int64)
+        self.available = np.ones(size, dtype=bool)   # False while failed (machine_unavailable)
+        self.powered = np.ones(size, dtype=bool)     # True only when ON
+        self.power = [Power.ON] * size
+        self.idle_since = np.zeros(size)
+        self.largest_cpu = float(self.cpu_capacity.max(initial=0.0))
+        self.largest_memory = float(self.memory_capacity.max(initial=0.0))
+
+    def __len__(self) -> int:
+        return len(self.cpu_capacity)
+
+    def fits_somewhere(self, cpu: float, memory: float) -> bool:
+        """Whether some machine of the cell, empty, could hold the request."""
+        return bool(np.any((self.cpu_capacity >= cpu) & (self.memory_capacity >= memory)))
+
+    def usable(self) -> np.ndarray:
+        return self.available & self.powered
+
+    def free_cpu(self) -> np.ndarray:
+        return self.cpu_capacity - self.cpu_used
+
+    def free_memory(self) -> np.ndarray:
+        return self.memory_capacity - self.memory_used
+
+    def allocate(self, machine: int, cpu: float, memory: float) -> None:
+        self.cpu_used[machine] += cpu
+        self.memory_used[machine] += memory
+        self.tasks[machine] += 1
+
+    def release(self, machine: int, cpu: float, memory: float, now: float) -> None:
+        self.cpu_used[machine] = max(0.0, self.cpu_used[machine] - cpu)
+        self.memory_used[machine] = max(0.0, self.memory_used[machine] - memory)
+        self.tasks[machine] -= 1
+        if self.tasks[machine] == 0:
+            self.cpu_used[machine] = self.memory_used[machine] = 0.0  # no float residue
+            self.idle_since[machine] = now
+
+    def set_power(self, machines, power: Power, now: float) -> None:
+        for machine in np.atleast_1d(machines).tolist():
+            self.power[machine] = power
+            self.powered[machine] = power is Power.ON
+            if power is Power.ON:
+                self.idle_since[machine] = now

@@ -1,0 +1,124 @@
+"""Tasks as the cell sees them, their attempts, and how each one ended.
+
+A *task* is one workload job and all the jobs it is resubmitted as after evictions and machine
+failures; an *attempt* is one of those jobs' stay on a machine. Every task ends exactly once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class TaskState(Enum):
+    PENDING = "pending"        # waiting for a machine
+    RUNNING = "running"        # executing on a machine
+    STOPPING = "stopping"      # a kill was sent; waiting for Batsim to confirm
+    SUSPENDED = "suspended"    # evicted, waiting to be resubmitted (restart after K seconds)
+    RESUBMITTING = "resubmitting"  # registered again as a new job, not acknowledged yet
+    ENDED = "ended"
+
+
+class Outcome(Enum):
+    """How a task ended; every submitted task gets exactly one."""
+
+    COMPLETED = "completed"                # a finite task did all its work
+    KILLED_BY_DESIGN = "killed_by_design"  # a service reached the end of its lifetime
+    KILLED_BY_USER = "killed_by_user"      # a user kill while it ran
+    REJECTED = "rejected"                  # larger than every machine, or killed while pending
+    NOT_RESTARTED = "not_restarted"        # evicted or failed, and the restart policy said no
+    PENDING_AT_END = "pending_at_end"      # no machine could take it before the simulation ended
+
+
+class StopReason(Enum):
+    """Why an attempt was stopped by the scheduler."""
+
+    EVICTION = "evicted"
+    MACHINE_FAILURE = "machine_failure"
+    USER_KILL = "user_kill"
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a Batsim job asks for, as read from the workload's extra fields."""
+
+    job_id: str
+    subtime: float
+    kind: str = "task"
+    priority: float = 0.5
+    cpu: float = 0.0
+    memory: float = 0.0
+    work: float = 0.0  # seconds: a task's delay, a service's lifetime (its walltime)
+
+
+@dataclass(eq=False)
+class Task:
+    """One unit of work across its resubmissions (compared by identity)."""
+
+    request: JobRequest
+    job_id: str                        # the Batsim job currently standing for the task
+    state: TaskState = TaskState.PENDING
+    remaining: float = 0.0             # seconds of work left
+    restarts: int = 0
+    machine: int | None = None
+    start_time: float | None = None
+    queued_since: float = 0.0
+    queue_key: tuple | None = None     # its place in the pending queue, while queued
+    stop_reason: StopReason | None = None
+    outcome: Outcome | None = None
+    note: str = ""
+
+    @property
+    def task_id(self) -> str:
+        return self.request.job_id
+
+    @property
+    def is_service(self) -> bool:
+        return self.request.kind == "service"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One job of a task on one machine, from start to end."""
+
+    task_id: str
+    job_id: str
+    attempt: int
+    machine: int
+    start: float
+    end: float
+    end_reason: str
+
+
+@dataclass
+class Ledger:
+    """Every task and attempt, so that each task provably ends once."""
+
+    tasks: dict[str, Task] = field(default_factory=dict)
+    attempts: list[Attempt] = field(default_factory=list)
+    ended: int = 0
+
+    def end(self, task: Task, outcome: Outcome, note: str = "") -> None:
+        if task.state is TaskState.ENDED:
+            raise AssertionError(f"task {task.task_id} ended twice ({task.outcome} then {outcome})")
+        task.state = TaskState.ENDED
+        self.ended += 1
+        task.outcome = outcome
+        task.note = note
+        task.machine = None
+
+    def outcomes(self) -> dict[str, int]:
+        counts = {outcome.value: 0 for outcome in Outcome}
+        for task in self.tasks.values():
+            if task.outcome is not None:
+                counts[task.outcome.value] += 1
+        return counts
+
+    @property
+    def open(self) -> int:
+        """Tasks not ended yet."""
+        return len(self.tasks) - self.ended
+
+    def balanced(self) -> bool:
+        """True when every task ended exactly once."""
+        return self.open == 0 and all(task.outcome is not None for task in self.tasks.values())
