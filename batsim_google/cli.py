@@ -15,6 +15,9 @@ from . import __version__
 from .model import ModelError, WorkloadModel, load_model
 from .presets import PRESETS, preset
 from .requests import derive_request_law, load_request_law
+from .scheduling.placement import PLACEMENTS
+from .scheduling.policy import ENERGY_POLICIES, RESTARTS
+from .simulate import run_google_cell
 from .workload import GOOGLE_CELL_MACHINES, write_generated_workload
 
 
@@ -92,3 +95,39 @@ def requests_command(sources, output: Path, note: str) -> None:
     for kind in used:
         click.echo(f"{kind}: {used[kind] + skipped[kind]} terminal rows = {used[kind]} used + {skipped[kind]} skipped (missing request)")
     click.echo(f"wrote {output}")
+
+
+@main.command()
+@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML.")
+@click.option("--workload", "workloads", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Batsim JSON workload (repeatable).")
+@click.option("--events", "events", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Batsim external events: machine failures, user kills (repeatable).")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for Batsim's outputs and the scheduler's accounting.")
+@click.option("--placement", type=click.Choice(list(PLACEMENTS)), default="best-fit", show_default=True)
+@click.option("--overcommit", type=click.FloatRange(min=1.0), default=1.0, show_default=True, help="CPU over-commit ratio (memory never is).")
+@click.option("--preemption/--no-preemption", default=True, show_default=True, help="Evict lower priorities for a task that fits nowhere.")
+@click.option("--restart", type=click.Choice(list(RESTARTS)), default="immediate", show_default=True, help="What evicted tasks do.")
+@click.option("--restart-delay", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds suspended before a 'delayed' restart.")
+@click.option("--max-restarts", type=click.IntRange(min=0), default=10, show_default=True)
+@click.option("--resume/--from-scratch", default=False, show_default=True, help="Restart with the work left, or all of it.")
+@click.option("--energy", type=click.Choice(list(ENERGY_POLICIES)), default="always-on", show_default=True)
+@click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds idle before a machine sleeps (idle-sleep).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of the simulation, seconds.")
+@click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
+def run(platform, workloads, events, output, placement, overcommit, preemption, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, batsim_binary, progress) -> None:
+    """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
+    policy = {
+        "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption,
+        "restart": restart, "restart_delay": restart_delay, "max_restarts": max_restarts,
+        "resume": resume, "energy": energy, "idle_timeout": idle_timeout,
+    }
+    summary = run_google_cell(
+        platform, list(workloads), output, policy, events=list(events), timeout=timeout,
+        batsim=batsim_binary, progress=sys.stderr.isatty() if progress is None else progress,
+    )
+    outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
+    click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
+    click.echo(f"outputs in {output}")
+    if not summary["balanced"]:
+        click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
+        sys.exit(1)

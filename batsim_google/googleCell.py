@@ -6,8 +6,10 @@ hence this module's name. Use it directly with::
     pybatsim "$(python -c 'import batsim_google.googleCell as m; print(m.__file__)')" \\
         -s tcp://*:28000 -v warning -o '{"policy": {"placement": "best-fit"}, "output": "out/out"}'
 
-and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs``
-(tasks share machines; evicted tasks come back as new jobs). ``batsim-google run`` does all that.
+and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs
+--enable-profile-reuse`` (tasks share machines; evicted tasks come back as new jobs, resubmitted
+services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
+``batsim-google run`` does all that.
 
 Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), ``output`` (prefix
 of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
@@ -92,9 +94,13 @@ class GoogleCell(BatsimScheduler):
         resources = [self.bs.compute_resources[i] for i in sorted(self.bs.compute_resources)]
         if not self.bs.allow_compute_sharing:
             raise RuntimeError("run Batsim with --enable-compute-sharing: tasks share machines")
-        if not (self.bs.dynamic_job_registration_enabled and self.bs.ack_of_dynamic_jobs):
+        if not (
+            self.bs.dynamic_job_registration_enabled
+            and self.bs.ack_of_dynamic_jobs
+            and self.bs.batconf.get("profile-reuse-enabled")
+        ):
             raise RuntimeError(
-                "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs: "
+                "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
                 "evicted and failed tasks come back as new jobs"
             )
         self.sleep_pstates = [_sleep_pstate(resource) for resource in resources]

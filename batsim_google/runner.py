@@ -7,10 +7,12 @@ limit passes, the other is stopped too. Logs of both go next to Batsim's outputs
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,13 @@ from typing import Callable, Sequence
 OUTPUT_PREFIX = "out"
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 5.0
+
+
+#: Batsim options the Google-cell scheduler needs: tasks share machines, stopped tasks come back
+#: as new jobs that may share a profile (resubmitted services).
+GOOGLE_CELL_BATSIM_OPTIONS = (
+    "--enable-compute-sharing", "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse",
+)
 
 
 class SimulationError(RuntimeError):
@@ -62,6 +71,16 @@ class Simulation:
         if self.energy:
             command.append("-E")
         return command + list(self.batsim_options)
+
+
+def pybatsim_scheduler(scheduler: str, options: dict | None = None, timeout_ms: int = 60_000) -> Callable[[str], list[str]]:
+    """Command line of a pybatsim scheduler (a bundled name or a file path) for an endpoint."""
+
+    def command(endpoint: str) -> list[str]:
+        line = [sys.executable, "-m", "batsim.cmds.launcher", scheduler, "-s", endpoint, "-v", "warning"]
+        return line + ["-t", str(timeout_ms), "-o", json.dumps(options or {})]
+
+    return command
 
 
 @dataclass(frozen=True)

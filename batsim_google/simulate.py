@@ -1,0 +1,57 @@
+"""``batsim-google run``: Batsim and the Google-cell scheduler together, with a progress bar.
+
+The scheduler writes the simulated time it reached to a small file; the progress bar follows it.
+After the run, the scheduler's accounting summary tells whether every task ended exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tqdm import tqdm
+
+from . import googleCell
+from .runner import GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, pybatsim_scheduler, run_simulation
+from .scheduling.accounting import SUMMARY
+
+PROGRESS_FILE = "progress.txt"
+
+
+def run_google_cell(
+    platform: Path,
+    workloads: list[Path],
+    output: Path,
+    policy: dict,
+    *,
+    events: list[Path] = (),
+    timeout: float = 3600.0,
+    batsim: str = "batsim",
+    progress: bool = False,
+) -> dict:
+    """Run one simulation; return the accounting summary (raises SimulationError on failure)."""
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    progress_file = output / PROGRESS_FILE
+    options = {"policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file)}
+    batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
+    simulation = Simulation(
+        platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
+        scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
+        events=[Path(e) for e in events], energy=True, batsim_options=batsim_options, timeout=timeout,
+        batsim=batsim,
+    )
+    with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
+
+        def follow() -> None:
+            if progress_file.exists():
+                text = progress_file.read_text().strip()
+                if text:
+                    bar.n = float(text)
+                    bar.refresh()
+
+        run_simulation(simulation, on_poll=follow)
+    summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
+    if not summary_path.exists():
+        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see {output / 'scheduler.log'}")
+    return json.loads(summary_path.read_text())

@@ -1,0 +1,128 @@
+"""The Google-cell scheduler in real Batsim 4.2.1, each scenario checked from Batsim's own outputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from batsim_google.batsim_json import WorkloadWriter
+from batsim_google.presets import preset
+from batsim_google.requests import load_request_law
+from batsim_google.simulate import run_google_cell
+from batsim_google.workload import write_generated_workload
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity 0.5
+pytestmark = pytest.mark.batsim
+
+
+def workload(path: Path, jobs: list[dict]) -> Path:
+    with WorkloadWriter(path, nb_res=4) as writer:
+        writer.write(pl.DataFrame(jobs))
+    return path
+
+
+def task(i, subtime, delay, priority=0.5, cpu=0.5, memory=0.5, kind="task"):
+    return {"id": i, "subtime": float(subtime), "delay": float(delay), "kind": kind,
+            "priority": priority, "cpu": cpu, "memory": memory}
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
+    summary = run_google_cell(PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary)
+    return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
+
+
+def test_preemption_evicts_lower_priorities_and_resubmits_them(tmp_path, batsim_binary):
+    jobs = [task(i, 0, 100, priority=0.1, cpu=1.0 if i < 2 else 0.5, memory=1.0 if i < 2 else 0.5) for i in range(4)]
+    jobs.append(task(4, 10, 20, priority=0.9, cpu=1.0, memory=0.5))
+    summary, out = simulate(tmp_path, jobs, batsim_binary)
+    high = out["4"]
+    assert high["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(high["waiting_time"]) < 0.1  # placed at once, by eviction
+    killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
+    assert len(killed) == 1 and killed[0] in {"0", "1"}  # one low-priority big task, not the small ones
+    resubmitted = [row for row in out.values() if row["workload_name"] == "resubmit"]
+    assert [row["job_id"] for row in resubmitted] == [f"w0_{killed[0]}#1"]
+    assert resubmitted[0]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(resubmitted[0]["execution_time"]) == pytest.approx(100.0)  # full work again
+    assert summary["balanced"] and summary["outcomes"]["completed"] == 5
+
+
+def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary):
+    jobs = [task(i, i, 30.0 + 10 * i, kind="service", cpu=0.25, memory=0.25) for i in range(6)]
+    summary, out = simulate(tmp_path, jobs, batsim_binary)
+    for i in range(6):
+        assert out[str(i)]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+        assert float(out[str(i)]["execution_time"]) == pytest.approx(30.0 + 10 * i, abs=1e-3)
+    assert summary["outcomes"]["killed_by_design"] == 6 and summary["balanced"]
+
+
+def test_failure_storm_resubmits_and_never_uses_failed_machines(tmp_path, batsim_binary):
+    path = tmp_path / "generated.json"
+    write_generated_workload(path, preset("google"), load_request_law(), 8, tasks=200, nb_res=4, grain=1.0)
+    events = tmp_path / "events.jsonl"
+    windows = []  # machine, down, up
+    for k in range(30):
+        machine, down = k % 4, 200.0 * k + 50.0
+        windows.append((machine, down, down + 120.0))
+    lines = []
+    for machine, down, up in windows:
+        lines.append({"type": "machine_unavailable", "resources": str(machine), "timestamp": down})
+        lines.append({"type": "machine_available", "resources": str(machine), "timestamp": up})
+    events.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    summary, out = simulate(tmp_path, path, batsim_binary, events=[events])
+    assert summary["balanced"] and summary["submitted"] == 200
+    attempts = rows(tmp_path / "out" / "out_attempts.csv")
+    failures = [a for a in attempts if a["end_reason"] == "machine_failure"]
+    assert len(failures) > 10
+    assert any(row["workload_name"] == "resubmit" for row in out.values())
+    for row in out.values():  # no job starts on a machine while it is down
+        if row["starting_time"]:
+            machine, start = int(row["allocated_resources"]), float(row["starting_time"])
+            assert not any(m == machine and down <= start < up for m, down, up in windows), row
+    for attempt in failures:  # each failure-ended attempt ended when its machine went down
+        machine, end = int(attempt["machine"]), float(attempt["end"])
+        assert any(m == machine and abs(end - down) < 0.1 for m, down, _ in windows)
+
+
+def test_user_kill_event(tmp_path, batsim_binary):
+    jobs = [task(0, 0, 100, cpu=1.0, memory=1.0), task(1, 0, 100, cpu=1.0, memory=1.0),
+            task(2, 0, 100, cpu=1.0, memory=1.0), task(3, 0, 100, cpu=1.0, memory=1.0)]
+    events = tmp_path / "kills.jsonl"
+    events.write_text(
+        json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!0"}) + "\n"
+        + json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!3"}) + "\n"
+    )
+    summary, out = simulate(tmp_path, jobs, batsim_binary, events=[events])
+    states = {job: row["final_state"] for job, row in out.items()}
+    # 0 ran on a capacity-1 machine and is killed; 3 fits nowhere while 0 and 1 run: rejected.
+    assert states["0"] == "COMPLETED_KILLED" and states["3"] == "REJECTED"
+    assert summary["outcomes"]["killed_by_user"] == 2 and summary["balanced"]
+
+
+def total_energy(path: Path) -> float:
+    return float(rows(path)[-1]["energy"])
+
+
+def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
+    jobs = [task(i, 600.0 * i, 30.0, cpu=0.25, memory=0.25) for i in range(6)]
+    always, _ = simulate(tmp_path / "always", jobs, batsim_binary, energy="always-on")
+    sleepy, out = simulate(tmp_path / "sleep", jobs, batsim_binary, energy="idle-sleep", idle_timeout=60.0)
+    assert always["balanced"] and sleepy["balanced"]
+    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
+    on = total_energy(tmp_path / "always" / "out" / "out_consumed_energy.csv")
+    off = total_energy(tmp_path / "sleep" / "out" / "out_consumed_energy.csv")
+    assert off < 0.6 * on
+    states = rows(tmp_path / "sleep" / "out" / "out_machine_states.csv")
+    assert max(int(row["nb_sleeping"]) for row in states) == 4
