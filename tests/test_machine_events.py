@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.platform import compute_hosts
-from batsim_google.trace.machines import MISSING, REPEATED, UNDESCRIBED, UNKNOWN, AFTER, read_machine_history
+from batsim_google.trace.machines import AFTER, MISSING, REPEATED, UNDESCRIBED, UNKNOWN, read_machine_history
 from batsim_google.trace.reader import TraceError
 
 from conftest import REPO

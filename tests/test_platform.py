@@ -17,7 +17,8 @@ from batsim_google.cli import main
 from batsim_google.energy import load_energy_model
 from batsim_google.platform import compute_hosts, cores, read_hosts, write_platform
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SHIPPED = {"google-2011-cell.xml": [], "google-2011-cell-512.xml": ["--machines", "512"], "google-2011-cell-64.xml": ["--machines", "64"]}
 
 

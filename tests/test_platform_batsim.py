@@ -7,9 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from procset import ProcSet
 
 from batsim_google.batsim_events import write_availability_events
+from batsim_google.cli import main
 from batsim_google.failures import FailureLaw, draw_failures
 from batsim_google.platform import compute_hosts
 from batsim_google.presets import preset
@@ -17,9 +19,7 @@ from batsim_google.requests import load_request_law
 from batsim_google.simulation import run_batsim
 from batsim_google.trace.machines import read_machine_history
 from batsim_google.workload import write_generated_workload
-from batsim_google.cli import main
 
-from click.testing import CliRunner
 from conftest import REPO
 
 pytestmark = pytest.mark.batsim
