@@ -6,12 +6,12 @@ Errors name the offending parameter the way a model file spells it, e.g. ``class
 
 from __future__ import annotations
 
-import json
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
+
+from .config import finite_number, read_parameter_file
 
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
@@ -100,12 +100,7 @@ _MODEL_KEYS = {"dynamism", "classes", "name"}
 
 
 def _number(mapping: Mapping[str, Any], key: str, where: str) -> float:
-    if key not in mapping:
-        raise ModelError(f"{where}{key} is missing")
-    value = mapping[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ModelError(f"{where}{key} must be a finite number (got {value!r})")
-    return float(value)
+    return finite_number(mapping, key, where, ModelError)
 
 
 def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadModel:
@@ -149,12 +144,10 @@ def load_model(path: str | Path) -> WorkloadModel:
     """Load a model from a ``.toml`` or ``.json`` file; errors name the file and the parameter."""
     path = Path(path)
     try:
-        if path.suffix.lower() == ".toml":
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        elif path.suffix.lower() == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-        else:
-            raise ModelError("a model file must end in .toml or .json")
+        data = read_parameter_file(path)
+    except ValueError as error:
+        raise ModelError(str(error)) from error
+    try:
         return model_from_mapping(data, source=str(path))
-    except (ModelError, tomllib.TOMLDecodeError, json.JSONDecodeError, OSError) as error:
+    except ModelError as error:
         raise ModelError(f"{path}: {error}") from error

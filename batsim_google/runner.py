@@ -3,11 +3,17 @@
 Batsim (a ZeroMQ client) waits forever for a scheduler that died, and a scheduler waits for a
 Batsim that crashed, so the runner watches both: when either exits with an error, or the wall-time
 limit passes, the other is stopped too. Logs of both go next to Batsim's outputs.
+
+Batsim's peak resident memory is its own rusage (``wait4``). A process keeps in its peak the
+memory it had before ``exec``, which for a child of this (large) Python process would be this
+process's; so Batsim is started by a minimal launcher (``python -S``, a few MB), the way
+``/usr/bin/time`` does it, which reports its child's peak.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -85,48 +91,74 @@ def pybatsim_scheduler(scheduler: str, options: dict | None = None, timeout_ms: 
 
 @dataclass(frozen=True)
 class SimulationResult:
+    """Where Batsim wrote, how long the run took and Batsim's peak resident memory (bytes)."""
+
     output: Path
     wall_seconds: float
+    batsim_peak_rss: int
 
     def path(self, name: str) -> Path:
         """A Batsim output file by its suffix, e.g. ``jobs.csv`` -> ``out_jobs.csv``."""
         return self.output / f"{OUTPUT_PREFIX}_{name}"
 
 
+#: Runs argv[2:] as a child and writes the child's peak resident memory (bytes) to argv[1].
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(str(usage.ru_maxrss * 1024))  # kilobytes on Linux
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _stop(process: subprocess.Popen) -> None:
+    """End a process and its session (the launcher and Batsim under it)."""
     if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
+        os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(STOP_GRACE_SECONDS)
         except subprocess.TimeoutExpired:
-            process.kill()
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = None) -> SimulationResult:
     """Run ``simulation`` to its end; raise :class:`SimulationError` when either side fails."""
-    if shutil.which(simulation.batsim) is None:
+    executable = shutil.which(simulation.batsim)
+    if executable is None:
         raise SimulationError(f"no '{simulation.batsim}' executable on PATH (Batsim 4.2.1 is needed)")
     simulation.output.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    logs = {name: (simulation.output / f"{name}.log").open("w") for name in ("scheduler", "batsim")}
+    log_paths = {name: simulation.output / f"{name}.log" for name in ("scheduler", "batsim")}
+    logs = {name: path.open("w") for name, path in log_paths.items()}
+    peak_file = simulation.output / "batsim_peak_rss"
     started = time.monotonic()
     scheduler = subprocess.Popen(
         simulation.scheduler(f"tcp://*:{port}"), stdout=logs["scheduler"], stderr=subprocess.STDOUT,
-        env=simulation.environment,
+        env=simulation.environment, start_new_session=True,
     )
+    batsim_command = [executable, *simulation.batsim_command(port)[1:]]
     batsim = subprocess.Popen(
-        simulation.batsim_command(port), stdout=logs["batsim"], stderr=subprocess.STDOUT,
-        env=simulation.environment,
+        [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim_command],
+        stdout=logs["batsim"], stderr=subprocess.STDOUT, env=simulation.environment, start_new_session=True,
     )
     processes = {"scheduler": scheduler, "batsim": batsim}
     try:
         while any(process.poll() is None for process in processes.values()):
             for name, process in processes.items():
                 if process.poll() not in (None, 0):
+                    logs[name].flush()
                     raise SimulationError(
-                        f"{name} exited with status {process.returncode}; "
-                        f"see {simulation.output / (name + '.log')}"
+                        f"{name} exited with status {process.returncode}; see {log_paths[name]}:\n"
+                        + _tail(log_paths[name])
                     )
             if time.monotonic() - started > simulation.timeout:
                 raise SimulationError(f"simulation still running after {simulation.timeout:g} s; stopped")
@@ -138,4 +170,4 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
             _stop(process)
         for log in logs.values():
             log.close()
-    return SimulationResult(simulation.output, time.monotonic() - started)
+    return SimulationResult(simulation.output, time.monotonic() - started, int(peak_file.read_text()))

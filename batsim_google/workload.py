@@ -16,12 +16,13 @@ import polars as pl
 from tqdm import tqdm
 
 from .batsim_json import WorkloadWriter
+from .cell import GOOGLE_2011_MACHINES
 from .generator import generate
 from .model import WorkloadModel
 from .requests import RequestLaw
 
 #: Machines of the full 2011 Google cell: the default ``nb_res`` of a workload.
-GOOGLE_CELL_MACHINES = 12_583
+GOOGLE_CELL_MACHINES = GOOGLE_2011_MACHINES
 
 
 def write_generated_workload(

@@ -12,7 +12,7 @@ from batsim_google.scheduling.placement import best_fit, first_fit
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, Outcome, TaskState
 
-from .fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim
 
 
 def job(job_id, priority=0.5, cpu=0.25, memory=0.25, kind="task", work=100.0, subtime=0.0):

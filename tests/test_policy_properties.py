@@ -15,7 +15,7 @@ from batsim_google.scheduling.decisions import Execute, Kill
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, StopReason
 
-from .fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim
 
 MACHINES = 4
 CPU = np.array([1.0, 0.5, 0.5, 0.25])
