@@ -74,16 +74,40 @@ def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requ
     click.echo(f"wrote {count} jobs to {output}")
 
 
+DEMO_MACHINES = 64
+DEMO_HORIZON_S = 2 * DAY
+
+
 @main.command()
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("experiment"), show_default=True, help="Folder to write.")
 @click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
-    """Write a ready-to-simulate experiment folder from the embedded defaults."""
+    """Write a ready-to-simulate experiment folder from the embedded defaults.
+
+    A 64-machine cell in the 2011 cell's proportions (with its energy model), a workload of the
+    paper's 'google' model sized for it, and machine failures over two days from the default
+    failure law; then the command that simulates it all.
+    """
     output.mkdir(parents=True, exist_ok=True)
-    workload = output / "workload.json"
-    count = write_generated_workload(workload, preset("google"), load_request_law(), seed, tasks=tasks)
-    click.echo(f"wrote {count} jobs of the 'google' model to {workload}")
+    platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
+    write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
+    count = write_generated_workload(workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES)
+    changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
+    events = write_availability_events(failures, changes)
+    command = (
+        f"uv run batsim-google run --platform {platform} --workload {workload} "
+        f"--events {failures} -o {output / 'results'}"
+    )
+    (output / "README.txt").write_text(
+        "An experiment written by 'batsim-google demo':\n"
+        f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
+        f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed})\n"
+        f"- {failures.name}: {events} machine failure/repair events over 2 days\n\n"
+        f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n"
+    )
+    click.echo(f"wrote {platform}, {workload} ({count} jobs) and {failures} ({events} events)")
+    click.echo(f"simulate with:\n  {command}")
 
 
 @main.command("requests")
@@ -112,6 +136,7 @@ def requests_command(sources, output: Path, note: str) -> None:
 @click.option("--placement", type=click.Choice(list(PLACEMENTS)), default="best-fit", show_default=True)
 @click.option("--overcommit", type=click.FloatRange(min=1.0), default=1.0, show_default=True, help="CPU over-commit ratio (memory never is).")
 @click.option("--preemption/--no-preemption", default=True, show_default=True, help="Evict lower priorities for a task that fits nowhere.")
+@click.option("--priority-levels", type=click.IntRange(min=0), default=12, show_default=True, help="Evict only tasks of a lower level of ]0,1] cut in this many bands (Google's 12); 0: any lower priority.")
 @click.option("--restart", type=click.Choice(list(RESTARTS)), default="immediate", show_default=True, help="What evicted tasks do.")
 @click.option("--restart-delay", type=click.FloatRange(min=0), default=0.0, show_default=True, help="Seconds suspended before a 'delayed' restart.")
 @click.option("--max-restarts", type=click.IntRange(min=0), default=10, show_default=True)
@@ -121,10 +146,10 @@ def requests_command(sources, output: Path, note: str) -> None:
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of the simulation, seconds.")
 @click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
-def run(platform, workloads, events, output, placement, overcommit, preemption, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, batsim_binary, progress) -> None:
+def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, batsim_binary, progress) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     policy = {
-        "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption,
+        "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption, "priority_levels": priority_levels,
         "restart": restart, "restart_delay": restart_delay, "max_restarts": max_restarts,
         "resume": resume, "energy": energy, "idle_timeout": idle_timeout,
     }

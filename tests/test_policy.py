@@ -85,6 +85,16 @@ def test_eviction_of_lower_priorities_only_and_resubmission():
     assert [a.end_reason for a in sim.policy.ledger.attempts] == ["evicted"]
 
 
+@pytest.mark.parametrize(("levels", "evicts"), [(12, False), (0, True)])
+def test_priorities_compare_by_google_level(levels, evicts):
+    sim = cell(1, priority_levels=levels)
+    sim.submit(job("low", priority=0.10, cpu=1.0, memory=1.0))  # level ceil(1.2) = 2
+    sim.submit(job("higher", priority=0.16, cpu=1.0, memory=1.0))  # level 2 too
+    assert bool(sim.kills) is evicts
+    sim.submit(job("next", priority=0.17, cpu=1.0, memory=1.0))  # level 3 evicts level 2
+    assert sim.kills
+
+
 @pytest.mark.parametrize("resume", [False, True])
 def test_restart_with_full_or_remaining_work(resume):
     sim = cell(1, resume=resume)
@@ -214,5 +224,7 @@ def test_invalid_configuration_names_the_field():
         PolicyConfig(restart="sometimes")
     with pytest.raises(ValueError, match="cpu_overcommit"):
         PolicyConfig(cpu_overcommit=0.5)
+    with pytest.raises(ValueError, match="priority_levels"):
+        PolicyConfig(priority_levels=-1)
     with pytest.raises(ValueError, match="idle_timeout"):
         PolicyConfig(idle_timeout=0)

@@ -35,12 +35,13 @@ class CellMachine(RuleBasedStateMachine):
         resume=st.booleans(),
         energy=st.sampled_from(["always-on", "idle-sleep"]),
         overcommit=st.sampled_from([1.0, 1.5]),
+        levels=st.sampled_from([0, 12]),
     )
     @precondition(lambda self: self.sim is None)
-    def configure(self, placement, restart, resume, energy, overcommit):
+    def configure(self, placement, restart, resume, energy, overcommit, levels):
         config = PolicyConfig(
             placement=placement, restart=restart, restart_delay=30.0, resume=resume,
-            energy=energy, idle_timeout=50.0, cpu_overcommit=overcommit, max_restarts=3,
+            energy=energy, idle_timeout=50.0, cpu_overcommit=overcommit, max_restarts=3, priority_levels=levels,
         )
         self.overcommit = overcommit
         self.sim = FakeBatsim(CellPolicy(CPU, MEMORY, config))

@@ -8,8 +8,11 @@ Semantics (the trace's format document and the ICCP study):
 
 - pending tasks are served by priority, then by the time they were queued;
 - a task that fits nowhere may *evict* running tasks of strictly lower priority (Google's EVICT);
-  the machine chosen is the candidate with the most free CPU+memory (fewest evictions), and on it
-  the lowest priorities go first;
+  priorities are compared by level: ]0, 1] cut into ``priority_levels`` equal bands (12, Google's
+  levels, the inverse of :func:`batsim_google.priority.unit_priority`), so that tasks of one level
+  never evict each other and an eviction cannot cascade down a continuum of priorities; 0 levels
+  compares the raw values. The machine chosen is the candidate with the most free CPU+memory
+  (fewest evictions), and on it the lowest priorities go first;
 - evicted tasks restart per ``restart``: ``none``, ``immediate``, or ``delayed`` (suspended for
   ``restart_delay`` seconds, the ICCP study's suspend-restart-K); at most ``max_restarts`` times;
   with ``resume`` they restart with the work left, else with all of it;
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +38,7 @@ from .cluster import Cluster, Power
 from .decisions import (
     Decision, Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
+from ..priority import GOOGLE_PRIORITY_LEVELS
 from .placement import PLACEMENTS
 from .tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
@@ -52,6 +57,7 @@ class PolicyConfig:
     placement: str = "best-fit"
     cpu_overcommit: float = 1.0
     preemption: bool = True
+    priority_levels: int = GOOGLE_PRIORITY_LEVELS
     restart: str = "immediate"
     restart_delay: float = 0.0
     max_restarts: int = 10
@@ -70,6 +76,8 @@ class PolicyConfig:
             raise ValueError(f"cpu_overcommit must be >= 1 (got {self.cpu_overcommit})")
         if not self.restart_delay >= 0.0:
             raise ValueError(f"restart_delay must be >= 0 seconds (got {self.restart_delay})")
+        if self.priority_levels < 0:
+            raise ValueError(f"priority_levels must be >= 0 (got {self.priority_levels})")
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be >= 0 (got {self.max_restarts})")
         if not self.idle_timeout > 0.0:
@@ -225,7 +233,8 @@ class CellPolicy:
 
     def _evict_for(self, task: Task, victims: list[Task], now: float) -> int:
         """Make room for ``task`` by evicting strictly lower priorities; the machine or -1."""
-        lower = [v for v in victims if v.request.priority < task.request.priority]
+        level = self._level(task)
+        lower = [v for v in victims if self._level(v) < level]
         if not lower:
             return -1
         cluster = self.cluster
@@ -254,6 +263,11 @@ class CellPolicy:
                 memory_needed -= victim.request.memory
         self._stop(chosen, StopReason.EVICTION, now)
         return machine
+
+    def _level(self, task: Task) -> float:
+        """The priority level eviction compares (the raw priority with 0 levels)."""
+        levels = self.config.priority_levels
+        return math.ceil(task.request.priority * levels) if levels else task.request.priority
 
     def _start(self, task: Task, machine: int, now: float) -> None:
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
