@@ -23,6 +23,7 @@ from .presets import PRESETS, preset
 from .requests import derive_request_law, load_request_law
 from .scheduling.placement import PLACEMENTS
 from .scheduling.policy import ENERGY_POLICIES, RESTARTS
+from .runner import SimulationError
 from .simulate import run_google_cell
 from .trace.machines import MachineHistory, read_machine_history
 from .workload import GOOGLE_CELL_MACHINES, write_generated_workload
@@ -144,19 +145,23 @@ def requests_command(sources, output: Path, note: str) -> None:
 @click.option("--energy", type=click.Choice(list(ENERGY_POLICIES)), default="always-on", show_default=True)
 @click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds idle before a machine sleeps (idle-sleep).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of the simulation, seconds.")
+@click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
 @click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
-def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, batsim_binary, progress) -> None:
+def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, energy_outputs, batsim_binary, progress) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     policy = {
         "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption, "priority_levels": priority_levels,
         "restart": restart, "restart_delay": restart_delay, "max_restarts": max_restarts,
         "resume": resume, "energy": energy, "idle_timeout": idle_timeout,
     }
-    summary = run_google_cell(
-        platform, list(workloads), output, policy, events=list(events), timeout=timeout,
-        batsim=batsim_binary, progress=sys.stderr.isatty() if progress is None else progress,
-    )
+    try:
+        summary = run_google_cell(
+            platform, list(workloads), output, policy, events=list(events), timeout=timeout,
+            batsim=batsim_binary, energy=energy_outputs, progress=sys.stderr.isatty() if progress is None else progress,
+        ).summary
+    except SimulationError as error:
+        raise click.ClickException(str(error)) from error
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
     click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
     click.echo(f"outputs in {output}")

@@ -84,6 +84,9 @@ class GoogleCell(BatsimScheduler):
         self.policy: CellPolicy | None = None
         self._profiles_registered = False
         self._last_progress = 0.0
+        self._batch_started = 0.0
+        self.decision_seconds = 0.0
+        self.messages = 0
         if not self.options.get("verbose"):
             logging.getLogger("batsim.batsim").setLevel(logging.WARNING)
 
@@ -115,9 +118,14 @@ class GoogleCell(BatsimScheduler):
     def onSimulationEnds(self) -> None:
         output = self.options.get("output")
         if output:
-            write_ledger(self.policy.ledger, output)
+            timing = {"messages": self.messages, "decision_seconds": round(self.decision_seconds, 6)}
+            write_ledger(self.policy.ledger, output, timing)
 
     # ----- events -------------------------------------------------------------------------------
+
+    def onBeforeEvents(self) -> None:
+        self._batch_started = time.perf_counter()
+        self.messages += 1
 
     def onJobSubmission(self, job: Job) -> None:
         self.policy.job_submitted(self.bs.time(), job_request(job))
@@ -157,6 +165,7 @@ class GoogleCell(BatsimScheduler):
         now = self.bs.time()
         for decision in self.policy.decide(now):
             self._apply(decision)
+        self.decision_seconds += time.perf_counter() - self._batch_started
         self._report_progress(now)
 
     # ----- decisions -> protocol ----------------------------------------------------------------

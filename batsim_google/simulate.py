@@ -7,15 +7,27 @@ After the run, the scheduler's accounting summary tells whether every task ended
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from . import googleCell
-from .runner import GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, pybatsim_scheduler, run_simulation
+from .runner import (
+    GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, SimulationResult, pybatsim_scheduler,
+    run_simulation,
+)
 from .scheduling.accounting import SUMMARY
 
 PROGRESS_FILE = "progress.txt"
+
+
+@dataclass(frozen=True)
+class GoogleCellRun:
+    """The scheduler's accounting summary and the simulation's wall time and memory."""
+
+    summary: dict
+    simulation: SimulationResult
 
 
 def run_google_cell(
@@ -27,9 +39,10 @@ def run_google_cell(
     events: list[Path] = (),
     timeout: float = 3600.0,
     batsim: str = "batsim",
+    energy: bool = True,
     progress: bool = False,
-) -> dict:
-    """Run one simulation; return the accounting summary (raises SimulationError on failure)."""
+) -> GoogleCellRun:
+    """Run one simulation (raises SimulationError on failure)."""
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     progress_file = output / PROGRESS_FILE
@@ -38,7 +51,7 @@ def run_google_cell(
     simulation = Simulation(
         platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
         scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
-        events=[Path(e) for e in events], energy=True, batsim_options=batsim_options, timeout=timeout,
+        events=[Path(e) for e in events], energy=energy, batsim_options=batsim_options, timeout=timeout,
         batsim=batsim,
     )
     with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
@@ -50,8 +63,8 @@ def run_google_cell(
                     bar.n = float(text)
                     bar.refresh()
 
-        run_simulation(simulation, on_poll=follow)
+        result = run_simulation(simulation, on_poll=follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     if not summary_path.exists():
         raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see {output / 'scheduler.log'}")
-    return json.loads(summary_path.read_text())
+    return GoogleCellRun(json.loads(summary_path.read_text()), result)

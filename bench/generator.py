@@ -6,7 +6,7 @@ same run; the figures printed are tasks per second for each and their ratio. Wit
 ``--memory-tasks N`` it also generates N tasks in a child process and prints its peak memory
 (the streamed writer must keep 10 million tasks under 1 GB).
 
-    uv run python bench/generator.py [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000]
+    uv run python -m bench.generator [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000]
 """
 
 from __future__ import annotations

@@ -3,27 +3,23 @@
 - Writing: this package's writer (column-wise with polars) against a straightforward
   xml.etree.ElementTree writer of the same hosts and properties, in the same run.
 - Batsim: wall time and peak resident memory (the Batsim process's own rusage) of a complete
-  simulation of a 1,000-job generated workload with fillerSchedWithEvents, on the full cell and,
+  simulation of a 1,000-job generated workload with fillerSched, on the full cell and,
   as the baseline, on the 64-machine cell; with and without the energy plugin (-E). The peak is
   the Batsim process's own (see batsim_google.runner).
   Target: Batsim's peak memory < 300 MB on the full cell.
 
-    uv run python bench/platform.py [--jobs 1000]
+    uv run python -m bench.platform [--jobs 1000]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-# This script's name shadows the standard library's ``platform`` module, which numpy imports:
-# take the script's folder off the import path before importing anything else.
-sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != Path(__file__).resolve().parent]
 
 from batsim_google.cell import Cell, google_2011_cell
 from batsim_google.energy import EnergyModel, load_energy_model

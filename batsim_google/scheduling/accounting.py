@@ -14,11 +14,12 @@ TASKS = "tasks.csv"
 SUMMARY = "accounting.json"
 
 
-def write_ledger(ledger: Ledger, prefix: str | Path) -> dict:
+def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None) -> dict:
     """Write ``PREFIX_attempts.csv``, ``PREFIX_tasks.csv`` and ``PREFIX_accounting.json``.
 
     The summary says how many tasks were submitted and how each ended; ``balanced`` is true when
-    every submitted task ended exactly once.
+    every submitted task ended exactly once. ``timing`` (messages handled, seconds spent
+    deciding) is kept in it as given.
     """
     prefix = str(prefix)
     with open(f"{prefix}_{ATTEMPTS}", "w", newline="") as handle:
@@ -42,6 +43,7 @@ def write_ledger(ledger: Ledger, prefix: str | Path) -> dict:
         "attempts": len(ledger.attempts),
         "open": ledger.open,
         "balanced": ledger.balanced(),
+        **(timing or {}),
     }
     Path(f"{prefix}_{SUMMARY}").write_text(json.dumps(summary, indent=1) + "\n")
     return summary

@@ -39,7 +39,7 @@ def rows(path: Path) -> list[dict]:
 def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
-    summary = run_google_cell(PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary)
+    summary = run_google_cell(PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 
 

@@ -1,0 +1,65 @@
+"""Benchmark: the Google-cell scheduler against pybatsim's bundled fillerSched, in real Batsim.
+
+The same generated workload ('google' model, seed 1) on the same 512-machine cell, simulated once
+with each scheduler in this run, both with Batsim's energy plugin or both without (``--energy``); prints wall time, this scheduler's time per protocol message, and
+the ratio of wall times (target <= 1.3x fillerSched on 10k tasks). Then the wall time of this
+scheduler alone at larger sizes, to show how it grows with the task count. (pybatsim's schedFcfs
+cannot parse non-integer job ids, such as those of resubmitted jobs, hence fillerSched.)
+
+    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+from batsim_google.presets import preset
+from batsim_google.requests import load_request_law
+from batsim_google.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulate import run_google_cell
+from batsim_google.workload import write_generated_workload
+
+PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
+TIMEOUT = 7200.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--growth", type=int, nargs="*", default=[50_000, 100_000])
+    parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
+    args = parser.parse_args()
+    if shutil.which("batsim") is None:
+        raise SystemExit("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1")
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        walls = {}
+        for tasks in [args.tasks, *args.growth]:
+            workload = folder / f"workload-{tasks}.json"
+            write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=512)
+            output = folder / f"google-cell-{tasks}"
+            run = run_google_cell(PLATFORM, [workload], output, {}, timeout=TIMEOUT, energy=args.energy)
+            summary, walls[tasks] = run.summary, run.simulation.wall_seconds
+            per_message = summary["decision_seconds"] / summary["messages"] * 1e6
+            print(
+                f"google-cell  {tasks:>7} tasks: {walls[tasks]:8.2f} s wall, {summary['messages']} messages, "
+                f"{per_message:6.1f} us deciding per message, {summary['attempts']} attempts"
+            )
+            if tasks == args.tasks:
+                filler = run_simulation(Simulation(
+                    PLATFORM, [workload], folder / f"filler-{tasks}",
+                    pybatsim_scheduler("fillerSched", timeout_ms=int(TIMEOUT * 1000)), energy=args.energy,
+                    timeout=TIMEOUT,
+                ))
+                print(f"fillerSched  {tasks:>7} tasks: {filler.wall_seconds:8.2f} s wall")
+                print(f"ratio google-cell / fillerSched: {walls[tasks] / filler.wall_seconds:.2f}x (target <= 1.3x)")
+        base = args.tasks
+        for tasks in args.growth:
+            print(f"growth {base} -> {tasks} tasks ({tasks / base:.0f}x): wall time {walls[tasks] / walls[base]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
