@@ -54,8 +54,10 @@ class ClassFit:
 
 @dataclass(frozen=True)
 class ArrivalFit:
-    """Inter-arrival fits (in normalized time when there is a profile) and the profile."""
+    """Inter-arrival fits (in normalized time when there is a profile), the profile, and the
+    positive gaps fitted (``sample``)."""
 
+    sample: np.ndarray
     gaps: int
     zero_gaps: int
     mean_gap: float
@@ -86,7 +88,9 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     if len(positive) < 2:
         raise FitInputError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
     fits = fit_all(positive, methods)
-    return ArrivalFit(len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best_fit(fits, criterion), profile_fit)
+    return ArrivalFit(
+        positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best_fit(fits, criterion), profile_fit
+    )
 
 
 def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods) -> ClassFit:

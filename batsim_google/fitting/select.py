@@ -39,10 +39,14 @@ class LawFit:
         return {"ks": self.ks, "aic": self.aic}[criterion]
 
     def to_mapping(self) -> dict:
+        """As JSON values: scores of a method that does not apply are null."""
+        def finite(value: float) -> float | None:
+            return value if np.isfinite(value) else None
+
         return {
             "method": self.method,
             "law": None if self.law is None else self.law.to_mapping(),
-            "ks": self.ks, "loglik": self.loglik, "aic": self.aic, "seconds": self.seconds,
+            "ks": finite(self.ks), "loglik": finite(self.loglik), "aic": finite(self.aic), "seconds": self.seconds,
             **({"note": self.note} if self.note else {}),
         }
 
