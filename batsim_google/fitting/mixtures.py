@@ -5,8 +5,8 @@ log-likelihood of the mixture and its exact gradient are computed vectorized (lo
 branches) and maximized by L-BFGS over unconstrained parameters: weight logits, log rates and,
 for gamma branches, log shapes. Data are divided by their median first so that every parameter
 is of order 1 whatever the unit. Mixtures have local optima: the search starts from a split of
-the sorted data into equal-count groups (one per branch, each with its moment estimates), plus
-a start with the groups split on a log scale, and keeps the best.
+the sorted data into groups, one per branch with its moment estimates, in three ways (see
+:func:`_starts`), and keeps the best optimum.
 """
 
 from __future__ import annotations
@@ -74,16 +74,22 @@ class _Objective:
 
 
 def _starts(y: np.ndarray, branches: int, gamma: bool) -> list[np.ndarray]:
-    """Starting points: equal-count groups, and groups of equal width in log scale."""
+    """Starting points from three splits of the sorted data into one group per branch: equal
+    counts, equal widths in log scale, and halving tails (quantiles 1/2, 3/4, 7/8, ...), each
+    group giving its share as weight and its moments as branch parameters."""
     ordered = np.sort(y)
     count = len(ordered)
-    equal_count = np.array_split(ordered, branches)
-    edges = np.exp(np.linspace(np.log(ordered[0]), np.log(ordered[-1]), branches + 1))
-    positions = np.searchsorted(ordered, edges[1:-1])
-    equal_log_width = [g for g in np.split(ordered, positions) if len(g) >= 2]
+    log_edges = np.exp(np.linspace(np.log(ordered[0]), np.log(ordered[-1]), branches + 1))[1:-1]
+    halving = (1.0 - 0.5 ** np.arange(1, branches)) * count
+    splits = (
+        np.linspace(0, count, branches + 1)[1:-1].astype(int),
+        np.searchsorted(ordered, log_edges),
+        halving.astype(int),
+    )
     starts = []
-    for groups in (equal_count, equal_log_width):
-        if len(groups) != branches:
+    for positions in splits:
+        groups = np.split(ordered, positions)
+        if any(len(g) < 2 for g in groups):
             continue
         weights = np.array([len(g) / count for g in groups])
         means = np.array([g.mean() for g in groups])

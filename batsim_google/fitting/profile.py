@@ -50,8 +50,8 @@ def fit_arrival_profile(subtimes: np.ndarray, period: float, bin_width: float = 
     exposure = time_in_bins(end, period, bins) - time_in_bins(start, period, bins)
     index = np.minimum((np.mod(subtimes, period) // bin_width).astype(np.int64), bins - 1)
     counts = np.bincount(index, minlength=bins).astype(float)
-    mean_rate = counts.sum() / exposure.sum()
     observed = exposure > 0
+    mean_rate = counts[observed].sum() / exposure.sum()
     rates = np.full(bins, mean_rate)
     rates[observed] = counts[observed] / exposure[observed]
     return ProfileFit(ArrivalProfile.normalized(period, rates), counts, exposure)
