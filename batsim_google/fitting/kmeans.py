@@ -25,7 +25,7 @@ from .table import TaskTable
 
 K_RANGE = range(2, 11)
 #: Tasks on which silhouettes are computed (all of them below that).
-SILHOUETTE_SAMPLE = 10_000
+SILHOUETTE_SAMPLE = 5_000
 #: k-means restarts from different seeded centroids; the best inertia is kept.
 N_INIT = 4
 
