@@ -93,7 +93,9 @@ def _profile(path: Path, fit: ModelFit) -> None:
     hours = np.arange(len(rates) + 1) * profile.profile.bin_width / 3600.0
     figure, axes = plt.subplots(figsize=(10, 4))
     axes.stairs(rates, hours, fill=True, alpha=0.4, label="normalized arrival rate")
-    axes.stairs(np.where(profile.exposure > 0, np.nan, rates), hours, color="grey", hatch="//", label="not observed (mean)")
+    if profile.covered_bins < len(rates):
+        unseen = np.where(profile.exposure > 0, np.nan, rates)
+        axes.stairs(unseen, hours, color="grey", hatch="//", label="not observed (mean rate)")
     axes.axhline(1.0, color="black", linewidth=0.8)
     axes.set_xlabel("hours from the start of the period")
     axes.set_ylabel("rate / mean rate")
