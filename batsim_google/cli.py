@@ -11,19 +11,27 @@ from pathlib import Path
 
 import click
 import numpy as np
+import polars as pl
 
 from . import __version__
 from .batsim_events import write_availability_events
 from .cell import google_2011_cell
 from .energy import load_energy_model
 from .failures import DAY, TRACE_DAYS, FailureLaw, draw_failures
-from .model import ModelError, WorkloadModel, load_model
+from .fitting.batsim_input import BatsimInputError, read_batsim_workload
+from .fitting.fidelity import fidelity_report
+from .fitting.laws import FITTERS
+from .fitting.model_fit import CLASSIFICATIONS, fit_model
+from .fitting.profile import PROFILE_CHOICES
+from .fitting.report import describe, write_report
+from .fitting.select import CRITERIA
+from .model import ModelError, WorkloadModel, load_model, save_model
 from .platform import compute_hosts, write_platform
 from .presets import PRESETS, preset
 from .requests import derive_request_law, load_request_law
 from .scheduling.placement import PLACEMENTS
-from .scheduling.policy import ENERGY_POLICIES, RESTARTS
 from .runner import SimulationError
+from .scheduling.policy import ENERGY_POLICIES, RESTARTS
 from .simulate import run_google_cell
 from .trace.machines import MachineHistory, read_machine_history
 from .workload import GOOGLE_CELL_MACHINES, write_generated_workload
@@ -245,3 +253,78 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
         f"wrote {lines} events to {output}: {down} machine unavailabilities, "
         f"{len(changes) - down} returns, on {len(hosts)} machines"
     )
+
+
+def _fit_input(source: Path) -> pl.DataFrame:
+    """A Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
+    :mod:`batsim_google.fitting.table`)."""
+    suffix = source.suffix.lower()
+    try:
+        if suffix == ".json":
+            return read_batsim_workload(source)
+        if suffix == ".parquet":
+            return pl.read_parquet(source)
+        if suffix == ".csv":
+            return pl.read_csv(source)
+    except (BatsimInputError, pl.exceptions.PolarsError, OSError) as error:
+        _fail(f"{source}: {error}")
+    _fail(f"{source}: fit reads a Batsim workload (.json) or a task table (.parquet, .csv)")
+
+
+@main.command("fit")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Model file to write (.toml or .json).")
+@click.option("--classes", type=click.Choice(CLASSIFICATIONS), help="apriori: Finish-ended tasks / Kill-ended services (default); kmeans: clusters.")
+@click.option("--k", type=click.IntRange(min=2), help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).")
+@click.option("--profile", type=click.Choice(PROFILE_CHOICES), default="auto", show_default=True, help="Arrival-rate profile in half-hour bins; auto: weekly if the input spans a week, daily if a day, else none.")
+@click.option("--criterion", type=click.Choice(CRITERIA), default="ks", show_default=True, help="How the best law is chosen: smallest KS statistic or smallest AIC.")
+@click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTERS)}).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
+@click.option("--plots", "plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for PNG figures.")
+@click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path), help="Fit report: JSON if it ends in .json, else Markdown.")
+@click.option("--fidelity/--no-fidelity", default=True, show_default=True, help="Generate from the fitted model and compare with the input (two-sample KS per class).")
+@click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
+def fit_command(source, output, classes, k, profile, criterion, methods, seed, plots, report, fidelity, strict) -> None:
+    """Fit a workload model to a Batsim workload or a task table."""
+    if classes == "apriori" and k is not None:
+        _fail("--k needs --classes kmeans")
+    if output.suffix.lower() not in (".toml", ".json"):
+        _fail(f"{output}: the model file must end in .toml or .json")
+    frame = _fit_input(source)
+    try:
+        result = fit_model(
+            frame, classes=classes or ("kmeans" if k else "apriori"), k=k, profile=profile, criterion=criterion,
+            methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
+            seed=seed, strict=strict, name=f"fitted from {source.name}",
+        )
+    except (ValueError, ModelError) as error:
+        _fail(f"{source}: {error}")
+    save_model(result.model, output)
+    table = result.table
+    skipped = ", ".join(f"{n} {reason}" for reason, n in table.skipped.items())
+    click.echo(f"{table.rows_read} rows read = {table.frame.height} used + {sum(table.skipped.values())} skipped" + (f" ({skipped})" if skipped else ""))
+    for c in result.classes:
+        click.echo(
+            f"{c.name} ({c.kind}, {c.tasks} tasks, frequency {c.frequency:.4g}, mass {c.mass:.4g} s, disparity "
+            f"{c.disparity:.3g}, lambda {c.priority.rate:.4g}): {describe(c.best.law)} [{c.best.method}, KS {c.best.ks:.4f}]"
+        )
+        if c.priority.note:
+            click.echo(f"  note: {c.priority.note}", err=True)
+    arrivals = result.arrivals
+    if arrivals.profile is not None:
+        click.echo(f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed")
+    click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
+    check = None
+    if fidelity:
+        check = fidelity_report(table.frame, result.model, seed)
+        scores = ", ".join(f"{c.name} {c.makespan_ks:.4f}" for c in check.classes)
+        click.echo(f"fidelity (two-sample KS, generated vs input): makespans {scores}; inter-arrivals {check.interarrival_ks:.4f}")
+    if report:
+        write_report(report, result, str(source), check)
+        click.echo(f"wrote report {report}")
+    if plots:
+        from .fitting.plots import write_plots  # matplotlib loads only when figures are asked for
+
+        written = write_plots(plots, result)
+        click.echo(f"wrote {len(written)} figures to {plots}")
+    click.echo(f"wrote model {output}")

@@ -1,7 +1,9 @@
-"""Parameter files (TOML or JSON) and the checks their numbers share.
+"""Parameter files (TOML or JSON) and the checks their values share.
 
-Every parameter file of the package (workload models, energy figures) is read here, so that all of
-them accept the same two formats and fail with messages that name the file and the parameter.
+Every parameter file of the package (workload models with their laws and arrival profiles, energy
+figures) is read and checked here, so that all of them accept the same two formats and fail with
+messages that name the file and the parameter as the file spells it, e.g.
+``classes[1].makespan.rates[0] must be > 0 (got -2.0)``.
 """
 
 from __future__ import annotations
@@ -26,13 +28,51 @@ def read_parameter_file(path: str | Path) -> Any:
         raise ValueError(f"{path}: {error}") from error
 
 
-def finite_number(
-    mapping: Mapping[str, Any], key: str, where: str = "", error: type[ValueError] = ValueError
-) -> float:
-    """``mapping[key]`` as a float; ``error`` names ``where + key`` when it is missing or not finite."""
+
+
+class ParameterError(ValueError):
+    """An invalid parameter; the message names it."""
+
+
+def require(name: str, value: Any, ok: bool, expectation: str) -> None:
+    if not ok:
+        raise ParameterError(f"{name} must be {expectation} (got {value!r})")
+
+
+def is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def number(mapping: Mapping[str, Any], key: str, where: str = "") -> float:
+    """``mapping[key]`` as a finite float; ``where`` is the prefix naming the table (``classes[0].``)."""
     if key not in mapping:
-        raise error(f"{where}{key} is missing")
+        raise ParameterError(f"{where}{key} is missing")
     value = mapping[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise error(f"{where}{key} must be a finite number (got {value!r})")
+    if not is_number(value):
+        raise ParameterError(f"{where}{key} must be a finite number (got {value!r})")
     return float(value)
+
+
+def numbers(mapping: Mapping[str, Any], key: str, where: str) -> tuple[float, ...]:
+    """``mapping[key]`` as a non-empty list of finite floats."""
+    if key not in mapping:
+        raise ParameterError(f"{where}{key} is missing")
+    values = mapping[key]
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ParameterError(f"{where}{key} must be a non-empty list of numbers (got {values!r})")
+    for index, value in enumerate(values):
+        if not is_number(value):
+            raise ParameterError(f"{where}{key}[{index}] must be a finite number (got {value!r})")
+    return tuple(float(value) for value in values)
+
+
+def table(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ParameterError(f"{name} must be a table/object")
+    return value
+
+
+def known_keys(mapping: Mapping[str, Any], allowed: set[str], name: str) -> None:
+    unknown = set(mapping) - allowed
+    if unknown:
+        raise ParameterError(f"unknown key(s) in {name}: {', '.join(sorted(unknown))}")

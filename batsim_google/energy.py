@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
-from .config import finite_number, read_parameter_file
+from .config import number, read_parameter_file
 
 DEFAULT_FIGURES = "energy.toml"
 TIME_KEYS = ("switch_off_seconds", "switch_on_seconds")
@@ -75,7 +75,7 @@ def _figures(table: Any, where: str, complete: bool) -> dict[str, float]:
         raise ValueError(f"unknown key(s) in {where.rstrip('.')}: {', '.join(sorted(unknown))}")
     figures = {}
     for key in KEYS if complete else sorted(table):
-        value = finite_number(table, key, where)
+        value = number(table, key, where)
         positive = key in TIME_KEYS
         if value < 0 or (positive and value == 0):
             raise ValueError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
@@ -88,7 +88,7 @@ def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyMod
     unknown = set(data) - {"reference_cpu", "reference", "platforms"}
     if unknown:
         raise ValueError(f"unknown key(s): {', '.join(sorted(unknown))}")
-    reference_cpu = finite_number(data, "reference_cpu")
+    reference_cpu = number(data, "reference_cpu")
     if reference_cpu <= 0:
         raise ValueError(f"reference_cpu must be > 0 (got {reference_cpu!r})")
     platforms = data.get("platforms", {})

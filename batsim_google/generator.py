@@ -13,7 +13,8 @@ from typing import Iterator
 
 import numpy as np
 
-from .laws import draw_priorities, interarrival_law, makespan_law
+from .distributions import draw_by_class
+from .laws import draw_priorities
 from .model import KINDS, WorkloadModel
 from .requests import RequestLaw
 
@@ -41,15 +42,19 @@ class TaskBatch:
 
 def _draw_batch(
     model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, first_id: int, start: float
-) -> TaskBatch:
+) -> tuple[TaskBatch, float]:
+    """The next batch, its arrival clock starting at ``start``; and the clock at its last arrival.
+
+    With an arrival profile the clock runs in normalized time, where arrivals are stationary, and
+    submission times are its image in real time.
+    """
     classes = model.classes
     size = BATCH_SIZE
-    gaps = interarrival_law(model.dynamism).rvs(size=size, random_state=rng)
-    subtime = start + np.cumsum(gaps)
+    clock = start + np.cumsum(model.interarrival_law().sample(size, rng))
+    profile = model.arrival_profile
+    subtime = clock if profile is None else profile.to_real_time(clock)
     class_index = rng.choice(len(classes), size=size, p=[c.frequency for c in classes])
-    mass = np.array([c.mass for c in classes])[class_index]
-    disparity = np.array([c.disparity for c in classes])[class_index]
-    makespan = makespan_law(mass, disparity).rvs(random_state=rng)
+    makespan = draw_by_class([c.makespan_law() for c in classes], class_index, rng)
     rates = np.array([c.priority_rate for c in classes])[class_index]
     priority = draw_priorities(rates, rng)
     kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
@@ -59,9 +64,8 @@ def _draw_batch(
         members = kind_index == k
         if members.any():
             cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
-    return TaskBatch(
-        np.arange(first_id, first_id + size), subtime, class_index, makespan, priority, cpu, memory
-    )
+    batch = TaskBatch(np.arange(first_id, first_id + size), subtime, class_index, makespan, priority, cpu, memory)
+    return batch, float(clock[-1])
 
 
 def generate(
@@ -87,7 +91,7 @@ def generate(
         requests.for_kind(kind)
     produced, clock = 0, 0.0
     while tasks is None or produced < tasks:
-        batch = _draw_batch(model, requests, rng, produced, clock)
+        batch, next_clock = _draw_batch(model, requests, rng, produced, clock)
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))
@@ -96,4 +100,4 @@ def generate(
         if keep < len(batch):
             return
         produced += keep
-        clock = float(batch.subtime[-1])
+        clock = next_clock

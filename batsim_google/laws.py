@@ -1,5 +1,7 @@
-"""The probability laws of the workload model (Da Costa et al. 2018, Section 4), as scipy laws.
+"""The model paper's parametrization of its laws (Da Costa et al. 2018, Sections 4 and 6).
 
+Inter-arrivals: the Lomax of shape :data:`INTERARRIVAL_SHAPE` and mean ``dynamism``; makespans:
+the log-normal of a class's ``mass`` and ``disparity``; priorities: the truncated exponential.
 Every law takes array parameters, so the generator draws whole batches of tasks in one call and
 tests compare samples against the very same exact distributions.
 """
@@ -9,17 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-#: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``.
+#: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
+#: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).
 INTERARRIVAL_SHAPE = 4.0
-
-
-def interarrival_law(dynamism: float):
-    """Lomax with shape 4 scaled so its mean is ``dynamism`` seconds.
-
-    ``pareto(4, loc=-1)`` is a Lomax(4) of mean 1/3, hence the paper's factor ``3 * dynamism``.
-    """
-    scale = (INTERARRIVAL_SHAPE - 1.0) * np.asarray(dynamism, dtype=float)
-    return stats.lomax(INTERARRIVAL_SHAPE, scale=scale)
 
 
 def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
@@ -31,12 +25,6 @@ def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
     mass = np.asarray(mass, dtype=float)
     disparity = np.asarray(disparity, dtype=float)
     return np.log(mass / disparity), np.sqrt(2.0 * np.log(disparity))
-
-
-def makespan_law(mass, disparity):
-    """Log-normal makespan law of a class of mean ``mass`` and mean/median ``disparity``."""
-    mu, sigma = lognormal_parameters(mass, disparity)
-    return stats.lognorm(sigma, scale=np.exp(mu))
 
 
 def priority_law(rate):

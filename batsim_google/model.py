@@ -1,25 +1,37 @@
-"""The workload model: a dynamism and any number of task classes (Da Costa et al. 2018, Section 6).
+"""The workload model: arrivals and any number of task classes (Da Costa et al. 2018, Section 6).
 
 A model is plain data, validated once on construction so that every later stage can trust it.
 Errors name the offending parameter the way a model file spells it, e.g. ``classes[1].disparity``.
+
+The paper's parameters are the defaults: inter-arrivals follow its Lomax law of mean ``dynamism``
+and a class's makespans the log-normal of its ``mass`` and ``disparity``. A fitted model may name
+another law instead (``interarrival``, a class's ``makespan``; see :mod:`.distributions`) and a
+periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from .config import finite_number, read_parameter_file
+import tomli_w
+
+from .arrival_profile import ArrivalProfile
+from .distributions import Law, LogNormal, Lomax, law_from_mapping
+from .laws import INTERARRIVAL_SHAPE, lognormal_parameters
+from .config import ParameterError, known_keys, number, read_parameter_file, require
+
+__all__ = ["KINDS", "Kind", "ModelError", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
+
+#: Errors of model files: the package's parameter errors, which name the parameter.
+ModelError = ParameterError
 
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
 FREQUENCY_TOLERANCE = 1e-6
-
-
-class ModelError(ValueError):
-    """An invalid model parameter; the message names it."""
 
 
 @dataclass(frozen=True)
@@ -28,39 +40,72 @@ class TaskClass:
 
     ``kind`` says whether the class is made of finite *tasks* or long-running *services* (whose
     makespan is a lifetime); ``priority_rate`` is the rate of the truncated exponential priority
-    law (spelled ``lambda`` in model files, as in the paper).
+    law (spelled ``lambda`` in model files, as in the paper). Makespans are log-normal of mean
+    ``mass`` and mean/median ``disparity``, unless ``makespan`` names another law; a class gives
+    one or the other.
     """
 
     name: str
     kind: Kind
     frequency: float
-    mass: float
-    disparity: float
+    mass: float | None
+    disparity: float | None
     priority_rate: float
     source: str = field(default="", compare=False)
+    makespan: Law | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
             raise ModelError(f"{where}.name must be a non-empty string without quotes, '\\' or '!'")
         if self.kind not in KINDS:
             raise ModelError(f"{where}.kind must be one of {', '.join(KINDS)} (got {self.kind!r})")
-        _require(f"{where}.frequency", self.frequency, 0.0 <= self.frequency <= 1.0, "in [0, 1]")
-        _require(f"{where}.mass", self.mass, self.mass > 0.0, "> 0")
-        _require(f"{where}.disparity", self.disparity, self.disparity > 1.0, "> 1")
-        _require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+        require(f"{where}.frequency", self.frequency, 0.0 <= self.frequency <= 1.0, "in [0, 1]")
+        if self.makespan is None:
+            require(f"{where}.mass", self.mass, self.mass is not None and self.mass > 0.0, "> 0")
+            require(f"{where}.disparity", self.disparity, self.disparity is not None and self.disparity > 1.0, "> 1")
+        elif self.mass is not None or self.disparity is not None:
+            raise ModelError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
+        else:
+            self.makespan.check(f"{where}.makespan")
+        require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+
+    def makespan_law(self) -> Law:
+        """The law makespans are drawn from."""
+        if self.makespan is not None:
+            return self.makespan
+        mu, sigma = lognormal_parameters(self.mass, self.disparity)
+        return LogNormal(float(mu), float(sigma))
+
+    def to_mapping(self) -> dict[str, Any]:
+        laws = (
+            {"mass": self.mass, "disparity": self.disparity}
+            if self.makespan is None
+            else {"makespan": self.makespan.to_mapping()}
+        )
+        return {"name": self.name, "kind": self.kind, "frequency": self.frequency, **laws, "lambda": self.priority_rate}
 
 
 @dataclass(frozen=True)
 class WorkloadModel:
-    """Dynamism (mean inter-arrival time, seconds) and the task classes."""
+    """Arrivals (``dynamism``, the mean inter-arrival time in seconds, or an ``interarrival``
+    law; optionally an arrival-rate profile) and the task classes."""
 
-    dynamism: float
+    dynamism: float | None
     classes: tuple[TaskClass, ...]
     name: str = "custom"
     source: str = field(default="", compare=False)
+    interarrival: Law | None = None
+    arrival_profile: ArrivalProfile | None = None
 
     def __post_init__(self) -> None:
-        _require("dynamism", self.dynamism, self.dynamism > 0.0, "> 0")
+        if self.interarrival is None:
+            require("dynamism", self.dynamism, self.dynamism is not None and self.dynamism > 0.0, "> 0")
+        elif self.dynamism is not None:
+            raise ModelError("give dynamism (the paper's Lomax inter-arrivals) or interarrival, not both")
+        else:
+            self.interarrival.check("interarrival")
+        if self.arrival_profile is not None:
+            self.arrival_profile.check("arrival_profile")
         if not self.classes:
             raise ModelError("classes must list at least one class")
         for index, task_class in enumerate(self.classes):
@@ -72,35 +117,32 @@ class WorkloadModel:
         if abs(total - 1.0) > FREQUENCY_TOLERANCE:
             raise ModelError(f"classes[].frequency must sum to 1 (got {total:.9g})")
 
+    def interarrival_law(self) -> Law:
+        """The law of the time between consecutive submissions (in normalized time with a profile).
+
+        By default the paper's ``pareto(4, loc=-1) * 3 * dynamism``, a Lomax(4) of mean ``dynamism``.
+        """
+        if self.interarrival is not None:
+            return self.interarrival
+        return Lomax(INTERARRIVAL_SHAPE, (INTERARRIVAL_SHAPE - 1.0) * self.dynamism)
+
     def to_mapping(self) -> dict[str, Any]:
         """The model as a model file spells it (the inverse of :func:`model_from_mapping`)."""
-        return {
-            "dynamism": self.dynamism,
-            "classes": [
-                {
-                    "name": c.name,
-                    "kind": c.kind,
-                    "frequency": c.frequency,
-                    "mass": c.mass,
-                    "disparity": c.disparity,
-                    "lambda": c.priority_rate,
-                }
-                for c in self.classes
-            ],
-        }
+        mapping: dict[str, Any] = {} if self.dynamism is None else {"dynamism": self.dynamism}
+        if self.interarrival is not None:
+            mapping["interarrival"] = self.interarrival.to_mapping()
+        if self.arrival_profile is not None:
+            mapping["arrival_profile"] = self.arrival_profile.to_mapping()
+        mapping["classes"] = [c.to_mapping() for c in self.classes]
+        return mapping
 
 
-def _require(name: str, value: Any, ok: bool, expectation: str) -> None:
-    if not ok:
-        raise ModelError(f"{name} must be {expectation} (got {value!r})")
+_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan"}
+_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile"}
 
 
-_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda"}
-_MODEL_KEYS = {"dynamism", "classes", "name"}
-
-
-def _number(mapping: Mapping[str, Any], key: str, where: str) -> float:
-    return finite_number(mapping, key, where, ModelError)
+def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: bool) -> float | None:
+    return number(mapping, key, where) if key in mapping or needed else None
 
 
 def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadModel:
@@ -118,25 +160,31 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
         where = f"classes[{index}]."
         if not isinstance(raw, Mapping):
             raise ModelError(f"classes[{index}] must be a table/object")
-        unknown = set(raw) - _CLASS_KEYS
-        if unknown:
-            raise ModelError(f"unknown key(s) in classes[{index}]: {', '.join(sorted(unknown))}")
-        name = raw.get("name", f"class{index}")
+        known_keys(raw, _CLASS_KEYS, f"classes[{index}]")
+        lognormal = "makespan" not in raw
         classes.append(
             TaskClass(
-                name=str(name),
+                name=str(raw.get("name", f"class{index}")),
                 kind=raw.get("kind", "task"),
-                frequency=_number(raw, "frequency", where),
-                mass=_number(raw, "mass", where),
-                disparity=_number(raw, "disparity", where),
-                priority_rate=_number(raw, "lambda", where),
+                frequency=number(raw, "frequency", where),
+                mass=_optional_number(raw, "mass", where, lognormal),
+                disparity=_optional_number(raw, "disparity", where, lognormal),
+                priority_rate=number(raw, "lambda", where),
+                makespan=None if lognormal else law_from_mapping(raw["makespan"], f"classes[{index}].makespan"),
             )
         )
+    interarrival = data.get("interarrival")
     return WorkloadModel(
-        dynamism=_number(data, "dynamism", ""),
+        dynamism=_optional_number(data, "dynamism", "", interarrival is None),
         classes=tuple(classes),
         name=str(data.get("name", "custom")),
         source=source,
+        interarrival=None if interarrival is None else law_from_mapping(interarrival, "interarrival"),
+        arrival_profile=(
+            None
+            if data.get("arrival_profile") is None
+            else ArrivalProfile.from_mapping(data["arrival_profile"], "arrival_profile")
+        ),
     )
 
 
@@ -151,3 +199,15 @@ def load_model(path: str | Path) -> WorkloadModel:
         return model_from_mapping(data, source=str(path))
     except ModelError as error:
         raise ModelError(f"{path}: {error}") from error
+
+
+def save_model(model: WorkloadModel, path: str | Path) -> None:
+    """Write ``model`` as a ``.toml`` or ``.json`` model file that :func:`load_model` reads back."""
+    path = Path(path)
+    data = {"name": model.name, **model.to_mapping()}
+    if path.suffix.lower() == ".toml":
+        path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    elif path.suffix.lower() == ".json":
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    else:
+        raise ModelError(f"{path}: a model file must end in .toml or .json")

@@ -1,0 +1,77 @@
+"""How faithful a model is to the data it was fitted on: generate, then compare per class.
+
+The generator draws as many tasks as the original table holds, from ``seed``; per class, the
+two-sample Kolmogorov-Smirnov statistic compares generated and original makespans (the model
+paper's log-normal fits reach 0.057 and 0.064 against the trace), and the class frequencies and
+mean priorities are set side by side. The inter-arrival times of the whole stream are compared
+the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from ..generator import generate
+from ..model import WorkloadModel
+from ..requests import RequestLaw, load_request_law
+
+
+@dataclass(frozen=True)
+class ClassFidelity:
+    name: str
+    original_tasks: int
+    generated_tasks: int
+    original_frequency: float
+    generated_frequency: float
+    makespan_ks: float
+    original_mean_priority: float
+    generated_mean_priority: float
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    seed: int
+    classes: list[ClassFidelity]
+    interarrival_ks: float
+
+    @property
+    def worst_makespan_ks(self) -> float:
+        return max(c.makespan_ks for c in self.classes)
+
+    def to_mapping(self) -> dict:
+        return {**asdict(self), "worst_makespan_ks": self.worst_makespan_ks}
+
+
+def fidelity_report(
+    original: pl.DataFrame, model: WorkloadModel, seed: int, requests: RequestLaw | None = None
+) -> Fidelity:
+    """Compare ``original`` (columns ``subtime``, ``makespan``, ``priority`` in ]0, 1] and
+    ``class``, a class name of ``model`` per row) with as many tasks generated from ``seed``."""
+    names = [c.name for c in model.classes]
+    unknown = set(original["class"].unique().to_list()) - set(names)
+    if unknown:
+        raise ValueError(f"original rows of class(es) {sorted(unknown)} that the model does not have")
+    count = original.height
+    batches = list(generate(model, requests or load_request_law(), np.random.default_rng(seed), tasks=count))
+    class_index = np.concatenate([b.class_index for b in batches])
+    makespan = np.concatenate([b.makespan for b in batches])
+    priority = np.concatenate([b.priority for b in batches])
+    subtime = np.concatenate([b.subtime for b in batches])
+    classes = []
+    for index, name in enumerate(names):
+        rows = original.filter(pl.col("class") == name)
+        drawn = class_index == index
+        if rows.height == 0 or not drawn.any():
+            continue
+        classes.append(ClassFidelity(
+            name, rows.height, int(drawn.sum()), rows.height / count, float(drawn.mean()),
+            float(stats.ks_2samp(rows["makespan"].to_numpy(), makespan[drawn]).statistic),
+            float(rows["priority"].mean()), float(priority[drawn].mean()),
+        ))
+    original_gaps = np.diff(np.sort(original["subtime"].to_numpy()))
+    interarrival_ks = float(stats.ks_2samp(original_gaps, np.diff(subtime)).statistic)
+    return Fidelity(seed, classes, interarrival_ks)

@@ -1,0 +1,150 @@
+"""The fit report: every law's parameters and scores per class and for the arrivals, the
+priority rates, the paper's mass and disparity, the k-means diagnostics and, when computed, the
+fidelity of the fitted model; as JSON (``.json``) or Markdown (any other suffix)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..distributions import Law
+from .fidelity import Fidelity
+from .model_fit import ModelFit
+from .select import LawFit
+
+
+def _g(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def describe(law: Law | None) -> str:
+    """``gamma(shape=0.62, scale=2137)``: a law in one line."""
+    if law is None:
+        return "-"
+    parts = []
+    for key, value in law.to_mapping().items():
+        if key != "law":
+            parts.append(f"{key}=[{', '.join(map(_g, value))}]" if isinstance(value, list) else f"{key}={_g(value)}")
+    return f"{law.name}({', '.join(parts)})"
+
+
+def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> dict[str, Any]:
+    table = fit.table
+    arrivals = fit.arrivals
+    profile = arrivals.profile
+    mapping: dict[str, Any] = {
+        "input": source,
+        "rows": {"read": table.rows_read, "used": table.frame.height, "skipped": table.skipped},
+        "criterion": fit.criterion,
+        "classification": fit.classification,
+        "arrivals": {
+            "gaps": arrivals.gaps, "zero_gaps": arrivals.zero_gaps, "mean_gap": arrivals.mean_gap,
+            "profile": None if profile is None else {
+                "period": profile.profile.period, "bins": len(profile.profile.rates),
+                "covered_bins": profile.covered_bins, "rates": list(profile.profile.rates),
+            },
+            "best": arrivals.best.method,
+            "fits": [f.to_mapping() for f in arrivals.fits],
+        },
+        "classes": [
+            {
+                "name": c.name, "kind": c.kind, "tasks": c.tasks, "frequency": c.frequency,
+                "mass": c.mass, "disparity": c.disparity, "lambda": c.priority.rate,
+                "mean_priority": c.priority.mean, **({"priority_note": c.priority.note} if c.priority.note else {}),
+                "best": c.best.method, "fits": [f.to_mapping() for f in c.fits],
+            }
+            for c in fit.classes
+        ],
+    }
+    if fit.elbow is not None:
+        mapping["kmeans"] = {
+            "elbow": [vars(score) for score in fit.elbow],
+            "k": fit.clustering.k,
+            "silhouette": fit.clustering.silhouette,
+            "clusters": fit.clustering.clusters.to_dicts(),
+        }
+    if fidelity is not None:
+        mapping["fidelity"] = fidelity.to_mapping()
+    return mapping
+
+
+def _fits_table(fits: list[LawFit], best: LawFit) -> list[str]:
+    lines = ["| method | law | KS | log-likelihood | AIC | seconds |", "| --- | --- | --- | --- | --- | --- |"]
+    for f in fits:
+        mark = " **(best)**" if f is best else ""
+        law = describe(f.law) if f.law is not None else f"not applicable: {f.note}"
+        lines.append(f"| {f.method}{mark} | {law} | {_g(f.ks)} | {_g(f.loglik)} | {_g(f.aic)} | {f.seconds:.3f} |")
+    return lines
+
+
+def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> str:
+    table, arrivals = fit.table, fit.arrivals
+    skipped = ", ".join(f"{n} {reason}" for reason, n in table.skipped.items()) or "none"
+    lines = [
+        f"# Fit of {source}", "",
+        f"Rows: {table.rows_read} read = {table.frame.height} used + {sum(table.skipped.values())} skipped ({skipped}).",
+        f"Classes: {fit.classification}; best law by {'smallest KS statistic' if fit.criterion == 'ks' else 'smallest AIC'}.", "",
+        "## Classes", "",
+        "| class | kind | tasks | frequency | mass (mean, s) | disparity (mean/median) | lambda | mean priority | best law |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in fit.classes:
+        lines.append(
+            f"| {c.name} | {c.kind} | {c.tasks} | {_g(c.frequency)} | {_g(c.mass)} | {_g(c.disparity)} | "
+            f"{_g(c.priority.rate)} | {_g(c.priority.mean)} | {c.best.method} |"
+        )
+    lines += [f"- {c.name}: {c.priority.note}" for c in fit.classes if c.priority.note]
+    for c in fit.classes:
+        lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
+    lines += ["", "## Arrivals", ""]
+    if arrivals.profile is not None:
+        p = arrivals.profile
+        lines.append(
+            f"Arrival-rate profile: period {p.profile.period:g} s in {len(p.profile.rates)} bins of "
+            f"{p.profile.bin_width:g} s, {p.covered_bins} bins observed; rates from "
+            f"{_g(min(p.profile.rates))} to {_g(max(p.profile.rates))} times the mean. "
+            "Inter-arrival times below are in normalized time."
+        )
+    else:
+        lines.append("No arrival-rate profile (stationary arrivals).")
+    lines += [
+        "", f"{arrivals.gaps} gaps between submissions, mean {_g(arrivals.mean_gap)} s; "
+        f"{arrivals.zero_gaps} simultaneous submissions (zero gaps) left out of the fits.", "",
+        *_fits_table(arrivals.fits, arrivals.best),
+    ]
+    if fit.elbow is not None:
+        clustering = fit.clustering
+        lines += [
+            "", "## k-means", "", "| k | inertia | mean distance to closest centroid | mean silhouette |",
+            "| --- | --- | --- | --- |",
+            *(f"| {s.k} | {_g(s.inertia)} | {_g(s.mean_distance)} | {_g(s.silhouette)} |" for s in fit.elbow),
+            "", f"Clusters of the {clustering.k}-clustering (mean silhouette {_g(clustering.silhouette)}):", "",
+        ]
+        columns = clustering.clusters.columns
+        lines += ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+        for row in clustering.clusters.iter_rows():
+            lines.append("| " + " | ".join(_g(v) if isinstance(v, float) else str(v) for v in row) + " |")
+    if fidelity is not None:
+        lines += [
+            "", f"## Fidelity (generated with seed {fidelity.seed} vs original)", "",
+            "| class | tasks orig. / gen. | frequency orig. / gen. | makespan KS (two-sample) | mean priority orig. / gen. |",
+            "| --- | --- | --- | --- | --- |",
+            *(
+                f"| {c.name} | {c.original_tasks} / {c.generated_tasks} | {_g(c.original_frequency)} / "
+                f"{_g(c.generated_frequency)} | {_g(c.makespan_ks)} | {_g(c.original_mean_priority)} / "
+                f"{_g(c.generated_mean_priority)} |"
+                for c in fidelity.classes
+            ),
+            "", f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> None:
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        text = json.dumps(report_mapping(fit, source, fidelity), indent=1, default=float) + "\n"
+    else:
+        text = render_markdown(fit, source, fidelity)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,120 @@
+"""The table fitting starts from: one row per task, whatever the source.
+
+Columns (other columns are ignored):
+
+- ``subtime``: submission time, seconds;
+- ``makespan``: seconds, > 0 (a service's lifetime);
+- ``kind`` (``task`` / ``service``) or ``end_event`` (``FINISH`` / ``KILL``, or the trace's codes
+  4 / 5): the model paper's a-priori split, Finish-ended tasks and Kill-ended services;
+- ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
+  mapped with :func:`batsim_google.priority.unit_priority`);
+- ``scheduling_class``, an integer 0..3, optional (k-means uses it when present).
+
+A Batsim workload (:mod:`.batsim_input`) and, later, a trace reader produce it. Rows that break a
+rule are skipped and counted by reason (rows read = rows used + rows skipped), or, in strict mode,
+stop the fit with the row number and the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from ..priority import GOOGLE_PRIORITY_LEVELS
+from ..trace.schema import TaskEvent
+
+KIND_OF_END_EVENT = {
+    "FINISH": "task", str(int(TaskEvent.FINISH)): "task",
+    "KILL": "service", str(int(TaskEvent.KILL)): "service",
+}
+SCHEDULING_CLASSES = 4
+
+
+class FitInputError(ValueError):
+    """Input that cannot be fitted; the message names the column or the row."""
+
+
+@dataclass(frozen=True)
+class TaskTable:
+    """Valid rows with columns ``subtime``, ``makespan``, ``kind``, ``priority`` (]0, 1]) and, when
+    given, ``google_priority`` and ``scheduling_class``; and how many rows were skipped, by reason."""
+
+    frame: pl.DataFrame
+    rows_read: int
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def google_priorities(self) -> bool:
+        return "google_priority" in self.frame.columns
+
+    @property
+    def has_scheduling_class(self) -> bool:
+        return "scheduling_class" in self.frame.columns
+
+
+def _finite(name: str) -> pl.Expr:
+    return pl.col(name).is_not_null() & pl.col(name).cast(pl.Float64).is_finite()
+
+
+def task_table(frame: pl.DataFrame, strict: bool = False) -> TaskTable:
+    """Check and normalize ``frame`` (see the module docstring)."""
+    columns = set(frame.columns)
+    missing = [name for name in ("subtime", "makespan") if name not in columns]
+    if not columns & {"kind", "end_event"}:
+        missing.append("kind or end_event")
+    if not columns & {"priority", "google_priority"}:
+        missing.append("priority or google_priority")
+    if missing:
+        raise FitInputError(f"the task table lacks column(s): {', '.join(missing)}")
+
+    if "kind" in columns:
+        kind = pl.col("kind").cast(pl.String)
+        kind_rule = (kind.is_in(["task", "service"]), "kind is not task or service")
+    else:
+        event = pl.col("end_event").cast(pl.String).str.to_uppercase()
+        kind = event.replace_strict(KIND_OF_END_EVENT, default=None)
+        kind_rule = (kind.is_not_null(), "end event is not FINISH or KILL")
+    if "google_priority" in columns:
+        google = pl.col("google_priority").cast(pl.Float64)
+        priority = (google + 1.0) / GOOGLE_PRIORITY_LEVELS
+        priority_rule = (
+            _finite("google_priority") & (google == google.round()) & google.is_between(0, GOOGLE_PRIORITY_LEVELS - 1),
+            f"google_priority is not an integer in 0..{GOOGLE_PRIORITY_LEVELS - 1}",
+        )
+    else:
+        priority = pl.col("priority").cast(pl.Float64)
+        priority_rule = (_finite("priority") & (priority > 0) & (priority <= 1), "priority is not in ]0, 1]")
+    rules = [
+        (_finite("subtime"), "subtime is missing or not finite"),
+        (_finite("makespan") & (pl.col("makespan").cast(pl.Float64) > 0), "makespan is missing, not finite or <= 0"),
+        kind_rule,
+        priority_rule,
+    ]
+    if "scheduling_class" in columns:
+        klass = pl.col("scheduling_class").cast(pl.Float64)
+        rules.append((
+            _finite("scheduling_class") & (klass == klass.round()) & klass.is_between(0, SCHEDULING_CLASSES - 1),
+            f"scheduling_class is not an integer in 0..{SCHEDULING_CLASSES - 1}",
+        ))
+    reason = pl.when(~rules[0][0].fill_null(False)).then(pl.lit(rules[0][1]))
+    for ok, text in rules[1:]:
+        reason = reason.when(~ok.fill_null(False)).then(pl.lit(text))
+    checked = frame.with_row_index("row").with_columns(reason.otherwise(None).alias("reason"))
+    bad = checked.filter(pl.col("reason").is_not_null())
+    if strict and bad.height:
+        first = bad.row(0, named=True)
+        raise FitInputError(f"row {first['row']}: {first['reason']}")
+    skipped = dict(bad.group_by("reason").len().sort("reason").iter_rows())
+    good = checked.filter(pl.col("reason").is_null())
+    selected = [
+        pl.col("subtime").cast(pl.Float64),
+        pl.col("makespan").cast(pl.Float64),
+        kind.alias("kind"),
+        priority.alias("priority"),
+    ]
+    if "google_priority" in columns:
+        selected.append(pl.col("google_priority").cast(pl.Int64))
+    if "scheduling_class" in columns:
+        selected.append(pl.col("scheduling_class").cast(pl.Int64))
+    return TaskTable(good.select(selected), frame.height, skipped)
