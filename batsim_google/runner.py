@@ -2,12 +2,15 @@
 
 Batsim (a ZeroMQ client) waits forever for a scheduler that died, and a scheduler waits for a
 Batsim that crashed, so the runner watches both: when either exits with an error, or the wall-time
-limit passes, the other is stopped too. Logs of both go next to Batsim's outputs.
+limit passes, the other is stopped too. Logs of both go next to Batsim's outputs. Each process runs
+in its own process group, stopped as a whole, so that what it started (batsim-py starts Batsim
+itself) never outlives it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -93,49 +96,94 @@ class SimulationResult:
         return self.output / f"{OUTPUT_PREFIX}_{name}"
 
 
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass  # the whole group already ended
+
+
 def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    """Stop a process and its group (what it started), gently first."""
+    _signal_group(process, signal.SIGTERM)
+    try:
+        process.wait(STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(process, signal.SIGKILL)
+    process.wait()
+
+
+def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> None:
+    for name, process in processes.items():
+        if process.poll() not in (None, 0):
+            logs[name].flush()
+            raise SimulationError(
+                f"{name} exited with status {process.returncode} ({_last_line(Path(logs[name].name))}); "
+                f"see {logs[name].name}"
+            )
+
+
+def _last_line(path: Path) -> str:
+    """The last line a process logged, usually its error."""
+    with path.open("rb") as log:
+        log.seek(max(0, log.seek(0, 2) - 4096))
+        lines = log.read().decode(errors="replace").strip().splitlines()
+    return lines[-1] if lines else "nothing logged"
 
 
 def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = None) -> SimulationResult:
     """Run ``simulation`` to its end; raise :class:`SimulationError` when either side fails."""
     if shutil.which(simulation.batsim) is None:
         raise SimulationError(f"no '{simulation.batsim}' executable on PATH (Batsim 4.2.1 is needed)")
-    simulation.output.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    logs = {name: (simulation.output / f"{name}.log").open("w") for name in ("scheduler", "batsim")}
+    commands = {"scheduler": simulation.scheduler(f"tcp://*:{port}"), "batsim": simulation.batsim_command(port)}
+    return _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll)
+
+
+def run_batsim_launcher(
+    command: list[str],
+    output: Path,
+    timeout: float,
+    environment: dict[str, str] | None = None,
+    on_poll: Callable[[], None] | None = None,
+    name: str = "scheduler",
+) -> SimulationResult:
+    """Run a scheduler that starts Batsim itself (batsim-py does): one process to watch.
+
+    Batsim runs in the scheduler's process group, so stopping the scheduler stops Batsim too.
+    """
+    return _supervise({name: command}, output, timeout, environment, on_poll)
+
+
+def _supervise(
+    commands: dict[str, list[str]],
+    output: Path,
+    timeout: float,
+    environment: dict[str, str] | None,
+    on_poll: Callable[[], None] | None,
+) -> SimulationResult:
+    """Start the commands (logs ``output/NAME.log``) and wait for all; stop all when one fails."""
+    output.mkdir(parents=True, exist_ok=True)
+    logs = {name: (output / f"{name}.log").open("w") for name in commands}
     started = time.monotonic()
-    scheduler = subprocess.Popen(
-        simulation.scheduler(f"tcp://*:{port}"), stdout=logs["scheduler"], stderr=subprocess.STDOUT,
-        env=simulation.environment,
-    )
-    batsim = subprocess.Popen(
-        simulation.batsim_command(port), stdout=logs["batsim"], stderr=subprocess.STDOUT,
-        env=simulation.environment,
-    )
-    processes = {"scheduler": scheduler, "batsim": batsim}
+    processes: dict[str, subprocess.Popen] = {}
     try:
+        for name, command in commands.items():
+            processes[name] = subprocess.Popen(
+                command, stdout=logs[name], stderr=subprocess.STDOUT, env=environment, start_new_session=True,
+            )
         while any(process.poll() is None for process in processes.values()):
-            for name, process in processes.items():
-                if process.poll() not in (None, 0):
-                    raise SimulationError(
-                        f"{name} exited with status {process.returncode}; "
-                        f"see {simulation.output / (name + '.log')}"
-                    )
-            if time.monotonic() - started > simulation.timeout:
-                raise SimulationError(f"simulation still running after {simulation.timeout:g} s; stopped")
+            _raise_on_failure(processes, logs)
+            if time.monotonic() - started > timeout:
+                raise SimulationError(f"simulation still running after {timeout:g} s; stopped")
             if on_poll is not None:
                 on_poll()
             time.sleep(POLL_SECONDS)
+        _raise_on_failure(processes, logs)  # the last one may have failed as the loop ended
     finally:
         for process in processes.values():
             _stop(process)
         for log in logs.values():
             log.close()
-    return SimulationResult(simulation.output, time.monotonic() - started)
+    return SimulationResult(output, time.monotonic() - started)
