@@ -32,7 +32,7 @@ from .requests import derive_request_law, load_request_law
 from .scheduling.placement import PLACEMENTS
 from .runner import SimulationError
 from .scheduling.policy import ENERGY_POLICIES, RESTARTS
-from .simulate import run_google_cell
+from .simulate import FRONTENDS, run_google_cell
 from .trace.machines import MachineHistory, read_machine_history
 from .workload import GOOGLE_CELL_MACHINES, write_generated_workload
 
@@ -156,7 +156,8 @@ def requests_command(sources, output: Path, note: str) -> None:
 @click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
 @click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
-def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, energy_outputs, batsim_binary, progress) -> None:
+@click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see README).")
+def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, energy_outputs, batsim_binary, progress, frontend) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     policy = {
         "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption, "priority_levels": priority_levels,
@@ -167,9 +168,14 @@ def run(platform, workloads, events, output, placement, overcommit, preemption, 
         summary = run_google_cell(
             platform, list(workloads), output, policy, events=list(events), timeout=timeout,
             batsim=batsim_binary, energy=energy_outputs, progress=sys.stderr.isatty() if progress is None else progress,
+            frontend=frontend,
         ).summary
+    except ImportError as error:
+        _fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")
     except SimulationError as error:
         raise click.ClickException(str(error)) from error
+    except ValueError as error:  # what the batsim-py front-end cannot run
+        _fail(str(error))
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
     click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
     click.echo(f"outputs in {output}")

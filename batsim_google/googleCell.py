@@ -20,60 +20,22 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 
-import numpy as np
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
+from batsim_google.cell_frontend import ProgressFile, cell_policy, end_status, job_request, sleep_pstate
 from batsim_google.scheduling.accounting import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy, PolicyConfig
-from batsim_google.scheduling.tasks import JobRequest
 
 #: Delay of the profile that resubmitted services run: they end at their walltime, never before.
 SERVICE_DELAY = 1e12
-#: Batsim job states -> how the policy reads a job's end.
-END_STATUS = {
-    Job.State.COMPLETED_SUCCESSFULLY: "success",
-    Job.State.COMPLETED_WALLTIME_REACHED: "walltime",
-    Job.State.COMPLETED_KILLED: "killed",
-    Job.State.COMPLETED_FAILED: "failed",
-}
 #: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
 USER_KILL_EVENT = "user_kill"
 COMPUTE_PSTATE = 0
-PROGRESS_PERIOD_S = 1.0
-
-
-def job_request(job: Job) -> JobRequest:
-    """The policy's view of a workload job, from its extra fields (defaults when absent)."""
-    fields = job.json_dict
-    kind = fields.get("kind", "task")
-    if kind == "service":
-        work = float(job.requested_time)
-    else:
-        work = float((job.profile_dict or {}).get("delay", 0.0))
-    return JobRequest(
-        job_id=job.id,
-        subtime=float(job.submit_time),
-        kind=kind,
-        priority=float(fields.get("priority", 0.5)),
-        cpu=float(fields.get("cpu", 0.0)),
-        memory=float(fields.get("memory", 0.0)),
-        work=work,
-    )
-
-
-def _capacity(resource: dict, name: str) -> float:
-    return float(resource.get("properties", {}).get(name, 1.0))
-
-
-def _sleep_pstate(resource: dict) -> int | None:
-    value = resource.get("properties", {}).get("sleep_pstates")
-    return int(value.split(":")[0]) if value else None
 
 
 class GoogleCell(BatsimScheduler):
@@ -83,7 +45,7 @@ class GoogleCell(BatsimScheduler):
         super().__init__(options or {})
         self.policy: CellPolicy | None = None
         self._profiles_registered = False
-        self._last_progress = 0.0
+        self.progress = ProgressFile(self.options.get("progress_file"))
         self._batch_started = 0.0
         self.decision_seconds = 0.0
         self.messages = 0
@@ -94,7 +56,7 @@ class GoogleCell(BatsimScheduler):
 
     def onSimulationBegins(self) -> None:
         config = PolicyConfig(**self.options.get("policy", {}))
-        resources = [self.bs.compute_resources[i] for i in sorted(self.bs.compute_resources)]
+        properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
         if not self.bs.allow_compute_sharing:
             raise RuntimeError("run Batsim with --enable-compute-sharing: tasks share machines")
         if not (
@@ -106,14 +68,10 @@ class GoogleCell(BatsimScheduler):
                 "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
                 "evicted and failed tasks come back as new jobs"
             )
-        self.sleep_pstates = [_sleep_pstate(resource) for resource in resources]
+        self.sleep_pstates = [sleep_pstate(p) for p in properties]
         if config.energy != "always-on" and None in self.sleep_pstates:
             raise RuntimeError(f"energy policy {config.energy!r} needs a sleep_pstates property on every host")
-        self.policy = CellPolicy(
-            np.array([_capacity(r, "cpu_capacity") for r in resources]),
-            np.array([_capacity(r, "memory_capacity") for r in resources]),
-            config,
-        )
+        self.policy = cell_policy(properties, config)
 
     def onSimulationEnds(self) -> None:
         output = self.options.get("output")
@@ -128,10 +86,12 @@ class GoogleCell(BatsimScheduler):
         self.messages += 1
 
     def onJobSubmission(self, job: Job) -> None:
-        self.policy.job_submitted(self.bs.time(), job_request(job))
+        delay = (job.profile_dict or {}).get("delay", 0.0)
+        request = job_request(job.id, job.submit_time, job.json_dict, job.requested_time, delay)
+        self.policy.job_submitted(self.bs.time(), request)
 
     def onJobCompletion(self, job: Job) -> None:
-        self.policy.job_ended(self.bs.time(), job.id, END_STATUS.get(job.job_state, "failed"))
+        self.policy.job_ended(self.bs.time(), job.id, end_status(job.job_state.name))
 
     def onNotifyEventMachineUnavailable(self, machines: ProcSet) -> None:
         self.policy.machines_unavailable(self.bs.time(), list(machines))
@@ -166,7 +126,7 @@ class GoogleCell(BatsimScheduler):
         for decision in self.policy.decide(now):
             self._apply(decision)
         self.decision_seconds += time.perf_counter() - self._batch_started
-        self._report_progress(now)
+        self.progress.report(now)
 
     # ----- decisions -> protocol ----------------------------------------------------------------
 
@@ -207,9 +167,3 @@ class GoogleCell(BatsimScheduler):
             profile = decision.job_id.split("!", 1)[1]
             bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})
             bs.register_job(decision.job_id, 1, -1, profile)
-
-    def _report_progress(self, now: float) -> None:
-        path = self.options.get("progress_file")
-        if path and time.monotonic() - self._last_progress >= PROGRESS_PERIOD_S:
-            self._last_progress = time.monotonic()
-            Path(path).write_text(f"{now}\n")

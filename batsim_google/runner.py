@@ -2,7 +2,9 @@
 
 Batsim (a ZeroMQ client) waits forever for a scheduler that died, and a scheduler waits for a
 Batsim that crashed, so the runner watches both: when either exits with an error, or the wall-time
-limit passes, the other is stopped too. Logs of both go next to Batsim's outputs.
+limit passes, the other is stopped too. Logs of both go next to Batsim's outputs. Each process runs
+in its own process group, stopped as a whole, so that what it started (batsim-py starts Batsim
+itself) never outlives it.
 
 Batsim's peak resident memory is its own rusage (``wait4``). A process keeps in its peak the
 memory it had before ``exec``, which for a child of this (large) Python process would be this
@@ -91,11 +93,12 @@ def pybatsim_scheduler(scheduler: str, options: dict | None = None, timeout_ms: 
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """Where Batsim wrote, how long the run took and Batsim's peak resident memory (bytes)."""
+    """Where Batsim wrote, how long the run took and Batsim's peak resident memory (bytes, when
+    measured)."""
 
     output: Path
     wall_seconds: float
-    batsim_peak_rss: int
+    batsim_peak_rss: int | None
 
     def path(self, name: str) -> Path:
         """A Batsim output file by its suffix, e.g. ``jobs.csv`` -> ``out_jobs.csv``."""
@@ -115,19 +118,38 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    try:
+        os.killpg(process.pid, signum)
+    except ProcessLookupError:
+        pass  # the whole group already ended
+
+
 def _stop(process: subprocess.Popen) -> None:
-    """End a process and its session (the launcher and Batsim under it)."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    """Stop a process and its group (what it started), gently first."""
+    _signal_group(process, signal.SIGTERM)
+    try:
+        process.wait(STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(process, signal.SIGKILL)
+    process.wait()
 
 
 def _tail(path: Path, lines: int = 15) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    """The end of a process's log, where its error is."""
+    with path.open("rb") as log:
+        log.seek(max(0, log.seek(0, 2) - 8192))
+        text = log.read().decode(errors="replace").strip().splitlines()
+    return "\n".join(text[-lines:]) if text else "nothing logged"
+
+
+def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> None:
+    for name, process in processes.items():
+        if process.poll() not in (None, 0):
+            logs[name].flush()
+            path = Path(logs[name].name)
+            raise SimulationError(f"{name} exited with status {process.returncode}; see {path}:\n{_tail(path)}")
 
 
 def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = None) -> SimulationResult:
@@ -135,39 +157,64 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
     executable = shutil.which(simulation.batsim)
     if executable is None:
         raise SimulationError(f"no '{simulation.batsim}' executable on PATH (Batsim 4.2.1 is needed)")
-    simulation.output.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    log_paths = {name: simulation.output / f"{name}.log" for name in ("scheduler", "batsim")}
-    logs = {name: path.open("w") for name, path in log_paths.items()}
     peak_file = simulation.output / "batsim_peak_rss"
+    batsim = [executable, *simulation.batsim_command(port)[1:]]
+    commands = {
+        "scheduler": simulation.scheduler(f"tcp://*:{port}"),
+        "batsim": [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
+    }
+    wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll)
+    return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
+
+
+def run_batsim_launcher(
+    command: list[str],
+    output: Path,
+    timeout: float,
+    environment: dict[str, str] | None = None,
+    on_poll: Callable[[], None] | None = None,
+    name: str = "scheduler",
+) -> SimulationResult:
+    """Run a scheduler that starts Batsim itself (batsim-py does): one process to watch.
+
+    Batsim runs in the scheduler's process group, so stopping the scheduler stops Batsim too;
+    its peak memory is not measured (``None``).
+    """
+    return SimulationResult(output, _supervise({name: command}, output, timeout, environment, on_poll), None)
+
+
+def _supervise(
+    commands: dict[str, list[str]],
+    output: Path,
+    timeout: float,
+    environment: dict[str, str] | None,
+    on_poll: Callable[[], None] | None,
+) -> float:
+    """Start the commands (logs ``output/NAME.log``) and wait for all; stop all when one fails.
+
+    Returns the wall-clock seconds the run took.
+    """
+    output.mkdir(parents=True, exist_ok=True)
+    logs = {name: (output / f"{name}.log").open("w") for name in commands}
     started = time.monotonic()
-    scheduler = subprocess.Popen(
-        simulation.scheduler(f"tcp://*:{port}"), stdout=logs["scheduler"], stderr=subprocess.STDOUT,
-        env=simulation.environment, start_new_session=True,
-    )
-    batsim_command = [executable, *simulation.batsim_command(port)[1:]]
-    batsim = subprocess.Popen(
-        [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim_command],
-        stdout=logs["batsim"], stderr=subprocess.STDOUT, env=simulation.environment, start_new_session=True,
-    )
-    processes = {"scheduler": scheduler, "batsim": batsim}
+    processes: dict[str, subprocess.Popen] = {}
     try:
+        for name, command in commands.items():
+            processes[name] = subprocess.Popen(
+                command, stdout=logs[name], stderr=subprocess.STDOUT, env=environment, start_new_session=True,
+            )
         while any(process.poll() is None for process in processes.values()):
-            for name, process in processes.items():
-                if process.poll() not in (None, 0):
-                    logs[name].flush()
-                    raise SimulationError(
-                        f"{name} exited with status {process.returncode}; see {log_paths[name]}:\n"
-                        + _tail(log_paths[name])
-                    )
-            if time.monotonic() - started > simulation.timeout:
-                raise SimulationError(f"simulation still running after {simulation.timeout:g} s; stopped")
+            _raise_on_failure(processes, logs)
+            if time.monotonic() - started > timeout:
+                raise SimulationError(f"simulation still running after {timeout:g} s; stopped")
             if on_poll is not None:
                 on_poll()
             time.sleep(POLL_SECONDS)
+        _raise_on_failure(processes, logs)  # the last one may have failed as the loop ended
     finally:
         for process in processes.values():
             _stop(process)
         for log in logs.values():
             log.close()
-    return SimulationResult(simulation.output, time.monotonic() - started, int(peak_file.read_text()))
+    return time.monotonic() - started

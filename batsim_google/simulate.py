@@ -2,12 +2,15 @@
 
 The scheduler writes the simulated time it reached to a small file; the progress bar follows it.
 After the run, the scheduler's accounting summary tells whether every task ended exactly once.
+The scheduler runs through pybatsim (all features) or batsim-py (what it can do with Batsim 4.2.1,
+see :mod:`batsim_google.batsimpy_frontend`).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
@@ -15,11 +18,13 @@ from tqdm import tqdm
 from . import googleCell
 from .runner import (
     GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, SimulationResult, pybatsim_scheduler,
-    run_simulation,
+    run_batsim_launcher, run_simulation,
 )
 from .scheduling.accounting import SUMMARY
+from .scheduling.policy import PolicyConfig
 
 PROGRESS_FILE = "progress.txt"
+FRONTENDS = ("pybatsim", "batsim-py")
 
 
 @dataclass(frozen=True)
@@ -41,19 +46,36 @@ def run_google_cell(
     batsim: str = "batsim",
     energy: bool = True,
     progress: bool = False,
+    frontend: str = "pybatsim",
 ) -> GoogleCellRun:
-    """Run one simulation (raises SimulationError on failure)."""
+    """Run one simulation (raises SimulationError on failure); ``energy``: Batsim's ``-E``
+    (batsim-py always passes it).
+
+    With ``frontend="batsim-py"``, what batsim-py cannot run raises ``BatsimPyUnsupported`` (a
+    ValueError) before anything starts, and an ImportError without the batsim-py extra.
+    """
+    if frontend not in FRONTENDS:
+        raise ValueError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     progress_file = output / PROGRESS_FILE
-    options = {"policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file)}
-    batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
-    simulation = Simulation(
-        platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
-        scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
-        events=[Path(e) for e in events], energy=energy, batsim_options=batsim_options, timeout=timeout,
-        batsim=batsim,
-    )
+    if frontend == "batsim-py":
+        from . import batsimpy_frontend  # an optional dependency
+
+        batsimpy_frontend.check_supported(PolicyConfig(**policy), workloads, events, platform)
+        environment = batsimpy_frontend.environment(batsim)
+        command = batsimpy_frontend.command(Path(platform), Path(workloads[0]), output, policy, progress_file)
+        launch = partial(run_batsim_launcher, command, output, timeout, environment, name="batsim-py")
+    else:
+        options = {"policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file)}
+        batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
+        simulation = Simulation(
+            platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
+            scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
+            events=[Path(e) for e in events], energy=energy, batsim_options=batsim_options, timeout=timeout,
+            batsim=batsim,
+        )
+        launch = partial(run_simulation, simulation)
     with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
 
         def follow() -> None:
@@ -63,8 +85,8 @@ def run_google_cell(
                     bar.n = float(text)
                     bar.refresh()
 
-        result = run_simulation(simulation, on_poll=follow)
+        result = launch(on_poll=follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     if not summary_path.exists():
-        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see {output / 'scheduler.log'}")
+        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
     return GoogleCellRun(json.loads(summary_path.read_text()), result)

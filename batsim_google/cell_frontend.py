@@ -1,0 +1,77 @@
+"""What the pybatsim and batsim-py front-ends share: Batsim's descriptions in the policy's terms.
+
+Both libraries hand over the same Batsim JSON (a job's extra fields, walltime and profile; a
+machine's platform properties; a job's final state by name), so reading it lives here once, with
+the progress file that ``batsim-google run`` follows.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.tasks import JobRequest
+
+#: Batsim's final job states (by name, the same in pybatsim and batsim-py) -> the policy's statuses.
+END_STATUS = {
+    "COMPLETED_SUCCESSFULLY": "success",
+    "COMPLETED_WALLTIME_REACHED": "walltime",
+    "COMPLETED_KILLED": "killed",
+    "COMPLETED_FAILED": "failed",
+}
+PROGRESS_PERIOD_S = 1.0
+
+
+def end_status(state_name: str) -> str:
+    """How the policy reads a job's end; any other final state is a failure."""
+    return END_STATUS.get(state_name, "failed")
+
+
+def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float) -> JobRequest:
+    """The policy's view of a workload job, from its extra fields (defaults when absent).
+
+    A task's work is its profile's ``delay``; a service's is its lifetime, its ``walltime``.
+    """
+    kind = fields.get("kind", "task")
+    return JobRequest(
+        job_id=job_id,
+        subtime=float(subtime),
+        kind=kind,
+        priority=float(fields.get("priority", 0.5)),
+        cpu=float(fields.get("cpu", 0.0)),
+        memory=float(fields.get("memory", 0.0)),
+        work=float(walltime if kind == "service" else delay),
+    )
+
+
+def sleep_pstate(properties: Mapping) -> int | None:
+    """The sleep pstate of a machine (first of Batsim's ``sleep_pstates``), None without one."""
+    value = properties.get("sleep_pstates")
+    return int(value.split(":")[0]) if value else None
+
+
+def cell_policy(properties: Sequence[Mapping], config: PolicyConfig) -> CellPolicy:
+    """The policy over machines described by their platform properties, in resource-id order.
+
+    ``cpu_capacity`` and ``memory_capacity`` default to 1 (the largest machine).
+    """
+    cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
+    memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
+    return CellPolicy(cpu, memory, config)
+
+
+class ProgressFile:
+    """Writes the simulated time reached, at most once per second of wall time, for progress bars."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._last = 0.0
+
+    def report(self, now: float) -> None:
+        if self.path and time.monotonic() - self._last >= PROGRESS_PERIOD_S:
+            self._last = time.monotonic()
+            self.path.write_text(f"{now}\n")

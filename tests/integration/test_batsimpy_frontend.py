@@ -1,0 +1,241 @@
+"""The Google-cell policy through batsim-py 1.0.5 in real Batsim 4.2.1: what runs, checked from
+Batsim's outputs, and what cannot, each failure reproduced against the real Batsim."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from batsim_google.batsim_json import WorkloadWriter
+from batsim_google.runner import SimulationError
+from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.simulate import run_google_cell
+
+batsimpy_frontend = pytest.importorskip(
+    "batsim_google.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
+)
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity 0.5; wattage_per_state
+
+
+def task(i, subtime, delay, priority=0.5, cpu=0.5, memory=0.5, kind="task"):
+    return {"id": i, "subtime": float(subtime), "delay": float(delay), "kind": kind,
+            "priority": priority, "cpu": cpu, "memory": memory}
+
+
+def workload(path: Path, jobs: list[dict], keep_no_walltime: bool = False) -> Path:
+    """Our workload format; without ``keep_no_walltime``, jobs with no walltime (-1) lose the field,
+    which Batsim reads the same way and batsim-py can parse."""
+    with WorkloadWriter(path, nb_res=4) as writer:
+        writer.write(pl.DataFrame(jobs))
+    if not keep_no_walltime:
+        data = json.loads(path.read_text())
+        for job in data["jobs"]:
+            if job["walltime"] == -1:
+                del job["walltime"]
+        path.write_text(json.dumps(data))
+    return path
+
+
+def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
+    """The test platform with batsim-py's ``watt_per_state`` beside (or instead of) SimGrid's
+    ``wattage_per_state``."""
+    text = PLATFORM.read_text()
+    replacement = r'\1\n      <prop id="watt_per_state" value="\2"/>' if keep_wattage else r'<prop id="watt_per_state" value="\2"/>'
+    path = tmp_path / ("both_properties.xml" if keep_wattage else "watt_only.xml")
+    path.write_text(re.sub(r'(<prop id="wattage_per_state" value="([^"]*)"/>)', replacement, text))
+    return path
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
+    summary = run_google_cell(
+        platform, [path], tmp_path / "out", {"restart": "none", **policy}, timeout=60, batsim=batsim_binary,
+        frontend="batsim-py",
+    ).summary
+    return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
+
+
+def run_batsim_py(code: str, *args, tmp_path: Path, timeout: float) -> tuple[int | None, str]:
+    """Run a batsim-py script (which starts Batsim itself); its exit status, or None if it had to
+    be stopped after ``timeout`` seconds, and everything it and Batsim printed."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True, env=dict(os.environ, TMPDIR=str(tmp_path)),  # Batsim's outputs
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        return process.returncode, output
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return None, process.communicate()[0]
+
+
+# ----- what runs ---------------------------------------------------------------------------------
+
+
+@pytest.mark.batsim
+def test_preemption_evicts_lower_priorities_without_resubmission(tmp_path, batsim_binary):
+    jobs = [task(i, 0, 100, priority=0.1, cpu=1.0 if i < 2 else 0.5, memory=1.0 if i < 2 else 0.5) for i in range(4)]
+    jobs.append(task(4, 10, 20, priority=0.9, cpu=1.0, memory=0.5))
+    jobs.append(task(5, 20, 10, cpu=2.0, memory=0.5))  # larger than every machine
+    summary, out = simulate(tmp_path, jobs, batsim_binary)
+    high = out["4"]
+    assert high["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(high["waiting_time"]) < 0.1  # placed at once, by eviction
+    killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
+    assert len(killed) == 1 and killed[0] in {"0", "1"}  # one low-priority big task, not the small ones
+    assert float(out[killed[0]]["finish_time"]) == pytest.approx(10.0, abs=0.1)
+    assert out["5"]["final_state"] == "REJECTED"
+    assert all(row["workload_name"] == "w0" for row in out.values())  # restart 'none': no new job
+    outcomes = summary["outcomes"]
+    assert summary["balanced"] and (outcomes["completed"], outcomes["not_restarted"], outcomes["rejected"]) == (4, 1, 1)
+    evicted = [a for a in rows(tmp_path / "out" / "out_attempts.csv") if a["end_reason"] == "evicted"]
+    assert [a["job_id"] for a in evicted] == [f"w0!{killed[0]}"]
+
+
+@pytest.mark.batsim
+def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary):
+    jobs = [task(i, i, 30.0 + 10 * i, kind="service", cpu=0.25, memory=0.25) for i in range(6)]
+    path = workload(tmp_path / "services.json", jobs, keep_no_walltime=True)  # services have walltimes
+    summary, out = simulate(tmp_path, path, batsim_binary)
+    for i in range(6):
+        assert out[str(i)]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+        assert float(out[str(i)]["execution_time"]) == pytest.approx(30.0 + 10 * i, abs=1e-3)
+    assert summary["outcomes"]["killed_by_design"] == 6 and summary["balanced"]
+
+
+def total_energy(path: Path) -> float:
+    return float(rows(path)[-1]["energy"])
+
+
+@pytest.mark.batsim
+def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
+    platform = platform_for_batsim_py(tmp_path)
+    jobs = [task(i, 600.0 * i, 30.0, cpu=0.25, memory=0.25) for i in range(6)]
+    always, _ = simulate(tmp_path / "always", jobs, batsim_binary, platform, energy="always-on")
+    sleepy, out = simulate(tmp_path / "sleep", jobs, batsim_binary, platform, energy="idle-sleep", idle_timeout=60.0)
+    assert always["balanced"] and sleepy["balanced"]
+    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
+    on = total_energy(tmp_path / "always" / "out" / "out_consumed_energy.csv")
+    off = total_energy(tmp_path / "sleep" / "out" / "out_consumed_energy.csv")
+    assert off < 0.6 * on
+    # batsim-py disables Batsim's machine-state tracing: read the sleep pstate (1) from pstate changes
+    changes = rows(tmp_path / "sleep" / "out" / "out_pstate_changes.csv")
+    slept = {int(m) for row in changes if row["new_pstate"] == "1" for m in _machines(row["machine_id"])}
+    assert slept == {0, 1, 2, 3}
+
+
+def _machines(interval_set: str) -> list[int]:
+    machines = []
+    for part in interval_set.split():
+        low, _, high = part.partition("-")
+        machines += range(int(low), int(high or low) + 1)
+    return machines
+
+
+# ----- what batsim-py cannot do with Batsim 4.2.1 --------------------------------------------------
+
+
+def test_runs_needing_what_batsim_py_lacks_are_refused_before_starting():
+    unsupported = batsimpy_frontend.BatsimPyUnsupported
+    with pytest.raises(unsupported, match="dynamic job registration"):
+        batsimpy_frontend.check_supported(PolicyConfig(restart="immediate"), ["w.json"], [])
+    with pytest.raises(unsupported, match="machine_available"):
+        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], ["events.jsonl"])
+    with pytest.raises(unsupported, match="exactly one workload"):
+        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["a.json", "b.json"], [])
+    batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], [])
+
+
+@pytest.mark.batsim
+def test_batsim_py_starts_batsim_without_dynamic_jobs_or_event_forwarding(tmp_path, batsim_binary):
+    from batsim_py import SimulatorHandler
+
+    path = workload(tmp_path / "one.json", [task(0, 0, 10)])
+    code = (
+        "import sys\nfrom batsim_py import SimulatorHandler\nsim = SimulatorHandler()\n"
+        "try:\n    sim.start(sys.argv[1], sys.argv[2], 'network-only', allow_compute_sharing=True)\n"
+        "finally:\n    sim.close()\n"
+    )
+    status, output = run_batsim_py(code, PLATFORM, path, tmp_path=tmp_path, timeout=30)
+    assert status == 0, output
+    sent = next(line for line in output.splitlines() if "SIMULATION_BEGINS" in line)  # Batsim's own log
+    config = json.loads(sent[sent.index("Sending '") + 9:sent.rindex("'")])["events"][0]["data"]["config"]
+    assert config["dynamic-jobs-enabled"] is False and config["dynamic-jobs-acknowledged"] is False
+    assert config["profile-reuse-enabled"] is False and config["forward-unknown-events"] is False
+    assert not [name for name in dir(SimulatorHandler) if "regist" in name.lower()]  # and no call to register
+
+
+@pytest.mark.batsim
+def test_user_kill_events_abort_batsim_and_batsim_py_waits_forever(tmp_path, batsim_binary):
+    path = workload(tmp_path / "one.json", [task(0, 0, 100)])
+    events = tmp_path / "kills.jsonl"
+    events.write_text(json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!0"}) + "\n")
+    code = (
+        "import sys\nfrom batsim_py import SimulatorHandler\nsim = SimulatorHandler()\n"
+        "sim.start(sys.argv[1], sys.argv[2], 'quiet', allow_compute_sharing=True, external_events=sys.argv[3])\n"
+    )
+    status, output = run_batsim_py(code, PLATFORM, path, events, tmp_path=tmp_path, timeout=10)
+    assert "Unknown event type: user_kill" in output  # no --forward-unknown-events
+    assert status is None  # still waiting for Batsim's first message
+
+
+@pytest.mark.batsim
+def test_machine_failure_breaks_batsim_py_host_states(tmp_path, batsim_binary):
+    path = workload(tmp_path / "one.json", [task(0, 0, 100, cpu=1.0, memory=1.0)])
+    events = tmp_path / "failure.jsonl"
+    events.write_text(
+        json.dumps({"type": "machine_unavailable", "resources": "0", "timestamp": 5}) + "\n"
+        + json.dumps({"type": "machine_available", "resources": "0", "timestamp": 20}) + "\n"
+    )
+    code = (
+        "import sys\nfrom batsim_py import SimulatorHandler\nsim = SimulatorHandler()\n"
+        "try:\n"
+        "    sim.start(sys.argv[1], sys.argv[2], 'quiet', allow_compute_sharing=True, external_events=sys.argv[3])\n"
+        "    sim.proceed_time()\n"
+        "    sim.allocate('w0!0', [0])\n"
+        "    while sim.is_running:\n"
+        "        sim.proceed_time()\n"
+        "        if sim.platform.get_host(0).is_unavailable and sim.jobs:\n"
+        "            print('killing w0!0 at', sim.current_time, flush=True)\n"
+        "            sim.kill_job('w0!0')  # Batsim 4 leaves a failed machine's tasks to the scheduler\n"
+        "finally:\n    sim.close()\n"
+    )
+    status, output = run_batsim_py(code, PLATFORM, path, events, tmp_path=tmp_path, timeout=30)
+    assert "killing w0!0 at 5" in output
+    assert status not in (0, None)
+    assert "SystemError: A host must be unavailable to become available, got IDLE" in output
+
+
+@pytest.mark.batsim
+def test_jobs_without_walltime_crash_batsim_py(tmp_path, batsim_binary):
+    path = workload(tmp_path / "tasks.json", [task(0, 0, 10)], keep_no_walltime=True)  # walltime -1
+    with pytest.raises(SimulationError, match=r"rejects jobs without walltime .*got -1\.0"):
+        simulate(tmp_path, path, batsim_binary)
+
+
+@pytest.mark.batsim
+def test_energy_property_names_differ_between_batsim_py_and_simgrid(tmp_path, batsim_binary):
+    jobs = [task(0, 0, 10)]
+    with pytest.raises(SimulationError, match="batsim-py finds no power states"):  # wattage_per_state only
+        simulate(tmp_path / "wattage", jobs, batsim_binary, energy="idle-sleep")
+    with pytest.raises(SimulationError, match="Batsim ended with signal"):  # watt_per_state only
+        simulate(tmp_path / "watt", jobs, batsim_binary, platform_for_batsim_py(tmp_path, keep_wattage=False))
+    log = (tmp_path / "watt" / "out" / "batsim-py.log").read_text()
+    assert "No power range properties specified for host m0" in log  # SimGrid 3.32 wants wattage_per_state
