@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from batsim_google.scheduling.cluster import Cluster
-from batsim_google.scheduling.decisions import Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt
+from batsim_google.scheduling.decisions import Kill, RegistrationFinished, Reject
 from batsim_google.scheduling.placement import best_fit, first_fit
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, Outcome, TaskState

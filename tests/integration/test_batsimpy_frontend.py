@@ -3,7 +3,6 @@ Batsim's outputs, and what cannot, each failure reproduced against the real Bats
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -12,10 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
 import pytest
 
-from batsim_google.batsim_json import WorkloadWriter
 from batsim_google.runner import SimulationError
 from batsim_google.scheduling.policy import PolicyConfig
 from batsim_google.simulate import run_google_cell
@@ -23,20 +20,14 @@ from batsim_google.simulate import run_google_cell
 batsimpy_frontend = pytest.importorskip(
     "batsim_google.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
 )
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity 0.5; wattage_per_state
-
-
-def task(i, subtime, delay, priority=0.5, cpu=0.5, memory=0.5, kind="task"):
-    return {"id": i, "subtime": float(subtime), "delay": float(delay), "kind": kind,
-            "priority": priority, "cpu": cpu, "memory": memory}
+from cell_scenarios import PLATFORM, rows, task, total_energy
+from cell_scenarios import workload as our_workload
 
 
 def workload(path: Path, jobs: list[dict], keep_no_walltime: bool = False) -> Path:
     """Our workload format; without ``keep_no_walltime``, jobs with no walltime (-1) lose the field,
     which Batsim reads the same way and batsim-py can parse."""
-    with WorkloadWriter(path, nb_res=4) as writer:
-        writer.write(pl.DataFrame(jobs))
+    our_workload(path, jobs)
     if not keep_no_walltime:
         data = json.loads(path.read_text())
         for job in data["jobs"]:
@@ -55,10 +46,6 @@ def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
     path.write_text(re.sub(r'(<prop id="wattage_per_state" value="([^"]*)"/>)', replacement, text))
     return path
 
-
-def rows(path: Path) -> list[dict]:
-    with path.open() as handle:
-        return list(csv.DictReader(handle))
 
 
 def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
@@ -118,10 +105,6 @@ def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary
         assert out[str(i)]["final_state"] == "COMPLETED_WALLTIME_REACHED"
         assert float(out[str(i)]["execution_time"]) == pytest.approx(30.0 + 10 * i, abs=1e-3)
     assert summary["outcomes"]["killed_by_design"] == 6 and summary["balanced"]
-
-
-def total_energy(path: Path) -> float:
-    return float(rows(path)[-1]["energy"])
 
 
 @pytest.mark.batsim

@@ -2,38 +2,18 @@
 
 from __future__ import annotations
 
-import csv
 import json
-from pathlib import Path
 
-import polars as pl
 import pytest
 
-from batsim_google.batsim_json import WorkloadWriter
 from batsim_google.presets import preset
 from batsim_google.requests import load_request_law
 from batsim_google.simulate import run_google_cell
 from batsim_google.workload import write_generated_workload
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity 0.5
+from cell_scenarios import PLATFORM, rows, task, total_energy, workload
+
 pytestmark = pytest.mark.batsim
-
-
-def workload(path: Path, jobs: list[dict]) -> Path:
-    with WorkloadWriter(path, nb_res=4) as writer:
-        writer.write(pl.DataFrame(jobs))
-    return path
-
-
-def task(i, subtime, delay, priority=0.5, cpu=0.5, memory=0.5, kind="task"):
-    return {"id": i, "subtime": float(subtime), "delay": float(delay), "kind": kind,
-            "priority": priority, "cpu": cpu, "memory": memory}
-
-
-def rows(path: Path) -> list[dict]:
-    with path.open() as handle:
-        return list(csv.DictReader(handle))
 
 
 def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
@@ -109,10 +89,6 @@ def test_user_kill_event(tmp_path, batsim_binary):
     # 0 ran on a capacity-1 machine and is killed; 3 fits nowhere while 0 and 1 run: rejected.
     assert states["0"] == "COMPLETED_KILLED" and states["3"] == "REJECTED"
     assert summary["outcomes"]["killed_by_user"] == 2 and summary["balanced"]
-
-
-def total_energy(path: Path) -> float:
-    return float(rows(path)[-1]["energy"])
 
 
 def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
