@@ -8,12 +8,12 @@ arrays at a time.
 
 Default law, and where it comes from:
 
-- **mean time between failures, 40.7 days per machine**: the 2011 cell had 8,957 machine REMOVE
-  events in its 29 days for 12,583 machines (12,583 x 29 days / 8,957). The 8,957 is quoted *from
-  memory* of Liu and Cho, "Characterizing machines and workloads on a Google cluster" (ICPP
-  workshops 2012); it is not in the papers at hand, but it agrees with the "over 870 machine-related
-  events on average each day" that the model paper cites from them. Removals include maintenance,
-  so this overstates failures if anything.
+- **mean time between failures, 28.9 days per machine**: the model paper (Da Costa et al. 2018,
+  Section 3) cites "over 870 machine-related events on average each day" in the 2011 cell (from
+  Liu and Cho 2012). Taking every such event as half of a REMOVE/ADD pair gives 435 removals a day
+  over 12,583 machines: 12,583 / 435 days per machine. That is an upper bound on the removal rate
+  (some events are UPDATEs) and removals include maintenance, so it overstates failures if
+  anything.
 - **mean repair time, 1 hour, exponential**: an assumption; no published figure is at hand.
 
 Override any of them (``FailureLaw`` fields, or the ``failures`` command's options).
@@ -32,9 +32,11 @@ from .cell import GOOGLE_2011_MACHINES
 DAY = 86_400.0
 #: The trace's length, the default horizon.
 TRACE_DAYS = 29
-#: Machine REMOVE events of the 2011 trace (Liu and Cho 2012, from memory; see the module).
-GOOGLE_2011_REMOVALS = 8_957
-DEFAULT_MTBF = GOOGLE_2011_MACHINES * TRACE_DAYS * DAY / GOOGLE_2011_REMOVALS
+#: Machine-related events a day in the 2011 cell, as the model paper cites them (see the module).
+GOOGLE_2011_MACHINE_EVENTS_PER_DAY = 870
+#: Removals a day if every machine event is half of a REMOVE/ADD pair.
+GOOGLE_2011_REMOVALS_PER_DAY = GOOGLE_2011_MACHINE_EVENTS_PER_DAY / 2
+DEFAULT_MTBF = GOOGLE_2011_MACHINES / GOOGLE_2011_REMOVALS_PER_DAY * DAY
 DEFAULT_MTTR = 3_600.0
 
 

@@ -30,7 +30,7 @@ def _periods(changes, machines):
 
 
 def test_default_law_is_the_2011_removal_rate():
-    assert DEFAULT_MTBF / 86_400 == pytest.approx(12_583 * 29 / 8_957)
+    assert DEFAULT_MTBF / 86_400 == pytest.approx(12_583 / (870 / 2))
     assert FailureLaw().mean_repair_time == 3_600
 
 
