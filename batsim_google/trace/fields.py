@@ -8,7 +8,6 @@ the lines before the cut and says so, instead of losing the whole block.
 
 from __future__ import annotations
 
-import gzip
 import io
 import zlib
 from dataclasses import dataclass
@@ -21,37 +20,54 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 LINE_BLOCK_SIZE = 1 << 20
+_RAW_CHUNK = 1 << 16
 _INTEGER = r"^-?[0-9]{1,19}$"
 _FLOAT = r"^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$"
 _INT64_MAX = str(2**63 - 1)
 
 
 class _TolerantGzip(io.RawIOBase):
-    """A gzip stream that ends quietly where the data is cut or corrupt, and remembers why."""
+    """A gzip stream that ends quietly where the data is cut or corrupt, and remembers why.
+
+    It decompresses with zlib directly, so everything before the damage comes out.
+    """
 
     def __init__(self, path: Path) -> None:
-        self._gzip = gzip.open(path, "rb")
+        self._raw = path.open("rb")
+        self._inflate = zlib.decompressobj(wbits=31)
+        self._out = b""
         self.error: str | None = None
         self.ends_with_newline = True
 
     def readable(self) -> bool:
         return True
 
+    def _fill(self, size: int) -> None:
+        while len(self._out) < size and self.error is None:
+            compressed = self._raw.read(_RAW_CHUNK)
+            if not compressed:
+                if not self._inflate.eof:
+                    self.error = "compressed data ended before the end-of-stream marker"
+                return
+            try:
+                self._out += self._inflate.decompress(compressed)
+                while self._inflate.eof and self._inflate.unused_data:  # next gzip member
+                    rest = self._inflate.unused_data
+                    self._inflate = zlib.decompressobj(wbits=31)
+                    self._out += self._inflate.decompress(rest)
+            except zlib.error as error:
+                self.error = f"corrupt gzip data ({error})"
+
     def readinto(self, buffer) -> int:
-        if self.error is not None:
-            return 0
-        try:
-            data = self._gzip.read(len(buffer))
-        except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as error:
-            self.error = str(error) or type(error).__name__
-            return 0
+        self._fill(len(buffer))
+        data, self._out = self._out[: len(buffer)], self._out[len(buffer):]
         buffer[: len(data)] = data
         if data:
             self.ends_with_newline = data.endswith(b"\n")
         return len(data)
 
     def close(self) -> None:
-        self._gzip.close()
+        self._raw.close()
         super().close()
 
 
@@ -80,30 +96,44 @@ class LineStream:
     cut: str | None = None
 
     def blocks(self, block_size: int = LINE_BLOCK_SIZE) -> Iterator[LineBlock]:
-        """Blocks in order; held back by one so that a line left incomplete by a cut is known."""
+        """Blocks in order; held back by one so that a line left incomplete by a cut is known.
+
+        Text that cannot be cut into lines (e.g. garbage from a corrupt stream, with a "line"
+        longer than a block) ends the file like a cut.
+        """
         compressed = self.path.name.endswith(".gz")
         stream = _TolerantGzip(self.path) if compressed else self.path.open("rb")
+        held: LineBlock | None = None
+        line = 1
         with stream:
-            reader = pacsv.open_csv(
-                stream,
-                read_options=pacsv.ReadOptions(column_names=["line"], block_size=block_size, use_threads=False),
-                parse_options=pacsv.ParseOptions(delimiter="\x1f", quote_char=False, ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(column_types={"line": pa.string()}, check_utf8=False, strings_can_be_null=False),
-            )
-            held: LineBlock | None = None
-            line = 1
-            for batch in reader:
-                if held is not None:
-                    yield held
-                held = LineBlock(line, batch.column(0))
-                line += batch.num_rows
-            if held is None:
-                return
+            try:
+                reader = pacsv.open_csv(
+                    stream,
+                    read_options=pacsv.ReadOptions(column_names=["line"], block_size=block_size, use_threads=False),
+                    parse_options=pacsv.ParseOptions(delimiter="\x1f", quote_char=False, ignore_empty_lines=False),
+                    convert_options=pacsv.ConvertOptions(column_types={"line": pa.binary()}, strings_can_be_null=False),
+                )
+                for batch in reader:
+                    if held is not None:
+                        yield held
+                    held = LineBlock(line, _text(batch.column(0)))
+                    line += batch.num_rows
+            except (pa.ArrowInvalid, OSError) as error:
+                self.cut = f"unreadable text ({error})"
             if compressed and stream.error is not None:
                 self.cut = stream.error
-                if not stream.ends_with_newline:
+                if held is not None and not stream.ends_with_newline:
                     held = LineBlock(held.first_line, held.lines.slice(0, len(held.lines) - 1), line - 1)
+        if held is not None:
             yield held
+
+
+def _text(lines: pa.BinaryArray) -> pa.StringArray:
+    """Lines as text; bytes that are not UTF-8 become U+FFFD (so such a field is not a number)."""
+    try:
+        return lines.cast(pa.string())
+    except pa.ArrowInvalid:
+        return pa.array([line.decode("utf-8", "replace") for line in lines.to_pylist()], pa.string())
 
 
 def split_fields(lines: pa.StringArray, count: int, separator: str | None) -> tuple[list[pa.Array], np.ndarray]:

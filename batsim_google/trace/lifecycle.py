@@ -140,20 +140,49 @@ class TaskLifecycles:
     def feed(self, path: Path, rows: pa.Table) -> LifecycleBatch:
         """Process rows (with a ``line`` column) of one file, in file order."""
         frame = pl.from_arrow(rows).with_row_index("seq").sort([*KEY, "seq"])
-        group = _group_ids(frame)
-        task_first = np.flatnonzero(np.append(True, group[1:] != group[:-1]))
+        task = _group_ids(frame)
+        task_first = np.flatnonzero(np.append(True, task[1:] != task[:-1]))
         carried = self._take_carried(frame.select(KEY).gather(task_first))
         carried_state = carried["state"].fill_null(State.UNSEEN).to_numpy().astype(np.intp)
-        keep = self._valid(path, frame, group, carried_state)
+        keep = self._valid(path, frame, task, carried_state)
         self.account.used += int(keep.sum())
-        kept_groups = np.zeros(len(task_first), dtype=bool)
-        kept_groups[group[keep]] = True
-        untouched = carried.filter(pl.Series(~kept_groups) & pl.col("state").is_not_null())
+        kept_tasks = np.zeros(len(task_first), dtype=bool)
+        kept_tasks[task[keep]] = True
+        untouched = carried.filter(pl.Series(~kept_tasks) & pl.col("state").is_not_null())
         if not keep.all():
-            frame, group = frame.filter(pl.Series(keep)), group[keep]
-        attempts, latest, submits, new_task = self._apply(frame, group, carried)
-        self.open = pl.concat([self.open, untouched, latest])
-        return LifecycleBatch(attempts, self._expire(), submits, new_task)
+            frame, task = frame.filter(pl.Series(keep)), task[keep]
+        time = seconds(frame["time"].to_numpy())
+        life, held, stale = self._lives(frame, time, task, carried)
+        attempts, latest, submits, new_task = self._apply(frame, time, life, held)
+        last_life = np.append(task[1:] != task[:-1], True)[np.append(life[1:] != life[:-1], True)]
+        self.open = pl.concat([self.open, untouched, latest.filter(pl.Series(last_life))])
+        ended_lives = _with_durations(latest.filter(pl.Series(~last_life)), TASK_SCHEMA)
+        closed = pl.concat([_with_durations(stale, TASK_SCHEMA), ended_lives, self._expire()])
+        return LifecycleBatch(attempts, closed, submits, new_task)
+
+    def _lives(self, frame: pl.DataFrame, time: np.ndarray, task: np.ndarray, carried: pl.DataFrame):
+        """Split each task's rows where it was dead for longer than the grace period.
+
+        Returns the life index of each row, the held row continued by each life (null for a new
+        one), and the held rows closed because their task was quiet too long.
+        """
+        event = frame["event_type"].to_numpy()
+        first = np.ones(frame.height, dtype=bool)
+        first[1:] = task[1:] != task[:-1]
+        late = np.zeros(frame.height, dtype=bool)
+        with np.errstate(invalid="ignore"):  # -inf - -inf: not late
+            quiet = time[1:] - time[:-1] > self.grace
+        late[1:] = (event[1:] == TaskEvent.SUBMIT) & _IS_END[event[:-1]] & quiet
+        life = np.cumsum(first | late) - 1
+        first_rows = np.flatnonzero(first)
+        held_task = task[first_rows]
+        held_state = carried["state"].fill_null(State.UNSEEN).to_numpy()[held_task]
+        held_time = carried["last_time"].fill_null(np.inf).to_numpy()[held_task]
+        stale = (held_state == State.DEAD) & (held_time < time[first_rows] - self.grace)
+        source = np.full(life[-1] + 1 if len(life) else 0, carried.height)
+        source[life[first_rows]] = np.where(stale, carried.height, held_task)
+        padded = pl.concat([carried, carried.clear(1)])
+        return life, padded[source], carried[held_task[stale]]
 
     def _take_carried(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The held rows of these tasks, aligned with ``keys`` (nulls for tasks not held), taken out."""
@@ -188,11 +217,13 @@ class TaskLifecycles:
                 self.account.reject(path, np.sort(lines[drop][which]), _lifecycle_reason(state, code))
             keep[drop] = False
 
-    def _apply(self, frame: pl.DataFrame, group: np.ndarray, carried: pl.DataFrame):
-        """Cut valid rows (sorted by task) into attempt segments; a SUBMIT or a new task starts one.
+    def _apply(self, frame: pl.DataFrame, time: np.ndarray, group: np.ndarray, carried: pl.DataFrame):
+        """Cut valid rows (sorted by task) into attempt segments; a SUBMIT or a new life starts one.
 
-        Returns the ended attempts, the latest row of every task, and the submission times (in
-        time order) with whether each starts a new task.
+        ``group`` numbers the lives of tasks and ``carried`` holds, per life, the row it continues.
+
+        Returns the ended attempts, the latest row of every life (in life order), and the
+        submission times (in time order) with whether each starts a new task.
         """
         event = frame["event_type"].to_numpy().astype(np.intp)
         group_start = np.ones(frame.height, dtype=bool)
@@ -201,7 +232,6 @@ class TaskLifecycles:
         starts = np.flatnonzero(group_start | is_submit)
         ends = np.append(starts[1:], frame.height) - 1
         segment = np.cumsum(group_start | is_submit) - 1
-        time = seconds(frame["time"].to_numpy())
         self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
 
         segment_group = group[starts]
@@ -240,7 +270,7 @@ class TaskLifecycles:
             },
             nan_to_null=True,
         ).with_columns(pl.col("end_event", "missing_info").replace(-1, None))
-        held = carried.gather(segment_group).drop(KEY).select(pl.all().name.suffix("_c"))
+        held = carried[segment_group].drop(KEY).select(pl.all().name.suffix("_c"))
         merged = _merge_carried(pl.concat([segments, held], how="horizontal"))
         attempts = _with_durations(merged.filter(pl.col("end_event").is_not_null()), ATTEMPT_SCHEMA)
         latest = merged.filter(pl.col("last")).select(list(_CARRIED))

@@ -110,8 +110,10 @@ def _careful_chunks(path: Path, columns: Columns, skip: int) -> Iterator[_Chunk]
         if skip:
             drop = min(skip, len(lines))
             lines, numbers, skip = lines.slice(drop), numbers[drop:], skip - drop
+        empty = pc.equal(pc.utf8_length(lines), 0).to_numpy(zero_copy_only=False)
+        rejects = [(numbers[empty], "empty line", "")]
         fields, good = split_fields(lines, len(columns), ",")
-        rejects = [(numbers[~good], "wrong column count", f"expected {len(columns)} fields")]
+        rejects.append((numbers[~good & ~empty], "wrong column count", f"expected {len(columns)} fields"))
         numbers = numbers[good]
         arrays, bad, detail = [], np.zeros(len(numbers), dtype=bool), ""
         for (name, kind), values in zip(columns, fields):
@@ -158,6 +160,9 @@ class _Checks:
             self.account.reject(path, lines[bad], reason, detail)
             ok[bad] = False
 
+        if batch.column("time").null_count:
+            blank = np.logical_and.reduce([column.is_null().to_numpy(zero_copy_only=False) for column in batch.columns])
+            reject(blank, "empty line")
         for name in self.mandatory:
             column = batch.column(name)
             if column.null_count:
