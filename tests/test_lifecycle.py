@@ -127,43 +127,10 @@ def test_a_task_quiet_longer_than_the_grace_is_reported_and_forgotten(tmp_path, 
 
 # --- the real parts -------------------------------------------------------------------------
 
-STATE_AFTER = {E.SUBMIT: "pending", E.SCHEDULE: "running", E.UPDATE_PENDING: "pending", E.UPDATE_RUNNING: "running"}
-
-
-def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
-    """A plain, row-by-row implementation of the same rules (for comparison)."""
-    state, current, events = {}, {}, {}
-    attempts = []
-    for path in sorted((folder / "task_events").glob("part-*.csv.gz")):
-        with gzip.open(path, "rt", newline="") as handle:
-            for row in csv.reader(handle):
-                time = -math.inf if row[0] == "0" else int(row[0]) / 1e6 - 600
-                key, code = (int(row[2]), int(row[3])), E(int(row[5]))
-                before = state.get(key, "unseen")
-                allowed = {
-                    "unseen": {E.SUBMIT}, "dead": {E.SUBMIT},
-                    "pending": {E.SCHEDULE, E.UPDATE_PENDING, E.EVICT, E.FAIL, E.KILL, E.LOST},
-                    "running": {E.EVICT, E.FAIL, E.FINISH, E.KILL, E.LOST, E.UPDATE_RUNNING},
-                }[before]
-                assert code in allowed, (path, row)
-                events[key] = events.get(key, 0) + 1
-                if code == E.SUBMIT:
-                    current[key] = {"submit": time, "schedule": None, "priority": int(row[8])}
-                elif code == E.SCHEDULE:
-                    current[key]["schedule"] = time
-                if code in STATE_AFTER:
-                    state[key] = STATE_AFTER[code]
-                else:
-                    state[key] = "dead"
-                    attempt = current.pop(key)
-                    attempts.append((key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7])))
-    return attempts, {"events": events, "state": state}
-
-
-@pytest.fixture(scope="session")
-def real(google_2011):
+@pytest.fixture(scope="module")
+def real(google_2011, trace_reference):
     attempts, tasks, account = _run([google_2011], grace=1e9)
-    return attempts, tasks, account, reference_lifecycles(google_2011)
+    return attempts, tasks, account, trace_reference
 
 
 def test_real_parts_match_the_row_by_row_reference(real):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
+import math
 from pathlib import Path
+
+from batsim_google.trace.schema import TaskEvent as E
 
 USER = "u" * 44
 
@@ -28,3 +32,40 @@ def write_part(folder: Path, lines: list[str], part: int = 0, parts: int = 3, ta
     path = directory / name
     path.write_bytes(gzip.compress(data) if compress else data)
     return path
+
+
+STATE_AFTER = {E.SUBMIT: "pending", E.SCHEDULE: "running", E.UPDATE_PENDING: "pending", E.UPDATE_RUNNING: "running"}
+
+
+def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
+    """A plain, row-by-row implementation of the lifecycle rules, to compare with.
+
+    Returns the ended attempts (key, submit, schedule, end, end event, priority, scheduling class)
+    and, per task, its event count and final state.
+    """
+    state, current, events = {}, {}, {}
+    attempts = []
+    for path in sorted((folder / "task_events").glob("part-*.csv.gz")):
+        with gzip.open(path, "rt", newline="") as handle:
+            for row in csv.reader(handle):
+                time = -math.inf if row[0] == "0" else int(row[0]) / 1e6 - 600
+                key, code = (int(row[2]), int(row[3])), E(int(row[5]))
+                before = state.get(key, "unseen")
+                allowed = {
+                    "unseen": {E.SUBMIT}, "dead": {E.SUBMIT},
+                    "pending": {E.SCHEDULE, E.UPDATE_PENDING, E.EVICT, E.FAIL, E.KILL, E.LOST},
+                    "running": {E.EVICT, E.FAIL, E.FINISH, E.KILL, E.LOST, E.UPDATE_RUNNING},
+                }[before]
+                assert code in allowed, (path, row)
+                events[key] = events.get(key, 0) + 1
+                if code == E.SUBMIT:
+                    current[key] = {"submit": time, "schedule": None}
+                elif code == E.SCHEDULE:
+                    current[key]["schedule"] = time
+                if code in STATE_AFTER:
+                    state[key] = STATE_AFTER[code]
+                else:
+                    state[key] = "dead"
+                    attempt = current.pop(key)
+                    attempts.append((key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7])))
+    return attempts, {"events": events, "state": state}

@@ -350,7 +350,7 @@ def rebuild(
     files = source_files(sources, "task_events")
     batches = read_batches(
         files, "task_events", account=account, synthesized=synthesized, line_numbers=True,
-        verify=verify, workers=workers,
+        verify=verify, workers=workers, file_ends=True,
     )
     chunks = _Chunks(batches)
     with tqdm(total=len(files), unit=" files", disable=not progress, desc="task_events") as bar:
@@ -359,8 +359,6 @@ def rebuild(
             yield lifecycles.feed(path, chunk)
             if until is not None and until(lifecycles):
                 batches.close()
-                if chunks.pending:
-                    yield lifecycles.feed(*chunks.take())
                 break
     yield lifecycles.finish()
 
@@ -368,33 +366,23 @@ def rebuild(
 class _Chunks:
     """Batches of one file gathered into tables of about :data:`CHUNK_ROWS` rows.
 
-    Every batch received is in a yielded table or in :attr:`pending`, so a reader stopped early
-    leaves no row read but unprocessed.
+    A table is handed out as soon as it is full or its file ends, before anything more is read,
+    so a reader stopped early leaves no row read but unprocessed.
     """
 
-    def __init__(self, batches: Iterator[tuple[Path, pa.RecordBatch]]) -> None:
+    def __init__(self, batches: Iterator[tuple[Path, pa.RecordBatch | None]]) -> None:
         self.batches = batches
         self.pending: list[pa.RecordBatch] = []
-        self.path: Path | None = None
         self.files = 0
 
-    def take(self) -> tuple[Path, pa.Table]:
-        table = pa.Table.from_batches(self.pending)
-        self.pending = []
-        return self.path, table
-
     def __iter__(self) -> Iterator[tuple[Path, pa.Table]]:
+        rows = 0
         for path, batch in self.batches:
-            if path != self.path:
+            if batch is None:
                 self.files += 1
-                if self.pending:
-                    done = self.take()
-                    self.pending, self.path = [batch], path
-                    yield done
-                    continue
-            self.pending.append(batch)
-            self.path = path
-            if sum(b.num_rows for b in self.pending) >= CHUNK_ROWS:
-                yield self.take()
-        if self.pending:
-            yield self.take()
+            else:
+                self.pending.append(batch)
+                rows += batch.num_rows
+            if self.pending and (batch is None or rows >= CHUNK_ROWS):
+                table, self.pending, rows = pa.Table.from_batches(self.pending), [], 0
+                yield path, table

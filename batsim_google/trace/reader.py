@@ -217,7 +217,8 @@ def read_batches(
     line_numbers: bool = False,
     verify: bool = False,
     workers: int = 1,
-) -> Iterator[tuple[Path, pa.RecordBatch]]:
+    file_ends: bool = False,
+) -> Iterator[tuple[Path, pa.RecordBatch | None]]:
     """Yield ``(file, batch)`` for every record batch of ``table`` in the given sources, in order.
 
     ``account`` (default: a strict one) decides what a bad row does and counts rows read and
@@ -225,6 +226,8 @@ def read_batches(
     synthesized (``missing_info`` set). ``line_numbers`` adds a ``line`` column (1-based line of
     the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
     ``workers`` > 1 parses that many part files ahead in threads (memory: that many parts).
+    ``file_ends`` yields ``(file, None)`` after the last batch of each file, so that a caller can
+    act at a file's end without reading into the next one.
     """
     account = account if account is not None else RowAccount(strict=True)
     files = source_files(sources, table)
@@ -251,6 +254,8 @@ def read_batches(
             if line_numbers:
                 batch = batch.append_column("line", pa.array(lines))
             yield path, batch
+        if file_ends:
+            yield path, None
 
 
 def _parsed(files: list[Path], columns: dict[Path, Columns], workers: int) -> Iterator[tuple[Path, Iterable[_Chunk]]]:
