@@ -66,22 +66,24 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
         data = pc.invert(pc.or_(pc.starts_with(lines, ";"), pc.equal(pc.utf8_trim_whitespace(lines), ""))).to_numpy(zero_copy_only=False)
         lines, numbers = lines.filter(data), numbers[data]
         account.read += len(lines) + (block.cut_line is not None)
-        if block.cut_line is not None:
-            account.reject(path, [block.cut_line], "line cut by the end of a damaged gzip stream")
         fields, good = split_fields(lines, len(FIELDS), None)
-        account.reject(path, numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields")
-        numbers = numbers[good]
-        values, bad = {}, np.zeros(len(numbers), dtype=bool)
+        values, bad = {}, np.zeros(int(good.sum()), dtype=bool)
         for name, strings in zip(FIELDS, fields):
             parsed, refused = parse_numbers(strings, pa.float64())
-            values[name] = parsed.to_numpy(zero_copy_only=False)
+            numbers_read = parsed.to_numpy(zero_copy_only=False)
+            values[name] = np.where(numbers_read == UNKNOWN, np.nan, numbers_read)
             bad |= refused
-        account.reject(path, numbers[bad], "non-numeric field")
-        table = {name: np.where(column == UNKNOWN, np.nan, column)[~bad] for name, column in values.items()}
-        unknown_submit = np.isnan(table["submit_time"])
-        account.reject(path, numbers[~bad][unknown_submit], "unknown submit time")
-        table = {name: column[~unknown_submit] for name, column in table.items()}
-        account.used += len(table["job_number"])
+        unknown_submit = np.isnan(values["submit_time"]) & ~bad
+        kept = numbers[good]
+        account.reject_all(path, [
+            (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
+            (kept[bad], "non-numeric field", ""),
+            (kept[unknown_submit], "unknown submit time", ""),
+            ([block.cut_line] if block.cut_line is not None else [], "line cut by the end of a damaged gzip stream", ""),
+        ])
+        use = ~bad & ~unknown_submit
+        table = {name: column[use] for name, column in values.items()}
+        account.used += int(use.sum())
         yield _records(table, node_memory)
     if stream.cut is not None:
         account.incident(path, f"gzip stream damaged or cut short ({stream.cut}); jobs after it are lost")

@@ -37,6 +37,16 @@ class RowAccount:
             raise TraceError(f"{path}:{int(lines[0])}: {reason}{suffix}")
         self.skipped[reason] += len(lines)
 
+    def reject_all(self, path: Path | str, rejections: Sequence[tuple[Sequence[int], str, str]]) -> None:
+        """Several kinds of bad rows of one block (``(lines, reason, detail)``, lines sorted):
+        strict mode reports the earliest line whatever its reason."""
+        rejections = [rejection for rejection in rejections if len(rejection[0])]
+        if self.strict and rejections:
+            lines, reason, detail = min(rejections, key=lambda rejection: rejection[0][0])
+            self.reject(path, lines, reason, detail)
+        for lines, reason, detail in rejections:
+            self.reject(path, lines, reason, detail)
+
     def incident(self, path: Path | str, message: str) -> None:
         """A fault that loses an unknown number of rows: stop (strict) or note it."""
         if self.strict:

@@ -9,7 +9,7 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 
 Every record reaching the converter is either written or excluded for the first of these reasons,
 so that ``records = written + excluded``: submitted outside the window, still open at the end of
-the input, end event not selected, never scheduled, makespan unknown (scheduled before the window
+the input, end event not selected, never scheduled, makespan unknown (in the trace: scheduled before the window
 or ended after it), priority group not selected, scheduling class not selected, no CPU or memory
 request, (logs with processor counts) processor count unknown or zero, more processors than
 ``nb_res``.
@@ -103,7 +103,7 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
         ("still open at the end of the input", pl.col("end_event").is_null()),
         ("end event not selected", ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False)),
         ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
-        ("makespan unknown (before or after the trace window)", pl.col("makespan").is_null()),
+        ("makespan unknown", pl.col("makespan").is_null()),
         ("priority group not selected", ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS))),
         ("scheduling class not selected", ~pl.col("scheduling_class").is_in(list(selection.scheduling_classes)).fill_null(len(selection.scheduling_classes) == 4)),
     ]

@@ -154,10 +154,11 @@ class _Checks:
 
     def __call__(self, path: Path, batch: pa.RecordBatch, lines: np.ndarray) -> tuple[pa.RecordBatch, np.ndarray]:
         ok = np.ones(batch.num_rows, dtype=bool)
+        rejections = []
 
         def reject(mask: np.ndarray, reason: str, detail: str = "") -> None:
             bad = mask & ok
-            self.account.reject(path, lines[bad], reason, detail)
+            rejections.append((lines[bad], reason, detail))
             ok[bad] = False
 
         if batch.column("time").null_count:
@@ -182,7 +183,8 @@ class _Checks:
             reject(outside.to_numpy(zero_copy_only=False), reason, name)
         if not self.synthesized and "missing_info" in self.names:
             reject(batch.column("missing_info").is_valid().to_numpy(zero_copy_only=False), "synthesized record dropped")
-        self._check_order(path, batch, lines, ok, reject)
+        self._check_order(batch, ok, reject)
+        self.account.reject_all(path, rejections)
         if not ok.all():
             batch, lines = batch.filter(pa.array(ok)), lines[ok]
         if batch.schema != self.schema:
@@ -191,7 +193,7 @@ class _Checks:
             )
         return batch, lines
 
-    def _check_order(self, path, batch, lines, ok, reject) -> None:
+    def _check_order(self, batch: pa.RecordBatch, ok: np.ndarray, reject) -> None:
         """Rows are sorted by time; special times (before/after the window) are exempt."""
         time = batch.column("time").fill_null(BEFORE_WINDOW).to_numpy()
         ordinary = ok & (time != BEFORE_WINDOW) & (time != AFTER_WINDOW)
@@ -242,8 +244,7 @@ def read_batches(
             checks.last_time = last_time
         for chunk in chunks:
             account.read += chunk.batch.num_rows + sum(len(lines) for lines, _, _ in chunk.rejects)
-            for lines, reason, detail in chunk.rejects:
-                account.reject(path, lines, reason, detail)
+            account.reject_all(path, chunk.rejects)
             if chunk.incident:
                 account.incident(path, chunk.incident)
             if chunk.batch.num_rows == 0:
