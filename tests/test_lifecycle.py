@@ -107,6 +107,15 @@ def test_impossible_rows_are_skipped_counted_or_reported(tmp_path):
         _run([tmp_path], account=RowAccount(strict=True))
 
 
+def test_a_chunk_with_only_impossible_rows(tmp_path):
+    write_part(tmp_path, [event(seconds_us(1), 1, 0, E.SUBMIT)], part=0)
+    write_part(tmp_path, [event(seconds_us(2), 1, 0, E.SUBMIT), event(seconds_us(3), 2, 0, E.FINISH)], part=1)
+    write_part(tmp_path, [event(seconds_us(4), 1, 0, E.SCHEDULE), event(seconds_us(5), 1, 0, E.FINISH)], part=2)
+    attempts, tasks, account = _run([tmp_path])
+    assert account.used == 3 and account.total_skipped == 2 and account.balanced
+    assert attempts.select("submit", "schedule", "end").rows() == [(1, 4, 5)] and tasks["task_events"].to_list() == [3]
+
+
 @pytest.mark.parametrize("split_at", [None, 3, 5])
 def test_a_task_quiet_longer_than_the_grace_is_reported_and_forgotten(tmp_path, split_at):
     lines = [event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 1, 0, E.SCHEDULE),

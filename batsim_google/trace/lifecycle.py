@@ -139,7 +139,7 @@ class TaskLifecycles:
 
     def feed(self, path: Path, rows: pa.Table) -> LifecycleBatch:
         """Process rows (with a ``line`` column) of one file, in file order."""
-        frame = pl.from_arrow(rows).with_row_index("seq").sort([*KEY, "seq"])
+        frame = pl.from_arrow(rows).with_row_index("seq").sort(KEY, maintain_order=True)
         task = _group_ids(frame)
         task_first = np.flatnonzero(np.append(True, task[1:] != task[:-1]))
         carried = self._take_carried(frame.select(KEY).gather(task_first))
@@ -151,9 +151,12 @@ class TaskLifecycles:
         untouched = carried.filter(pl.Series(~kept_tasks) & pl.col("state").is_not_null())
         if not keep.all():
             frame, task = frame.filter(pl.Series(keep)), task[keep]
+        if frame.height == 0:
+            self.open = pl.concat([self.open, untouched])
+            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), self._expire(), np.empty(0), np.empty(0, dtype=bool))
         time = seconds(frame["time"].to_numpy())
         life, held, stale = self._lives(frame, time, task, carried)
-        attempts, latest, submits, new_task = self._apply(frame, time, life, held)
+        attempts, latest, submits, new_task = self._apply(frame, time, life, carried, held)
         last_life = np.append(task[1:] != task[:-1], True)[np.append(life[1:] != life[:-1], True)]
         self.open = pl.concat([self.open, untouched, latest.filter(pl.Series(last_life))])
         ended_lives = _with_durations(latest.filter(pl.Series(~last_life)), TASK_SCHEMA)
@@ -163,8 +166,9 @@ class TaskLifecycles:
     def _lives(self, frame: pl.DataFrame, time: np.ndarray, task: np.ndarray, carried: pl.DataFrame):
         """Split each task's rows where it was dead for longer than the grace period.
 
-        Returns the life index of each row, the held row continued by each life (null for a new
-        one), and the held rows closed because their task was quiet too long.
+        Returns the life index of each row, the index in ``carried`` of the held row each life
+        continues (``-1`` for a new life), and the held rows closed because their task was quiet
+        too long.
         """
         event = frame["event_type"].to_numpy()
         first = np.ones(frame.height, dtype=bool)
@@ -179,10 +183,9 @@ class TaskLifecycles:
         held_state = carried["state"].fill_null(State.UNSEEN).to_numpy()[held_task]
         held_time = carried["last_time"].fill_null(np.inf).to_numpy()[held_task]
         stale = (held_state == State.DEAD) & (held_time < time[first_rows] - self.grace)
-        source = np.full(life[-1] + 1 if len(life) else 0, carried.height)
-        source[life[first_rows]] = np.where(stale, carried.height, held_task)
-        padded = pl.concat([carried, carried.clear(1)])
-        return life, padded[source], carried[held_task[stale]]
+        source = np.full(life[-1] + 1 if len(life) else 0, -1)
+        source[life[first_rows]] = np.where(stale, -1, held_task)
+        return life, source, carried[held_task[stale]]
 
     def _take_carried(self, keys: pl.DataFrame) -> pl.DataFrame:
         """The held rows of these tasks, aligned with ``keys`` (nulls for tasks not held), taken out."""
@@ -217,10 +220,11 @@ class TaskLifecycles:
                 self.account.reject(path, np.sort(lines[drop][which]), _lifecycle_reason(state, code))
             keep[drop] = False
 
-    def _apply(self, frame: pl.DataFrame, time: np.ndarray, group: np.ndarray, carried: pl.DataFrame):
+    def _apply(self, frame: pl.DataFrame, time: np.ndarray, group: np.ndarray, carried: pl.DataFrame, held: np.ndarray):
         """Cut valid rows (sorted by task) into attempt segments; a SUBMIT or a new life starts one.
 
-        ``group`` numbers the lives of tasks and ``carried`` holds, per life, the row it continues.
+        ``group`` numbers the lives of tasks; ``held[life]`` is the row of ``carried`` a life
+        continues, or -1.
 
         Returns the ended attempts, the latest row of every life (in life order), and the
         submission times (in time order) with whether each starts a new task.
@@ -270,11 +274,12 @@ class TaskLifecycles:
             },
             nan_to_null=True,
         ).with_columns(pl.col("end_event", "missing_info").replace(-1, None))
-        held = carried[segment_group].drop(KEY).select(pl.all().name.suffix("_c"))
-        merged = _merge_carried(pl.concat([segments, held], how="horizontal"))
+        padded = pl.concat([carried, carried.clear(1)])  # the last row (all null) for new lives
+        continued = padded[np.where(held >= 0, held, carried.height)[segment_group]]
+        merged = _merge_carried(pl.concat([segments, continued.drop(KEY).select(pl.all().name.suffix("_c"))], how="horizontal"))
         attempts = _with_durations(merged.filter(pl.col("end_event").is_not_null()), ATTEMPT_SCHEMA)
         latest = merged.filter(pl.col("last")).select(list(_CARRIED))
-        new_task = group_start & carried["state"].is_null().to_numpy()[group]
+        new_task = group_start & (held < 0)[group]
         order = np.argsort(frame["seq"].to_numpy()[is_submit], kind="stable")
         return attempts, latest, time[is_submit][order], new_task[is_submit][order]
 

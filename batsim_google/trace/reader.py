@@ -83,17 +83,21 @@ class _Chunk:
     incident: str | None = None
 
 
-def _file_chunks(path: Path, columns: Columns) -> Iterator[_Chunk]:
-    """Fast typed parse; on refusal, the careful line-by-line parse from the first unread line."""
+def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[_Chunk]:
+    """Fast typed parse; on refusal, the careful line-by-line parse from the first unread line.
+
+    ``whole`` parses the file at once with Arrow's threads (blocks in parallel, memory: one file)
+    instead of streaming it one block at a time.
+    """
     done = 0
+    options = {
+        "read_options": pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
+        "parse_options": pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
+        "convert_options": pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
+    }
     try:
-        reader = pacsv.open_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
-            parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
-        )
-        for batch in reader:
+        batches = pacsv.read_csv(path, **options).to_batches() if whole else pacsv.open_csv(path, **options)
+        for batch in batches:
             yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
             done += batch.num_rows
         return
@@ -227,7 +231,8 @@ def read_batches(
     skipped; the caller counts the rows it uses. ``synthesized=False`` drops records the trace
     synthesized (``missing_info`` set). ``line_numbers`` adds a ``line`` column (1-based line of
     the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
-    ``workers`` > 1 parses that many part files ahead in threads (memory: that many parts).
+    ``workers`` > 1 parses up to that many part files ahead, each with Arrow's threads, while the
+    caller works on the current one (memory: that many parts).
     ``file_ends`` yields ``(file, None)`` after the last batch of each file, so that a caller can
     act at a file's end without reading into the next one.
     """
@@ -267,7 +272,7 @@ def _parsed(files: list[Path], columns: dict[Path, Columns], workers: int) -> It
         return
 
     def parse(path: Path) -> list[_Chunk]:
-        return list(_file_chunks(path, columns[path]))
+        return list(_file_chunks(path, columns[path], whole=True))
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending = deque((path, pool.submit(parse, path)) for path in files[:workers])
