@@ -1,7 +1,7 @@
 """Streaming reader of trace tables: part files in order, one Arrow record batch at a time.
 
-Nothing holds more than one batch (about a MB of text) of a part file, so memory does not grow with
-the length of the trace. Each file is read by Arrow's typed CSV parser (the fast path); if that
+Nothing holds more than one batch (about a MB of text) of a part file, or with ``workers`` > 1 that
+many parts, so memory does not grow with the length of the trace. Each file is read by Arrow's typed CSV parser (the fast path); if that
 parser refuses the file (a field that is not a number, a wrong column count, a cut gzip stream),
 the rest of the file is read again line by line (:mod:`.fields`) to find and count, or report, the
 exact bad lines. Every row then passes the same checks (mandatory fields, codes, time order) and
