@@ -53,6 +53,8 @@ class Selection:
     unknown_priority: float = 0.5
 
     def __post_init__(self) -> None:
+        if self.per not in ("attempt", "task"):
+            raise ValueError(f"a job is one 'attempt' or one 'task' (got {self.per!r})")
         if not self.start < self.end:
             raise ValueError(f"--start ({self.start}) must be before --end ({self.end})")
         unknown = set(self.priority_groups) - set(PRIORITY_GROUPS)
