@@ -38,7 +38,7 @@ def three_event_tasks(trace_reference):
     """(end event, priority, class, makespan) of each task with 3 events, by the reference."""
     attempts, tasks = trace_reference
     by_task = {}
-    for key, submit, schedule, end, code, priority, klass in attempts:
+    for key, _, schedule, end, code, priority, klass in attempts:
         by_task.setdefault(key, []).append((code, priority, klass, end - schedule if schedule is not None else math.nan))
     return {key: by_task.get(key, [None])[-1] for key, count in tasks["events"].items() if count == 3}
 
