@@ -9,7 +9,6 @@ a-priori split). It ships as ``data/requests.json`` with its provenance; any law
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from .model import KINDS, Kind
+from .trace.checksums import sha256
 from .trace.reader import read_batches
 from .trace.schema import TaskEvent
 
@@ -106,14 +106,6 @@ def load_request_law(path: str | Path | None = None) -> RequestLaw:
     return request_law_from_json(data, str(path))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def derive_request_law(sources: Iterable[str | Path], note: str = "") -> RequestLaw:
     """Count (cpu, memory) requests at FINISH (tasks) and KILL (services) rows of task_events.
 
@@ -148,7 +140,7 @@ def derive_request_law(sources: Iterable[str | Path], note: str = "") -> Request
         "note": note,
         "rule": "joint (CPU request, memory request) at the terminal event: FINISH rows for "
         "'task', KILL rows for 'service'",
-        "files": {path.name: {"sha256": _sha256(path)} for path in files},
+        "files": {path.name: {"sha256": sha256(path)} for path in files},
         "rows_used": {kind: int(law.count.sum()) for kind, law in kinds.items()},
         "rows_skipped_missing_request": {kind: int(skipped[kind]) for kind in KINDS},
     }

@@ -25,3 +25,11 @@ def batsim_binary() -> str:
     if path is None:
         pytest.skip("integration test needs Batsim 4.2.1: no 'batsim' on PATH")
     return path
+
+
+@pytest.fixture(scope="session")
+def trace_reference(google_2011):
+    """The real parts' lifecycles by the plain row-by-row reference (tests/trace_files.py)."""
+    from trace_files import reference_lifecycles
+
+    return reference_lifecycles(google_2011)

@@ -14,8 +14,12 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.platform import compute_hosts
-from batsim_google.trace.machines import AFTER, MISSING, REPEATED, UNDESCRIBED, UNKNOWN, read_machine_history
-from batsim_google.trace.reader import TraceError
+from batsim_google.trace.accounting import TraceError
+from batsim_google.trace.machines import AFTER, REPEATED, UNDESCRIBED, read_machine_history
+
+# Reasons of the trace reader's own checks.
+MISSING = "missing mandatory field"
+UNKNOWN = "unknown event type"
 
 from conftest import REPO
 
@@ -52,10 +56,11 @@ def test_availability_changes():
 def test_accounting_adds_up():
     history = read_machine_history([TRACE])
     rows = PART.read_text().splitlines()
-    assert history.rows_read == len(rows) == 22
-    assert dict(history.skipped) == {REPEATED: 2, AFTER: 1, UNDESCRIBED: 2, UNKNOWN: 1}
-    assert history.rows_used == 16
-    assert history.accounting().startswith("machine_events: 22 rows read = 16 used + 6 skipped (")
+    account = history.account
+    assert account.read == len(rows) == 22
+    assert dict(account.skipped) == {REPEATED: 2, AFTER: 1, UNDESCRIBED: 2, UNKNOWN: 1}
+    assert account.used == 16 and account.balanced
+    assert history.accounting().startswith("machine_events: rows read 22 = used 16 + skipped 6 (")
 
 
 def test_gzip_part_reads_the_same(tmp_path):
@@ -69,14 +74,19 @@ def test_gzip_part_reads_the_same(tmp_path):
 
 
 def test_strict_mode_names_file_and_line(tmp_path):
-    with pytest.raises(TraceError, match=r"part-00000-of-00001\.csv:6: machine never given"):
+    # The reader's checks come first, as it reads; the machines' own checks after.
+    with pytest.raises(TraceError, match=rf"part-00000-of-00001\.csv:21: {UNKNOWN}"):
         read_machine_history([TRACE], strict=True)
+    undescribed = tmp_path / "undescribed.csv"
+    undescribed.write_text("0,5,0,B,0.5,0.5\n0,7,0,B,,0.5\n")
+    with pytest.raises(TraceError, match=rf"{undescribed.name}:2: machine never given"):
+        read_machine_history([undescribed], strict=True)
     bad = tmp_path / "bad.csv"
     bad.write_text("0,5,0,B,0.5,0.5\n100,,0,B,0.5,0.5\n0,7,0,B,,0.5\n")
     with pytest.raises(TraceError, match=rf"{bad.name}:2: {MISSING}"):
         read_machine_history([bad], strict=True)
     lenient = read_machine_history([bad])
-    assert dict(lenient.skipped) == {MISSING: 1, UNDESCRIBED: 1}  # 7 has no CPU capacity
+    assert dict(lenient.account.skipped) == {MISSING: 1, UNDESCRIBED: 1}  # 7 has no CPU capacity
     assert lenient.cell.machines["machine_id"].to_list() == [5]
     unknown = tmp_path / "unknown.csv"
     unknown.write_text("0,5,0,B,0.5,0.5\n0,6,0,B,0.5,0.5\n700000000,5,4,B,0.5,0.5\n")
@@ -89,7 +99,7 @@ def test_platform_and_events_commands_from_machine_events(tmp_path):
     platform = tmp_path / "trace.xml"
     result = runner.invoke(main, ["platform", "--machine-events", str(TRACE), "-o", str(platform)])
     assert result.exit_code == 0, result.output
-    assert "22 rows read = 16 used + 6 skipped" in result.output
+    assert "rows read 22 = used 16 + skipped 6" in result.output
     hosts = compute_hosts(platform)
     assert [h.properties["machine_id"] for h in hosts] == ["5", "6", "7", "10", "13", "2000", "3000"]
     assert [h.properties["platform_id"] for h in hosts][4] == B
@@ -104,4 +114,4 @@ def test_platform_and_events_commands_from_machine_events(tmp_path):
     refused = runner.invoke(main, ["failures", str(other), "--machine-events", str(TRACE), "-o", str(events)])
     assert refused.exit_code == 2 and "was not built from the machine_events" in refused.output
     strict = runner.invoke(main, ["platform", "--machine-events", str(TRACE), "--strict", "-o", str(platform)])
-    assert strict.exit_code == 2 and ":6: machine never given" in strict.output
+    assert strict.exit_code == 2 and f":21: {UNKNOWN}" in strict.output

@@ -14,14 +14,14 @@
 
 The machine_events table is small (one part, ~38k rows for the 29 days of the 2011 cell), so its
 rows are gathered in one table; memory grows with the number of machine events, not with tasks.
-Bad rows (missing time, machine ID or event type; unknown event types) and undescribed machines
-stop a strict run with the file and line, and are skipped and counted otherwise.
+Bad rows (those the reader rejects: missing mandatory fields, unknown event types...) and
+undescribed machines stop a strict run with the file and line, and are skipped and counted
+otherwise, in the run's :class:`~.accounting.RowAccount`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -30,17 +30,14 @@ import polars as pl
 
 from ..batsim_events import AvailabilityChanges, availability_changes
 from ..cell import Cell
-from .reader import TraceError, read_batches
+from .accounting import RowAccount, TraceError
+from .reader import read_batches
 from .schema import AFTER_WINDOW, MachineEvent, seconds
 
 TABLE = "machine_events"
-MISSING = "missing time, machine ID or event type"
-UNKNOWN = "unknown event type"
 AFTER = "after the trace window"
 UNDESCRIBED = "machine never given a platform ID and positive capacities"
 REPEATED = "ADD of a present or REMOVE of an absent machine"
-#: Skip reasons that are errors in strict mode (the others are normal trace processing).
-ERRORS = (MISSING, UNKNOWN, UNDESCRIBED)
 
 
 @dataclass(frozen=True)
@@ -49,70 +46,52 @@ class MachineHistory:
 
     cell: Cell
     changes: AvailabilityChanges
-    rows_read: int
-    skipped: Counter = field(default_factory=Counter)
+    account: RowAccount
     capacity_updates: int = 0
-
-    @property
-    def rows_used(self) -> int:
-        return self.rows_read - sum(self.skipped.values())
 
     def accounting(self) -> str:
         """``rows read = used + skipped``, with the skips by reason."""
-        reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
-        return (
-            f"{TABLE}: {self.rows_read} rows read = {self.rows_used} used + "
-            f"{sum(self.skipped.values())} skipped" + (f" ({reasons})" if reasons else "")
-        )
+        return f"{TABLE}: {self.account.summary()}"
 
 
-def _rows(sources: Iterable[str | Path]) -> pl.DataFrame:
-    """All rows, with their file and line."""
+def _rows(sources: list[str | Path], account: RowAccount) -> pl.DataFrame:
+    """The rows the reader accepts, with their file and line."""
     frames = []
-    lines: Counter = Counter()
-    for path, batch in read_batches(sources, TABLE):
+    for path, batch in read_batches(sources, TABLE, account=account, line_numbers=True):
         frame = pl.from_arrow(batch).rename({"cpu_capacity": "cpu", "memory_capacity": "memory"})
         frames.append(
             frame.with_columns(
                 # CSV reading gives an empty string, not a null, for a missing platform ID.
                 platform_id=pl.when(pl.col("platform_id") != "").then(pl.col("platform_id")),
                 file=pl.lit(str(path)),
-                line=pl.int_range(lines[path] + 1, lines[path] + 1 + frame.height, dtype=pl.Int64),
             )
         )
-        lines[path] += frame.height
     if not frames:
-        raise TraceError(f"no {TABLE} rows in {list(sources)}")
+        raise TraceError(f"no {TABLE} rows in {sources}")
     return pl.concat(frames)
+
+
+def _reject(account: RowAccount, rows: pl.DataFrame, reason: str) -> None:
+    """Bad rows, file by file in line order: an error in strict mode, counted otherwise."""
+    for (path,), group in rows.sort("file", "line").group_by("file", maintain_order=True):
+        account.reject(path, group["line"].to_numpy(), reason)
 
 
 def read_machine_history(sources: Iterable[str | Path], strict: bool = False) -> MachineHistory:
     """Read machine_events from trace directories or part files (see the module)."""
     sources = list(sources)
-    rows = _rows(sources).with_row_index("order")
-    reason = (
-        pl.when(pl.any_horizontal(pl.col("time", "machine_id", "event_type").is_null())).then(pl.lit(MISSING))
-        .when(~pl.col("event_type").is_in([int(e) for e in MachineEvent])).then(pl.lit(UNKNOWN))
-        .when(pl.col("time") == AFTER_WINDOW).then(pl.lit(AFTER))
-    )
-    rows = rows.with_columns(reason=reason)
+    account = RowAccount(strict=strict)
+    rows = _rows(sources, account).with_row_index("order")
+    after = pl.col("time") == AFTER_WINDOW
+    account.skip(AFTER, rows.filter(after).height)
+    rows = rows.filter(~after)
     first = pl.col("platform_id", "cpu", "memory").drop_nulls().first()
-    machines = rows.filter(pl.col("reason").is_null()).sort("time", "order").group_by("machine_id").agg(first)
+    machines = rows.sort("time", "order").group_by("machine_id").agg(first)
     described = (pl.col("platform_id").is_not_null() & (pl.col("cpu") > 0) & (pl.col("memory") > 0)).fill_null(False)
     undescribed = machines.filter(~described)["machine_id"].implode()
     machines = machines.filter(described).sort("machine_id")
-    rows = rows.with_columns(
-        reason=pl.when(pl.col("reason").is_null() & pl.col("machine_id").is_in(undescribed))
-        .then(pl.lit(UNDESCRIBED))
-        .otherwise(pl.col("reason"))
-    )
-    errors = rows.filter(pl.col("reason").is_in(ERRORS)) if strict else rows.clear()
-    if errors.height:
-        first_error = errors.row(0, named=True)
-        raise TraceError(f"{first_error['file']}:{first_error['line']}: {first_error['reason']}")
-    skipped = Counter(dict(rows["reason"].drop_nulls().value_counts().iter_rows()))
-    rows_read = rows.height
-    rows = rows.filter(pl.col("reason").is_null()).sort("time", "order")
+    _reject(account, rows.filter(pl.col("machine_id").is_in(undescribed)), UNDESCRIBED)
+    rows = rows.filter(~pl.col("machine_id").is_in(undescribed)).sort("time", "order")
     if machines.height == 0:
         raise TraceError(f"{sources}: no machine of {TABLE} has a platform ID and capacities")
     cell = Cell(
@@ -136,6 +115,6 @@ def read_machine_history(sources: Iterable[str | Path], strict: bool = False) ->
         np.r_[np.zeros(absent.size), seconds(moves["time"].to_numpy())],
         np.r_[np.zeros(absent.size, bool), moves["event_type"].to_numpy() == MachineEvent.ADD],
     )
-    if repeated[absent.size :].any():
-        skipped[REPEATED] += int(repeated[absent.size :].sum())
-    return MachineHistory(cell, changes, rows_read, skipped, capacity_updates)
+    account.skip(REPEATED, int(repeated[absent.size :].sum()))
+    account.used += rows.height - int(repeated[absent.size :].sum())
+    return MachineHistory(cell, changes, account, capacity_updates)

@@ -1,26 +1,38 @@
 """Streaming reader of trace tables: part files in order, one Arrow record batch at a time.
 
-Nothing holds more than one batch (a few MB) of a part file, so memory does not grow with the
-length of the trace.
+Nothing holds more than one batch (about a MB of text) of a part file, or with ``workers`` > 1 that
+many parts, so memory does not grow with the length of the trace. Each file is read by Arrow's typed CSV parser (the fast path); if that
+parser refuses the file (a field that is not a number, a wrong column count, a cut gzip stream),
+the rest of the file is read again line by line (:mod:`.fields`) to find and count, or report, the
+exact bad lines. Every row then passes the same checks (mandatory fields, codes, time order) and
+is either yielded or rejected through a :class:`RowAccount`.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from .schema import table_columns
+from . import checksums
+from .accounting import RowAccount, TraceError
+from .fields import LineStream, parse_numbers, split_fields
+from .schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
 
-BLOCK_SIZE = 4 << 20
+__all__ = ["BLOCK_SIZE", "TraceError", "part_files", "read_batches", "source_files"]
+
+#: Text per batch; about 1 MB is where Arrow's CSV parser runs fastest on the trace.
+BLOCK_SIZE = 1 << 20
 _PART = re.compile(r"part-(\d+)-of-(\d+)\.csv(\.gz)?$")
-
-
-class TraceError(ValueError):
-    """Unreadable trace input; the message names the file."""
+Columns = list[tuple[str, pa.DataType]]
 
 
 def part_files(source: str | Path, table: str) -> list[Path]:
@@ -44,6 +56,15 @@ def part_files(source: str | Path, table: str) -> list[Path]:
     return [path for _, path in parts]
 
 
+def source_files(sources: Iterable[str | Path], table: str) -> list[Path]:
+    """All files of ``table`` in the sources; in part order when every name is a part name."""
+    files = [path for source in sources for path in part_files(source, table)]
+    numbers = [_PART.search(path.name) for path in files]
+    if all(numbers):
+        files = [path for _, path in sorted(zip((int(m.group(1)) for m in numbers), files), key=lambda x: x[0])]
+    return files
+
+
 def _schema_csv(path: Path) -> Path | None:
     for folder in (path.parent, path.parent.parent):
         candidate = folder / "schema.csv"
@@ -52,19 +73,213 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
-def read_batches(sources: Iterable[str | Path], table: str) -> Iterator[tuple[Path, pa.RecordBatch]]:
-    """Yield ``(file, batch)`` for every record batch of ``table`` in the given sources, in order."""
-    for source in sources:
-        for path in part_files(source, table):
-            columns = table_columns(table, _schema_csv(path))
-            names = [name for name, _ in columns]
-            try:
-                reader = pacsv.open_csv(
-                    path,
-                    read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_SIZE),
-                    convert_options=pacsv.ConvertOptions(column_types=dict(columns)),
-                )
-                for batch in reader:
-                    yield path, batch
-            except (pa.ArrowInvalid, OSError, EOFError) as error:
-                raise TraceError(f"{path}: {error}") from error
+@dataclass
+class _Chunk:
+    """Rows parsed from one file, their line numbers, and the lines the parser refused."""
+
+    batch: pa.RecordBatch
+    lines: np.ndarray
+    rejects: list[tuple[np.ndarray, str, str]] = field(default_factory=list)
+    incident: str | None = None
+
+
+def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[_Chunk]:
+    """Fast typed parse; on refusal, the careful line-by-line parse from the first unread line.
+
+    ``whole`` parses the file at once with Arrow's threads (blocks in parallel, memory: one file)
+    instead of streaming it one block at a time.
+    """
+    done = 0
+    options = {
+        "read_options": pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
+        "parse_options": pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
+        "convert_options": pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
+    }
+    try:
+        batches = pacsv.read_csv(path, **options).to_batches() if whole else pacsv.open_csv(path, **options)
+        for batch in batches:
+            yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
+            done += batch.num_rows
+        return
+    except (pa.ArrowInvalid, OSError, EOFError):
+        pass
+    yield from _careful_chunks(path, columns, done)
+
+
+def _careful_chunks(path: Path, columns: Columns, skip: int) -> Iterator[_Chunk]:
+    names = [name for name, _ in columns]
+    stream = LineStream(path)
+    for block in stream.blocks():
+        lines, numbers = block.lines, block.numbers
+        if skip:
+            drop = min(skip, len(lines))
+            lines, numbers, skip = lines.slice(drop), numbers[drop:], skip - drop
+        empty = pc.equal(pc.utf8_length(lines), 0).to_numpy(zero_copy_only=False)
+        rejects = [(numbers[empty], "empty line", "")]
+        fields, good = split_fields(lines, len(columns), ",")
+        rejects.append((numbers[~good & ~empty], "wrong column count", f"expected {len(columns)} fields"))
+        numbers = numbers[good]
+        arrays, bad, detail = [], np.zeros(len(numbers), dtype=bool), ""
+        for (name, kind), values in zip(columns, fields):
+            if pa.types.is_string(kind):
+                arrays.append(pc.if_else(pc.equal(pc.utf8_length(values), 0), pa.scalar(None, pa.string()), values))
+                continue
+            values, refused = parse_numbers(values, kind)
+            if refused.any() and not detail:
+                detail = f"{name}={fields[names.index(name)][int(np.argmax(refused))].as_py()!r}"
+            bad |= refused
+            arrays.append(values)
+        rejects.append((numbers[bad], "non-numeric field", detail))
+        keep = pa.array(~bad)
+        batch = pa.RecordBatch.from_arrays([array.filter(keep) for array in arrays], names=names)
+        if block.cut_line is not None:
+            rejects.append((np.array([block.cut_line]), "line cut by the end of a damaged gzip stream", ""))
+        yield _Chunk(batch, numbers[~bad], rejects)
+    if stream.cut is not None:
+        yield _Chunk(
+            pa.RecordBatch.from_arrays([pa.array([], kind) for _, kind in columns], names=names),
+            np.empty(0, dtype=np.int64),
+            incident=f"gzip stream damaged or cut short ({stream.cut}); rows after it are lost",
+        )
+
+
+class _Checks:
+    """Row checks that need no lifecycle: mandatory fields, codes, finite numbers, time order."""
+
+    def __init__(self, table: str, columns: Columns, account: RowAccount, synthesized: bool) -> None:
+        self.columns = columns
+        self.schema = pa.schema(columns)
+        self.names = {name for name, _ in columns}
+        self.mandatory = [name for name in MANDATORY[table] if name in self.names]
+        self.domains = {name: bounds for name, bounds in DOMAINS[table].items() if name in self.names}
+        self.account = account
+        self.synthesized = synthesized
+        self.last_time = -1
+
+    def __call__(self, path: Path, batch: pa.RecordBatch, lines: np.ndarray) -> tuple[pa.RecordBatch, np.ndarray]:
+        ok = np.ones(batch.num_rows, dtype=bool)
+        rejections = []
+
+        def reject(mask: np.ndarray, reason: str, detail: str = "") -> None:
+            bad = mask & ok
+            rejections.append((lines[bad], reason, detail))
+            ok[bad] = False
+
+        if batch.column("time").null_count:
+            blank = np.logical_and.reduce([column.is_null().to_numpy(zero_copy_only=False) for column in batch.columns])
+            reject(blank, "empty line")
+        for name in self.mandatory:
+            column = batch.column(name)
+            if column.null_count:
+                reject(column.is_null().to_numpy(zero_copy_only=False), "missing mandatory field", name)
+        for name, kind in self.columns:
+            column = batch.column(name)
+            if pa.types.is_floating(kind) and not np.isfinite(pc.sum(column).as_py() or 0.0):
+                not_finite = pc.fill_null(pc.invert(pc.is_finite(column)), False)
+                reject(not_finite.to_numpy(zero_copy_only=False), "non-numeric field", name)
+        for name, (low, high) in self.domains.items():
+            column = batch.column(name)
+            extremes = pc.min_max(column)
+            if extremes["min"].as_py() is None or low <= extremes["min"].as_py() and extremes["max"].as_py() <= high:
+                continue
+            outside = pc.fill_null(pc.or_(pc.less(column, low), pc.greater(column, high)), False)
+            reason = "unknown event type" if name == "event_type" else "value out of range"
+            reject(outside.to_numpy(zero_copy_only=False), reason, name)
+        if not self.synthesized and "missing_info" in self.names:
+            reject(batch.column("missing_info").is_valid().to_numpy(zero_copy_only=False), "synthesized record dropped")
+        self._check_order(batch, ok, reject)
+        self.account.reject_all(path, rejections)
+        if not ok.all():
+            batch, lines = batch.filter(pa.array(ok)), lines[ok]
+        if batch.schema != self.schema:
+            batch = pa.RecordBatch.from_arrays(
+                [batch.column(name).cast(kind) for name, kind in self.columns], schema=self.schema
+            )
+        return batch, lines
+
+    def _check_order(self, batch: pa.RecordBatch, ok: np.ndarray, reject) -> None:
+        """Rows are sorted by time; special times (before/after the window) are exempt."""
+        time = batch.column("time").fill_null(BEFORE_WINDOW).to_numpy()
+        ordinary = ok & (time != BEFORE_WINDOW) & (time != AFTER_WINDOW)
+        times = time[ordinary]
+        if len(times) == 0:
+            return
+        running = np.maximum.accumulate(np.concatenate(([self.last_time], times)))
+        late = times < running[:-1]
+        if late.any():
+            mask = np.zeros(len(ok), dtype=bool)
+            mask[np.flatnonzero(ordinary)[late]] = True
+            first = int(np.argmax(late))
+            reject(mask, "time out of order", f"time {times[first]} after {running[first]}")
+        self.last_time = int(running[-1])
+
+
+def read_batches(
+    sources: Iterable[str | Path],
+    table: str,
+    *,
+    account: RowAccount | None = None,
+    synthesized: bool = True,
+    line_numbers: bool = False,
+    verify: bool = False,
+    workers: int = 1,
+    file_ends: bool = False,
+) -> Iterator[tuple[Path, pa.RecordBatch | None]]:
+    """Yield ``(file, batch)`` for every record batch of ``table`` in the given sources, in order.
+
+    ``account`` (default: a strict one) decides what a bad row does and counts rows read and
+    skipped; the caller counts the rows it uses. ``synthesized=False`` drops records the trace
+    synthesized (``missing_info`` set). ``line_numbers`` adds a ``line`` column (1-based line of
+    the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
+    ``workers`` > 1 parses up to that many part files ahead, each with Arrow's threads, while the
+    caller works on the current one (memory: that many parts).
+    ``file_ends`` yields ``(file, None)`` after the last batch of each file, so that a caller can
+    act at a file's end without reading into the next one.
+    """
+    account = account if account is not None else RowAccount(strict=True)
+    files = source_files(sources, table)
+    if verify:
+        checksums.verify(files)
+    columns = {path: table_columns(table, _schema_csv(path)) for path in files}
+    checks: _Checks | None = None
+    for path, chunks in _parsed(files, columns, workers):
+        if checks is None or checks.columns != columns[path]:
+            last_time = checks.last_time if checks else -1
+            checks = _Checks(table, columns[path], account, synthesized)
+            checks.last_time = last_time
+        for chunk in chunks:
+            account.read += chunk.batch.num_rows + sum(len(lines) for lines, _, _ in chunk.rejects)
+            account.reject_all(path, chunk.rejects)
+            if chunk.incident:
+                account.incident(path, chunk.incident)
+            if chunk.batch.num_rows == 0:
+                continue
+            batch, lines = checks(path, chunk.batch, chunk.lines)
+            if batch.num_rows == 0:
+                continue
+            if line_numbers:
+                batch = batch.append_column("line", pa.array(lines))
+            yield path, batch
+        if file_ends:
+            yield path, None
+
+
+def _parsed(files: list[Path], columns: dict[Path, Columns], workers: int) -> Iterator[tuple[Path, Iterable[_Chunk]]]:
+    """Each file with its chunks; with workers > 1, files are parsed ahead in a thread pool."""
+    if workers <= 1:
+        for path in files:
+            yield path, _file_chunks(path, columns[path])
+        return
+
+    def parse(path: Path) -> list[_Chunk]:
+        return list(_file_chunks(path, columns[path], whole=True))
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = deque((path, pool.submit(parse, path)) for path in files[:workers])
+        for path in files[workers:] + [None] * workers:
+            if not pending:
+                break
+            done_path, future = pending.popleft()
+            if path is not None:
+                pending.append((path, pool.submit(parse, path)))
+            yield done_path, future.result()

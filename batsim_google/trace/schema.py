@@ -71,6 +71,42 @@ DEFAULT_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
     ],
 }
 
+#: Columns that every row must fill (``mandatory`` in the trace's schema.csv).
+MANDATORY: dict[str, tuple[str, ...]] = {
+    "task_events": ("time", "job_id", "task_index", "event_type", "priority"),
+    "job_events": ("time", "job_id", "event_type"),
+    "machine_events": ("time", "machine_id", "event_type"),
+}
+
+#: Closed ranges of the coded integer columns; a value outside is bad input, not data.
+DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
+    "task_events": {
+        "time": (0, AFTER_WINDOW), "missing_info": (0, 2), "job_id": (0, AFTER_WINDOW),
+        "task_index": (0, AFTER_WINDOW), "event_type": (0, len(TaskEvent) - 1),
+        "scheduling_class": (0, 3), "priority": (0, 11), "different_machine": (0, 1),
+    },
+    "job_events": {
+        "time": (0, AFTER_WINDOW), "missing_info": (0, 2), "job_id": (0, AFTER_WINDOW),
+        "event_type": (0, len(TaskEvent) - 1), "scheduling_class": (0, 3),
+    },
+    "machine_events": {
+        "time": (0, AFTER_WINDOW), "machine_id": (0, AFTER_WINDOW),
+        "event_type": (0, len(MachineEvent) - 1),
+    },
+}
+
+#: Priority groups of the model paper (Section 2, Table 5), Google priorities inclusive.
+PRIORITY_GROUPS: dict[str, tuple[int, int]] = {
+    "free": (0, 1), "normal": (2, 8), "production": (9, 9), "monitoring": (10, 11),
+}
+
+
+def priority_group_index(priority: np.ndarray) -> np.ndarray:
+    """Index in :data:`PRIORITY_GROUPS` of each Google priority (0-11)."""
+    upper = np.array([high for _, high in PRIORITY_GROUPS.values()])
+    return np.searchsorted(upper, np.asarray(priority), side="left")
+
+
 #: schema.csv ``content`` spellings that do not reduce to the key by the generic rule.
 _CONTENT_KEYS = {
     "CPU request": "cpu_request",

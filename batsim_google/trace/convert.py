@@ -1,0 +1,225 @@
+"""Rebuilt tasks -> Batsim workload, in the generator's format (:mod:`batsim_google.batsim_json`).
+
+A Batsim job is either one task attempt (SUBMIT to its end) or one task: submitted at its first
+submission, lasting the makespan of its last attempt (the run that ended it; earlier attempts were
+interrupted by Google's scheduler, whose choices the simulated scheduler makes anew). A job ended
+by FINISH is a ``task`` of that makespan; one ended by KILL is a ``service`` whose lifetime is its
+observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); other ends
+(FAIL, EVICT, LOST, when selected) are ``task`` s of the time they ran.
+
+Every record reaching the converter is either written or excluded for the first of these reasons,
+so that ``records = written + excluded``: submitted outside the window, still open at the end of
+the input, end event not selected, never scheduled, makespan unknown (in the trace: scheduled before the window
+or ended after it), priority group not selected, scheduling class not selected, no CPU or memory
+request, (logs with processor counts) processor count unknown or zero, more processors than
+``nb_res``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+import polars as pl
+
+from ..batsim_json import TIME_DECIMALS, WorkloadWriter
+from ..priority import unit_priority
+from .accounting import RowAccount
+from .lifecycle import DEFAULT_GRACE, State, TaskLifecycles, rebuild
+from .schema import PRIORITY_GROUPS, TaskEvent
+
+END_EVENTS = {event.name.lower(): int(event) for event in (TaskEvent.EVICT, TaskEvent.FAIL, TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.LOST)}
+Granularity = Literal["attempt", "task"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which records become jobs, and how."""
+
+    start: float = 0.0
+    end: float = math.inf
+    per: Granularity = "attempt"
+    priority_groups: tuple[str, ...] = tuple(PRIORITY_GROUPS)
+    end_events: tuple[str, ...] = ("finish", "kill")
+    scheduling_classes: tuple[int, ...] = (0, 1, 2, 3)
+    #: KILL-ended records are services (Google); False makes every job a task (e.g. SWF logs).
+    kill_is_service: bool = True
+    #: Records without CPU and memory requests are excluded (True) or written with nulls.
+    require_requests: bool = True
+    #: Priority in ]0, 1] for records without a Google priority (logs that have none).
+    unknown_priority: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.per not in ("attempt", "task"):
+            raise ValueError(f"a job is one 'attempt' or one 'task' (got {self.per!r})")
+        if not self.start < self.end:
+            raise ValueError(f"--start ({self.start}) must be before --end ({self.end})")
+        unknown = set(self.priority_groups) - set(PRIORITY_GROUPS)
+        if unknown:
+            raise ValueError(f"unknown priority group(s) {sorted(unknown)}; use {list(PRIORITY_GROUPS)}")
+        unknown = set(self.end_events) - set(END_EVENTS)
+        if unknown:
+            raise ValueError(f"unknown end event(s) {sorted(unknown)}; use {list(END_EVENTS)}")
+        if not set(self.scheduling_classes) <= {0, 1, 2, 3}:
+            raise ValueError(f"scheduling classes are 0-3 (got {list(self.scheduling_classes)})")
+        if not 0 < self.unknown_priority <= 1:
+            raise ValueError(f"the priority of jobs without one must be in ]0, 1] (got {self.unknown_priority})")
+
+    @property
+    def submit_column(self) -> str:
+        return "first_submit" if self.per == "task" else "submit"
+
+    def in_window(self, submit: pl.Expr) -> pl.Expr:
+        return (submit >= self.start) & (submit < self.end)
+
+
+@dataclass
+class JobAccount:
+    """Records offered to the converter: written as jobs or excluded, by reason."""
+
+    written: int = 0
+    excluded: Counter = field(default_factory=Counter)
+
+    @property
+    def records(self) -> int:
+        return self.written + sum(self.excluded.values())
+
+    def summary(self, noun: str) -> str:
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in self.excluded.most_common())
+        line = f"{noun}s {self.records} = written {self.written} + excluded {sum(self.excluded.values())}"
+        return line + (f" ({reasons})" if reasons else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"written": self.written, "excluded": dict(self.excluded)}
+
+
+def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[tuple[str, pl.Expr]]:
+    """(reason, rows to exclude) in the order reasons are tried."""
+    groups = [range(low, high + 1) for name, (low, high) in PRIORITY_GROUPS.items() if name in selection.priority_groups]
+    priorities = [p for group in groups for p in group]
+    rules = [
+        ("submitted outside the window", ~selection.in_window(pl.col(selection.submit_column)).fill_null(False)),
+        ("still open at the end of the input", pl.col("end_event").is_null()),
+        ("end event not selected", ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False)),
+        ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
+        ("makespan unknown", pl.col("makespan").is_null()),
+        ("priority group not selected", ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS))),
+        ("scheduling class not selected", ~pl.col("scheduling_class").is_in(list(selection.scheduling_classes)).fill_null(len(selection.scheduling_classes) == 4)),
+    ]
+    if selection.require_requests:
+        rules.append(("no CPU or memory request", pl.col("cpu_request").is_null() | pl.col("memory_request").is_null()))
+    if "res" in columns:
+        rules.append(("processor count unknown or zero", pl.col("res").fill_null(0) < 1))
+        rules.append(("needs more resources than nb_res", pl.col("res") > nb_res))
+    return rules
+
+
+def select_records(records: pl.DataFrame, selection: Selection, nb_res: int, account: JobAccount) -> pl.DataFrame:
+    """The records that become jobs; the others are counted in ``account`` by their first reason."""
+    reason = pl.lit(None, dtype=pl.String)
+    for name, excluded in reversed(_exclusions(selection, nb_res, records.columns)):
+        reason = pl.when(excluded).then(pl.lit(name)).otherwise(reason)
+    labelled = records.with_columns(reason.alias("excluded_by"))
+    for name, count in labelled.group_by("excluded_by").len().iter_rows():
+        if name is not None:
+            account.excluded[name] += count
+    kept = labelled.filter(pl.col("excluded_by").is_null()).drop("excluded_by")
+    account.written += kept.height
+    return kept
+
+
+def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.DataFrame:
+    """Selected records -> the writer's job columns (``id``, ``subtime``, ``delay`` and extras)."""
+    service = (pl.col("end_event") == TaskEvent.KILL) & pl.lit(selection.kill_is_service)
+    kind = pl.when(service).then(pl.lit("service")).otherwise(pl.lit("task"))
+    end_name = pl.col("end_event").replace_strict({code: name for name, code in END_EVENTS.items()}, default=None, return_dtype=pl.String)
+    unit = pl.Series(unit_priority(records["priority"].fill_null(-1).to_numpy()))
+    priority = pl.when(pl.col("priority").is_null()).then(pl.lit(selection.unknown_priority)).otherwise(unit)
+    columns = [
+        pl.int_range(first_id, first_id + records.height, dtype=pl.Int64).alias("id"),
+        (pl.col(selection.submit_column) - selection.start).alias("subtime"),
+        pl.col("makespan").alias("delay"),
+        *(pl.col(name) for name in ("res", "requested_time") if name in records.columns),
+        kind.alias("class"),
+        kind.alias("kind"),
+        priority.alias("priority"),
+        pl.col("cpu_request").alias("cpu"),
+        pl.col("memory_request").alias("memory"),
+        pl.col("priority").alias("google_priority"),
+        pl.col("scheduling_class"),
+        pl.col("user"),
+        pl.col("job_id"),
+        pl.col("task_index"),
+        pl.col("attempt") if selection.per == "attempt" else pl.col("attempts"),
+        end_name.alias("end_event"),
+        pl.col("disk_request").alias("disk"),
+        pl.col("different_machine"),
+        pl.col("wait").round(TIME_DECIMALS),
+    ]
+    return records.select(columns)
+
+
+def write_records(
+    path: str | Path,
+    record_batches: Iterable[pl.DataFrame],
+    selection: Selection,
+    nb_res: int,
+    *,
+    grain: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> JobAccount:
+    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0."""
+    account = JobAccount()
+    with WorkloadWriter(path, nb_res, grain, meta=meta) as writer:
+        for records in record_batches:
+            kept = select_records(records, selection, nb_res, account)
+            if kept.height:
+                writer.write(to_jobs(kept, selection, writer.jobs))
+    return account
+
+
+def convert_trace(
+    sources: Iterable[str | Path],
+    output: str | Path,
+    selection: Selection,
+    rows: RowAccount,
+    *,
+    nb_res: int,
+    grain: float | None = None,
+    grace: float = DEFAULT_GRACE,
+    synthesized: bool = True,
+    verify: bool = False,
+    workers: int = 1,
+    progress: bool = False,
+) -> JobAccount:
+    """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
+    submitted in the window has ended."""
+    sources = [str(source) for source in sources]
+
+    def window_complete(lifecycles: TaskLifecycles) -> bool:
+        if lifecycles.now < selection.end:
+            return False
+        held = lifecycles.open
+        if selection.per == "attempt":
+            held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
+        return held.filter(selection.in_window(pl.col(selection.submit_column))).height == 0
+
+    batches = rebuild(
+        sources, rows, grace=grace, synthesized=synthesized, verify=verify, workers=workers,
+        until=window_complete, progress=progress,
+    )
+    meta = {
+        "generator": "batsim-google trace convert",
+        "sources": sources,
+        "window": [selection.start, selection.end if math.isfinite(selection.end) else None],
+        "per": selection.per,
+        "end_events": list(selection.end_events),
+        "priority_groups": list(selection.priority_groups),
+        "scheduling_classes": list(selection.scheduling_classes),
+        "synthesized_records": "kept" if synthesized else "dropped",
+    }
+    records = (batch.attempts if selection.per == "attempt" else batch.tasks for batch in batches)
+    return write_records(output, records, selection, nb_res, grain=grain, meta=meta)

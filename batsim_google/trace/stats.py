@@ -1,0 +1,349 @@
+"""The model paper's trace statistics (Da Costa et al. 2018, Sections 2 and 4), chunk by chunk.
+
+Definitions, from the paper's text:
+
+- Table 1: tasks by their number of events (every task record; tasks still open at the end of the
+  input count with the events seen so far, and their number is given).
+- Table 2: tasks of exactly three events, by the event that ended them ("open": not ended).
+- Tables 3-7 use "the tasks composed of three events" that end with FINISH or KILL (the paper
+  keeps only these): counts per scheduling class (3), priority (4), priority group (5), and the
+  makespan (end - schedule, seconds) per priority group for FINISH (6) and KILL (7). A task
+  scheduled before the trace window has no known makespan: it is counted as ``censored``.
+- Inter-arrival: time between consecutive SUBMIT events inside the window (every submission, as
+  the paper's mean of 0.052 s over the month implies), and between first submissions of tasks.
+- Running tasks over time (Figs. 5, 6): attempts that ended with FINISH (resp. KILL), counted at
+  every multiple of ``bin_width`` seconds while scheduled (from the window start if scheduled
+  before it).
+
+Nothing here keeps one value per task: counts, exact moments, and log-binned histograms (1000 bins
+per decade, so medians and CDFs are exact to 0.23 %).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from .lifecycle import LifecycleBatch
+from .schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
+
+EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
+END_NAMES = {int(event): event.name.capitalize() for event in (TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.FAIL, TaskEvent.EVICT, TaskEvent.LOST)}
+GROUPS = list(PRIORITY_GROUPS)
+SCHEDULING_CLASSES = 4
+PRIORITIES = 12
+MODELED_ENDS = {"finish": TaskEvent.FINISH, "kill": TaskEvent.KILL}
+DEFAULT_BIN_WIDTH = 60.0
+
+
+class LogHistogram:
+    """Counts of positive values in log-spaced bins, plus zeros; quantiles and CDF from it."""
+
+    def __init__(self, low: float = 1e-6, high: float = 1e9, per_decade: int = 1000) -> None:
+        self.edges = np.logspace(np.log10(low), np.log10(high), int(round(np.log10(high / low) * per_decade)) + 1)
+        self.counts = np.zeros(len(self.edges) + 1, dtype=np.int64)  # [under, bins..., over]
+        self.zeros = 0
+
+    def add(self, values: np.ndarray) -> None:
+        values = np.asarray(values, dtype=float)
+        self.zeros += int(np.count_nonzero(values == 0))
+        positive = values[values > 0]
+        self.counts += np.bincount(np.searchsorted(self.edges, positive, side="right"), minlength=len(self.counts))
+
+    @property
+    def total(self) -> int:
+        return int(self.counts.sum()) + self.zeros
+
+    def quantile(self, q: float) -> float:
+        """Quantile, log-interpolated inside its bin (exact to the bin width)."""
+        if self.total == 0:
+            return float("nan")
+        rank = q * self.total
+        if rank <= self.zeros:
+            return 0.0
+        cumulative = self.zeros + np.cumsum(self.counts)
+        index = int(np.searchsorted(cumulative, rank, side="left"))
+        if index == 0:
+            return float(self.edges[0])
+        if index >= len(self.edges):
+            return float(self.edges[-1])
+        before = cumulative[index - 1]
+        fraction = (rank - before) / self.counts[index]
+        low, high = np.log(self.edges[index - 1]), np.log(self.edges[index])
+        return float(np.exp(low + fraction * (high - low)))
+
+    def cdf(self) -> tuple[np.ndarray, np.ndarray]:
+        """Upper bin edges and the fraction of values at or below each (non-empty bins only)."""
+        cumulative = (self.zeros + self.counts[0] + np.cumsum(self.counts[1:-1])) / max(self.total, 1)
+        used = self.counts[1:-1] > 0
+        return self.edges[1:][used], cumulative[used]
+
+
+@dataclass
+class Moments:
+    """Count, mean and variance, merged batch by batch (Chan et al.), exact and stable."""
+
+    count: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+
+    def add(self, values: np.ndarray) -> None:
+        values = np.asarray(values, dtype=float)
+        if len(values) == 0:
+            return
+        n, mean = len(values), float(values.mean())
+        m2 = float(((values - mean) ** 2).sum())
+        total = self.count + n
+        delta = mean - self.mean
+        self.mean += delta * n / total
+        self.m2 += m2 + delta**2 * self.count * n / total
+        self.count = total
+
+    @property
+    def std(self) -> float:
+        return float(np.sqrt(self.m2 / (self.count - 1))) if self.count > 1 else float("nan")
+
+
+@dataclass
+class MakespanStats:
+    """Makespans of one end event, per priority group and for all."""
+
+    moments: dict[str, Moments] = field(default_factory=lambda: {g: Moments() for g in [*GROUPS, "all"]})
+    histograms: dict[str, LogHistogram] = field(default_factory=lambda: {g: LogHistogram() for g in [*GROUPS, "all"]})
+    censored: int = 0
+
+    def add(self, makespan: np.ndarray, group: np.ndarray) -> None:
+        known = ~np.isnan(makespan)
+        self.censored += int(np.count_nonzero(~known))
+        makespan, group = makespan[known], group[known]
+        for index, name in enumerate(GROUPS):
+            self.moments[name].add(makespan[group == index])
+            self.histograms[name].add(makespan[group == index])
+        self.moments["all"].add(makespan)
+        self.histograms["all"].add(makespan)
+
+    def table(self) -> dict[str, dict[str, float]]:
+        return {
+            name: {
+                "count": self.moments[name].count,
+                "mean": self.moments[name].mean if self.moments[name].count else float("nan"),
+                "std": self.moments[name].std,
+                "median": self.histograms[name].quantile(0.5),
+            }
+            for name in [*GROUPS, "all"]
+        }
+
+
+class Timeline:
+    """Number of intervals [start, end) covering each multiple of ``width`` seconds."""
+
+    def __init__(self, width: float) -> None:
+        self.width = width
+        self.delta = np.zeros(0, dtype=np.int64)
+
+    def add(self, start: np.ndarray, end: np.ndarray) -> None:
+        first = np.ceil(np.maximum(start, 0.0) / self.width)
+        last = np.ceil(end / self.width)
+        keep = np.isfinite(first) & np.isfinite(last) & (last > first)
+        first, last = first[keep].astype(np.int64), last[keep].astype(np.int64)
+        size = int(last.max(initial=-1)) + 1
+        if size > len(self.delta):
+            self.delta = np.concatenate([self.delta, np.zeros(size - len(self.delta), dtype=np.int64)])
+        self.delta += np.bincount(first, minlength=len(self.delta))[: len(self.delta)]
+        self.delta -= np.bincount(last, minlength=len(self.delta))[: len(self.delta)]
+
+    def series(self) -> tuple[np.ndarray, np.ndarray]:
+        running = np.cumsum(self.delta)
+        return np.arange(len(running)) * self.width, running
+
+
+class TraceStats:
+    """Accumulates the statistics over :class:`LifecycleBatch` es."""
+
+    def __init__(self, bin_width: float = DEFAULT_BIN_WIDTH) -> None:
+        self.events = np.zeros(len(EVENT_COUNTS), dtype=np.int64)
+        self.tasks = 0
+        self.open_tasks = 0
+        self.three_event_ends: dict[str, int] = {name: 0 for name in [*END_NAMES.values(), "open"]}
+        self.classes = np.zeros(SCHEDULING_CLASSES, dtype=np.int64)
+        self.priorities = np.zeros(PRIORITIES, dtype=np.int64)
+        self.makespans = {name: MakespanStats() for name in MODELED_ENDS}
+        self.running = {name: Timeline(bin_width) for name in MODELED_ENDS}
+        self.interarrival = {"submissions": Moments(), "new_tasks": Moments()}
+        self.interarrival_histogram = LogHistogram()
+        self._last_submit = {"submissions": np.nan, "new_tasks": np.nan}
+
+    def update(self, batch: LifecycleBatch) -> None:
+        self._add_tasks(batch.tasks)
+        self._add_attempts(batch.attempts)
+        finite = np.isfinite(batch.submits)
+        self._add_arrivals("submissions", batch.submits[finite])
+        self._add_arrivals("new_tasks", batch.submits[finite & batch.new_task])
+
+    def _add_tasks(self, tasks: pl.DataFrame) -> None:
+        if tasks.height == 0:
+            return
+        events = np.minimum(tasks["task_events"].to_numpy(), 9)
+        self.events += np.bincount(events - 1, minlength=9)
+        self.tasks += tasks.height
+        self.open_tasks += int(tasks["end_event"].null_count())
+        three = tasks.filter(pl.col("task_events") == 3)
+        ends = three["end_event"].fill_null(-1).to_numpy()
+        for code, name in END_NAMES.items():
+            self.three_event_ends[name] += int(np.count_nonzero(ends == code))
+        self.three_event_ends["open"] += int(np.count_nonzero(ends == -1))
+        modeled = three.filter(pl.col("end_event").is_in([int(code) for code in MODELED_ENDS.values()]))
+        self.classes += np.bincount(modeled["scheduling_class"].fill_null(-1).to_numpy() + 1, minlength=5)[1:5]
+        priority = modeled["priority"].to_numpy()
+        self.priorities += np.bincount(priority, minlength=PRIORITIES)[:PRIORITIES]
+        group = priority_group_index(priority)
+        end = modeled["end_event"].to_numpy()
+        makespan = modeled["makespan"].fill_null(np.nan).to_numpy()
+        for name, code in MODELED_ENDS.items():
+            self.makespans[name].add(makespan[end == code], group[end == code])
+
+    def _add_attempts(self, attempts: pl.DataFrame) -> None:
+        end = attempts["end_event"].fill_null(-1).to_numpy()
+        schedule = attempts["schedule"].fill_null(np.nan).to_numpy()
+        stop = attempts["end"].fill_null(np.nan).to_numpy()
+        for name, code in MODELED_ENDS.items():
+            chosen = end == code
+            self.running[name].add(schedule[chosen], stop[chosen])
+
+    def _add_arrivals(self, kind: str, times: np.ndarray) -> None:
+        if len(times) == 0:
+            return
+        gaps = np.diff(np.concatenate(([self._last_submit[kind]], times)))
+        gaps = np.round(gaps[~np.isnan(gaps)], 6)  # times are whole microseconds
+        self.interarrival[kind].add(gaps)
+        if kind == "submissions":
+            self.interarrival_histogram.add(gaps)
+        self._last_submit[kind] = times[-1]
+
+    def tables(self) -> dict[str, Any]:
+        """All tables as plain data (what ``--json`` writes)."""
+        population = int(self.classes.sum())
+        groups = np.zeros(len(GROUPS), dtype=np.int64)
+        np.add.at(groups, priority_group_index(np.arange(PRIORITIES)), self.priorities)
+        three = sum(self.three_event_ends.values())
+
+        def share(counts: np.ndarray | list, total: int) -> list[float]:
+            return [100.0 * c / total if total else float("nan") for c in counts]
+
+        return {
+            "table1_events_per_task": {
+                "events": EVENT_COUNTS, "tasks": self.events.tolist(), "total": self.tasks,
+                "open_at_end": self.open_tasks,
+            },
+            "table2_end_of_three_event_tasks": {
+                "event": list(self.three_event_ends), "tasks": list(self.three_event_ends.values()),
+                "percent": share(list(self.three_event_ends.values()), three), "total": three,
+            },
+            "table3_scheduling_class": {
+                "class": list(range(SCHEDULING_CLASSES)), "tasks": self.classes.tolist(),
+                "percent": share(self.classes, population), "total": population,
+            },
+            "table4_priority": {"priority": list(range(PRIORITIES)), "tasks": self.priorities.tolist()},
+            "table5_priority_group": {
+                "group": GROUPS, "priorities": [f"{low}-{high}" if low != high else str(low) for low, high in PRIORITY_GROUPS.values()],
+                "tasks": groups.tolist(), "percent": share(groups, population),
+            },
+            "table6_makespan_finish": {**self.makespans["finish"].table(), "censored": self.makespans["finish"].censored},
+            "table7_makespan_kill": {**self.makespans["kill"].table(), "censored": self.makespans["kill"].censored},
+            "interarrival": {
+                kind: {"count": moments.count, "mean": moments.mean if moments.count else float("nan")}
+                for kind, moments in self.interarrival.items()
+            },
+        }
+
+
+def render_text(tables: dict[str, Any]) -> str:
+    """The tables as the paper prints them (one block per table)."""
+    out = io.StringIO()
+    t1 = tables["table1_events_per_task"]
+    out.write(f"Table 1. Events per task ({t1['total']} tasks, {t1['open_at_end']} still open at the end of the input)\n")
+    out.write(_row("events", t1["events"] + ["total"]) + _row("tasks", t1["tasks"] + [t1["total"]]))
+    t2 = tables["table2_end_of_three_event_tasks"]
+    out.write(f"\nTable 2. End event of the {t2['total']} tasks with three events\n")
+    out.write(_row("event", t2["event"]) + _row("tasks", t2["tasks"]) + _row("percent", _pct(t2["percent"])))
+    t3 = tables["table3_scheduling_class"]
+    out.write(f"\nTable 3. Scheduling class ({t3['total']} three-event tasks ended by Finish or Kill)\n")
+    out.write(_row("class", t3["class"]) + _row("tasks", t3["tasks"]) + _row("percent", _pct(t3["percent"])))
+    t4 = tables["table4_priority"]
+    out.write("\nTable 4. Priority\n" + _row("priority", t4["priority"]) + _row("tasks", t4["tasks"]))
+    t5 = tables["table5_priority_group"]
+    out.write("\nTable 5. Priority group\n" + _row("group", t5["group"]) + _row("priorities", t5["priorities"]))
+    out.write(_row("tasks", t5["tasks"]) + _row("percent", _pct(t5["percent"])))
+    for key, title in (("table6_makespan_finish", "Table 6. Makespan (s) of tasks ended by Finish"),
+                       ("table7_makespan_kill", "Table 7. Makespan (s) of tasks ended by Kill")):
+        table = tables[key]
+        out.write(f"\n{title} ({table['censored']} scheduled before the window: makespan unknown)\n")
+        out.write(_row("group", ["count", "mean", "std", "median"]))
+        for group in [*GROUPS, "all"]:
+            stats = table[group]
+            out.write(_row(group, [stats["count"], _num(stats["mean"]), _num(stats["std"]), _num(stats["median"])]))
+    arrivals = tables["interarrival"]
+    out.write(
+        f"\nInter-arrival: mean {_num(arrivals['submissions']['mean'], 4)} s between submissions "
+        f"({arrivals['submissions']['count']} gaps), {_num(arrivals['new_tasks']['mean'], 4)} s between new tasks\n"
+    )
+    return out.getvalue()
+
+
+def _row(label: str, cells: list) -> str:
+    return f"{label:<11}" + "".join(f"{str(cell):>11}" for cell in cells) + "\n"
+
+
+def _num(value: float, decimals: int = 1) -> str:
+    return "NA" if value != value else f"{value:.{decimals}f}"
+
+
+def _pct(values: list[float]) -> list[str]:
+    return [f"{_num(v, 2)}%" if v == v else "NA" for v in values]
+
+
+def render_csv(tables: dict[str, Any]) -> str:
+    """Long format: table, row, column, value."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["table", "row", "column", "value"])
+    for name, table in tables.items():
+        for row, value in _flatten(table):
+            column = row.rsplit(".", 1)
+            writer.writerow([name, column[0] if len(column) > 1 else "", column[-1], value])
+    return out.getvalue()
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    rows = []
+    labels = next((table[k] for k in ("events", "event", "class", "priority", "group") if k in table), None)
+    for key, value in table.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            rows += _flatten(value, f"{path}.")
+        elif isinstance(value, list) and labels is not None and value is not labels:
+            rows += [(f"{label}.{key}", item) for label, item in zip(labels, value)]
+        elif not isinstance(value, list):
+            rows.append((path, value))
+    return rows
+
+
+def render_json(tables: dict[str, Any]) -> str:
+    """Strict JSON: an undefined statistic (NaN, e.g. the mean of no task) is null."""
+    return json.dumps(_nan_to_none(tables), indent=1, allow_nan=False) + "\n"
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _nan_to_none(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_nan_to_none(item) for item in value]
+    if isinstance(value, float) and value != value:
+        return None
+    return value

@@ -1,0 +1,150 @@
+"""Throughput of trace reading, statistics and conversion against plain gzip decompression.
+
+    uv run python bench/trace.py [PART_FILES...] [--rounds 3] [--workers 2]
+
+Every measurement runs in a fresh process (so its peak memory is its own), pinned to as many cores
+as it has workers, over the same files, in rounds that alternate the floor and the targets; the
+best time of the rounds is kept (other work on the machine only slows a round down). Throughput is
+MB of compressed input per second; the floor is gzip decompression of the same files in Python
+(zlib, one core); the ``gzip -dc`` command and Arrow's CSV parse alone are shown for reference.
+``read`` is the reader (parse, checks, accounting), ``stats`` adds the lifecycles and the tables,
+``convert`` the lifecycles and the Batsim workload. Runs use one core, then all cores with one
+worker (Arrow decompresses in a thread of its own) and with ``--workers``. Target: >= 50 % of the
+floor, peak memory flat in the length of the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import multiprocessing
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_PARTS = sorted((REPO.parent / "shared" / "data" / "google-2011" / "task_events").glob("part-*.csv.gz"))
+
+
+def gunzip(files: list[Path], workers: int) -> None:
+    for path in files:
+        with gzip.open(path, "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+
+
+def gzip_command(files: list[Path], workers: int) -> None:
+    for path in files:
+        subprocess.run(["gzip", "-dc", str(path)], stdout=subprocess.DEVNULL, check=True)
+
+
+def arrow_csv(files: list[Path], workers: int) -> None:
+    """Arrow's typed CSV parse alone, as the reader's fast path calls it: the reader's own floor."""
+    import pyarrow.csv as pacsv
+
+    from batsim_google.trace.reader import BLOCK_SIZE
+    from batsim_google.trace.schema import DEFAULT_COLUMNS
+
+    columns = DEFAULT_COLUMNS["task_events"]
+    for path in files:
+        for _ in pacsv.open_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
+            parse_options=pacsv.ParseOptions(quote_char=False),
+            convert_options=pacsv.ConvertOptions(column_types=dict(columns)),
+        ):
+            pass
+
+
+def read(files: list[Path], workers: int) -> None:
+    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.reader import read_batches
+
+    for _ in read_batches(files, "task_events", account=RowAccount(), workers=workers):
+        pass
+
+
+def stats(files: list[Path], workers: int) -> None:
+    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.lifecycle import rebuild
+    from batsim_google.trace.stats import TraceStats
+
+    accumulator = TraceStats()
+    for batch in rebuild(files, RowAccount(), workers=workers):
+        accumulator.update(batch)
+    accumulator.tables()
+
+
+def convert(files: list[Path], workers: int) -> None:
+    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.convert import Selection, convert_trace
+
+    with tempfile.TemporaryDirectory() as folder:
+        convert_trace(files, Path(folder) / "w.json", Selection(), RowAccount(), nb_res=12583, workers=workers)
+
+
+MEASURES = {
+    "gunzip (floor)": gunzip, "gzip -dc": gzip_command, "arrow csv": arrow_csv, "read": read, "stats": stats,
+    "convert": convert,
+}
+
+
+def _child(name: str, files: list[Path], workers: int, cores: int) -> tuple[float, float]:
+    os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:cores]))  # "one core" means one
+    start = time.perf_counter()
+    MEASURES[name](files, workers)
+    seconds = time.perf_counter() - start
+    return seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(name: str, files: list[Path], workers: int = 1, cores: int = 1) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of one run in a fresh process (imports done before timing)."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(1, mp_context=context, initializer=_warm) as pool:
+        return pool.submit(_child, name, files, workers, cores).result()
+
+
+def _warm() -> None:
+    import batsim_google.trace.convert  # noqa: F401  (import cost is not throughput)
+    import batsim_google.trace.stats  # noqa: F401
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, default=DEFAULT_PARTS)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2, help="threads for the parallel runs")
+    args = parser.parse_args()
+    if not args.files:
+        sys.exit("no part files given and none found in ../shared/data/google-2011/task_events")
+    megabytes = sum(path.stat().st_size for path in args.files) / 1e6
+    cores = len(os.sched_getaffinity(0))
+    runs = [(name, 1, 1) for name in MEASURES if name != "gzip -dc" or shutil.which("gzip")]
+    if cores > 1:  # one worker, but Arrow's reading thread may decompress on another core
+        runs += [(name, 1, cores) for name in ("arrow csv", "read", "stats", "convert")]
+        runs += [(name, args.workers, cores) for name in ("read", "stats", "convert")]
+    best: dict[tuple[str, int, int], tuple[float, float]] = {}
+    for _ in range(args.rounds):
+        for name, workers, use in runs:
+            seconds, peak = measure(name, args.files, workers, use)
+            previous = best.get((name, workers, use), (float("inf"), 0.0))
+            best[(name, workers, use)] = (min(seconds, previous[0]), max(peak, previous[1]))
+    floor = best[("gunzip (floor)", 1, 1)][0]
+    print(f"{len(args.files)} files, {megabytes:.1f} MB compressed; best of {args.rounds} rounds; {cores} cores")
+    print(f"{'measure':<16}{'workers':>8}{'cores':>6}{'seconds':>9}{'MB/s':>7}{'vs floor':>9}{'peak MB':>9}")
+    for (name, workers, use), (seconds, peak) in best.items():
+        print(f"{name:<16}{workers:>8}{use:>6}{seconds:>9.3f}{megabytes / seconds:>7.1f}{floor / seconds:>9.0%}{peak:>9.0f}")
+    if len(args.files) > 1:  # memory must not grow with the input: compare with the first part alone
+        first = args.files[:1]
+        print(f"peak memory of convert on {first[0].name} alone: {measure('convert', first)[1]:.0f} MB; "
+              f"python with the package imported: {measure('gunzip (floor)', first)[1]:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
