@@ -26,6 +26,7 @@ from .fitting.model_fit import CLASSIFICATIONS, fit_model
 from .fitting.profile import PROFILE_CHOICES
 from .fitting.report import describe, write_report
 from .fitting.select import CRITERIA
+from .fitting.trace_input import trace_task_table
 from .model import ModelError, WorkloadModel, load_model, save_model
 from .platform import compute_hosts, write_platform
 from .presets import PRESETS, preset
@@ -270,24 +271,31 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
     )
 
 
-def _fit_input(source: Path) -> pl.DataFrame:
-    """A Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
-    :mod:`batsim_google.fitting.table`)."""
+def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
+    """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), a Batsim workload
+    (``.json``) or a task table (``.parquet``, ``.csv``; columns in :mod:`batsim_google.fitting.table`)."""
     suffix = source.suffix.lower()
     try:
+        if source.is_dir() or source.name.lower().endswith(".csv.gz"):
+            account = RowAccount(strict=strict)
+            frame, left_out = trace_task_table([source], account, progress=sys.stderr.isatty())
+            click.echo(f"task_events: {account.summary()}")
+            if left_out:
+                click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
+            return frame
         if suffix == ".json":
             return read_batsim_workload(source)
         if suffix == ".parquet":
             return pl.read_parquet(source)
         if suffix == ".csv":
             return pl.read_csv(source)
-    except (BatsimInputError, pl.exceptions.PolarsError, OSError) as error:
+    except (BatsimInputError, TraceError, pl.exceptions.PolarsError, OSError) as error:
         _fail(f"{source}: {error}")
-    _fail(f"{source}: fit reads a Batsim workload (.json) or a task table (.parquet, .csv)")
+    _fail(f"{source}: fit reads a trace (folder or .csv.gz part), a Batsim workload (.json) or a task table (.parquet, .csv)")
 
 
 @main.command("fit")
-@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Model file to write (.toml or .json).")
 @click.option("--classes", type=click.Choice(CLASSIFICATIONS), help="apriori: Finish-ended tasks / Kill-ended services (default); kmeans: clusters.")
 @click.option("--k", type=click.IntRange(min=2), help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).")
@@ -300,12 +308,12 @@ def _fit_input(source: Path) -> pl.DataFrame:
 @click.option("--fidelity/--no-fidelity", default=True, show_default=True, help="Generate from the fitted model and compare with the input (two-sample KS per class).")
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(source, output, classes, k, profile, criterion, methods, seed, plots, report, fidelity, strict) -> None:
-    """Fit a workload model to a Batsim workload or a task table."""
+    """Fit a workload model to a Google trace, a Batsim workload or a task table."""
     if classes == "apriori" and k is not None:
         _fail("--k needs --classes kmeans")
     if output.suffix.lower() not in (".toml", ".json"):
         _fail(f"{output}: the model file must end in .toml or .json")
-    frame = _fit_input(source)
+    frame = _fit_input(source, strict)
     try:
         result = fit_model(
             frame, classes=classes or ("kmeans" if k else "apriori"), k=k, profile=profile, criterion=criterion,

@@ -3,6 +3,7 @@ classes, the fit command, fidelity on synthetic data and on the real trace sampl
 
 from __future__ import annotations
 
+import re
 import json
 
 import numpy as np
@@ -23,7 +24,8 @@ from batsim_google.priority import rate_for_centroid
 from batsim_google.requests import load_request_law
 from batsim_google.workload import write_generated_workload
 
-from three_event_tasks import three_event_tasks
+from batsim_google.fitting.trace_input import trace_task_table
+from batsim_google.trace.accounting import RowAccount
 
 FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lomax-ml"]
 
@@ -240,9 +242,12 @@ def test_fit_command_errors(google_workload, tmp_path, arguments, message):
 
 
 def test_real_trace_sample_is_reproduced_within_the_papers_ks(google_2011):
-    """Fit the three-event tasks of the real parts, generate as many, compare per class."""
-    original = three_event_tasks(google_2011)
-    assert original.height > 50_000
+    """Fit the paper's tasks of the real parts (from their lifecycles), generate as many, compare
+    per class."""
+    account = RowAccount()
+    original, left_out = trace_task_table([google_2011], account)
+    assert account.balanced and original.height > 50_000
+    assert set(left_out) <= {"makespan unknown (a time outside the trace window)"}
     result = fit_model(original)
     assert result.table.skipped == {}
     report = fidelity_report(result.table.frame, result.model, seed=0)
@@ -250,3 +255,15 @@ def test_real_trace_sample_is_reproduced_within_the_papers_ks(google_2011):
     for c in report.classes:
         assert c.makespan_ks <= 0.06, c  # the model paper's log-normal fits reach 0.057 / 0.064
         assert c.generated_frequency == pytest.approx(c.original_frequency, abs=0.01)
+
+
+def test_fit_command_reads_a_trace_part(google_2011, tmp_path):
+    part = google_2011 / "task_events" / "part-00001-of-00500.csv.gz"
+    model = tmp_path / "model.toml"
+    outcome = CliRunner().invoke(main, ["fit", str(part), "-o", str(model), "--no-fidelity", "--laws", "lognormal-ml,gamma-ml"])
+    assert outcome.exit_code == 0, outcome.output
+    read = int(re.search(r"task_events: rows read (\d+) = used (\d+) \+ skipped (\d+)", outcome.output).group(1))
+    assert read == 77_776  # every row of the part, used or skipped with a reason
+    fitted = load_model(model)
+    assert [c.kind for c in fitted.classes] == ["task", "service"]
+    assert sum(c.frequency for c in fitted.classes) == pytest.approx(1.0)

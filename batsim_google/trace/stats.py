@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .lifecycle import LifecycleBatch
+from .lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
 from .schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
 
 EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
@@ -38,7 +38,6 @@ END_NAMES = {int(event): event.name.capitalize() for event in (TaskEvent.FINISH,
 GROUPS = list(PRIORITY_GROUPS)
 SCHEDULING_CLASSES = 4
 PRIORITIES = 12
-MODELED_ENDS = {"finish": TaskEvent.FINISH, "kill": TaskEvent.KILL}
 DEFAULT_BIN_WIDTH = 60.0
 
 
@@ -198,7 +197,7 @@ class TraceStats:
         for code, name in END_NAMES.items():
             self.three_event_ends[name] += int(np.count_nonzero(ends == code))
         self.three_event_ends["open"] += int(np.count_nonzero(ends == -1))
-        modeled = three.filter(pl.col("end_event").is_in([int(code) for code in MODELED_ENDS.values()]))
+        modeled = paper_population(three)
         self.classes += np.bincount(modeled["scheduling_class"].fill_null(-1).to_numpy() + 1, minlength=5)[1:5]
         priority = modeled["priority"].to_numpy()
         self.priorities += np.bincount(priority, minlength=PRIORITIES)[:PRIORITIES]
