@@ -3,8 +3,8 @@ classes, the fit command, fidelity on synthetic data and on the real trace sampl
 
 from __future__ import annotations
 
-import re
 import json
+import re
 
 import numpy as np
 import polars as pl
