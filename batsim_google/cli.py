@@ -7,6 +7,7 @@ parameter or file and exit status 2, never a traceback.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -342,6 +343,19 @@ _BATSIM = click.option("--batsim", "batsim_binary", default="batsim", show_defau
 _PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal).")
 
 
+@contextmanager
+def _resumable():
+    """Ctrl-C, or a worker process killed, ends the command with a message, not a traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except (KeyboardInterrupt, BrokenProcessPool) as error:
+        reason = "interrupted" if isinstance(error, KeyboardInterrupt) else "a worker process ended abruptly (interrupted or killed)"
+        click.echo(f"{reason}: finished runs are kept, run the same command again to resume", err=True)
+        sys.exit(130)
+
+
 def _interval(row: dict) -> str:
     if row["mean"] is None:
         return "-"
@@ -363,10 +377,11 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 
     try:
         campaign = load_campaign(campaign_file)
-        result = compare(
-            campaign, output, batsim=batsim_binary, workers=workers, dask_address=dask_address,
-            progress=sys.stderr.isatty() if progress is None else progress,
-        )
+        with _resumable():
+            result = compare(
+                campaign, output, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                progress=sys.stderr.isatty() if progress is None else progress,
+            )
     except ValueError as error:
         _fail(str(error))
     counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
@@ -413,11 +428,12 @@ def validate_command(original, platform, output, replications, seed, model_file,
     except ValueError as error:
         _fail(str(error))
     try:
-        result = validate(
-            original, platform, output, replications=replications, seed=seed, model=model_file, policy=policy,
-            timeout=timeout, batsim=batsim_binary, workers=workers, dask_address=dask_address,
-            progress=sys.stderr.isatty() if progress is None else progress,
-        )
+        with _resumable():
+            result = validate(
+                original, platform, output, replications=replications, seed=seed, model=model_file, policy=policy,
+                timeout=timeout, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                progress=sys.stderr.isatty() if progress is None else progress,
+            )
     except SimulationError as error:
         raise click.ClickException(str(error)) from error
     except ValueError as error:

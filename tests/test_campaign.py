@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import textwrap
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from batsim_google.experiments.campaign import CampaignError, load_campaign
@@ -165,3 +167,44 @@ def test_completion_needs_the_marker_with_the_same_fingerprint(tmp_path):
     assert completed(run)["metrics"] == {"x": 1}
     os.remove(run.directory / "out_jobs.csv")
     assert completed(run) is None  # the marker alone is not enough
+
+
+def test_failed_runs_are_reported_and_not_marked(tmp_path):
+    from click.testing import CliRunner
+
+    from batsim_google.cli import main
+
+    path = campaign_file(tmp_path, """
+        [platforms]
+        small = {cell = 12}
+        [workloads]
+        google = {preset = "google", tasks = 30}
+        [policies.on]
+        [policies.sleep]
+        energy = "idle-sleep"
+    """)
+    output = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(path), "-o", str(output), "--batsim", "no-such-batsim", "--jobs", "1", "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert "2 runs: 0 simulated, 0 reused, 2 failed" in result.output
+    assert "no 'no-such-batsim' executable" in result.output
+    runs = pl.read_csv(output / "runs.csv")
+    assert runs["status"].to_list() == ["failed", "failed"] and not list(output.glob(f"runs/**/{MARKER}"))
+    assert pl.read_csv(output / "summary.csv").height == 0 and not (output / "plots").exists()
+
+
+@pytest.mark.parametrize(("policy", "message"), [
+    ('{restart = "sometimes"}', "--policy: restart must be one of"),
+    ("{restarts = 1}", r"unknown key\(s\) in --policy: restarts"),
+    ("restart", "--policy must be a TOML inline table"),
+])
+def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message):
+    from click.testing import CliRunner
+
+    from batsim_google.cli import main
+
+    original = tmp_path / "w.json"
+    original.write_text('{"nb_res": 1, "jobs": [], "profiles": {}}')
+    result = CliRunner().invoke(main, ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy])
+    assert result.exit_code == 2 and not (tmp_path / "v").exists()
+    assert re.search(message, result.output), result.output

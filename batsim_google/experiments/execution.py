@@ -58,9 +58,25 @@ def completed(run: Run) -> dict | None:
     return content if content.get("fingerprint") == run.fingerprint else None
 
 
+#: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the runs already
+#: queued to it are then dropped instead of started.
+_interrupted = False
+
+
 def execute_run(run: Run, batsim: str = "batsim") -> dict:
     """Simulate ``run`` unless it is complete; return its marker, or ``{"error": ...}`` when the
-    simulation failed. Runs in a worker process."""
+    simulation failed or the worker was interrupted. Runs in a worker process."""
+    global _interrupted
+    if _interrupted:
+        return {"error": "interrupted"}
+    try:
+        return _execute(run, batsim)
+    except KeyboardInterrupt:
+        _interrupted = True
+        raise
+
+
+def _execute(run: Run, batsim: str) -> dict:
     marker = completed(run)
     if marker is not None:
         return {**marker, "reused": True}
@@ -120,12 +136,18 @@ def execute_runs(
 
             with Client(dask_address) as client:
                 futures = {client.submit(execute_run, runs[i], batsim, pure=False): i for i in todo}
-                _collect(as_completed(futures), futures, runs, records, bar)
+                try:
+                    _collect(as_completed(futures), futures, runs, records, bar)
+                finally:  # on an interruption, runs not started are dropped
+                    client.cancel(list(futures))
         elif todo:
             context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
-            with ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context) as pool:
-                futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
+            pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context)
+            futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
+            try:
                 _collect(local_as_completed(futures), futures, runs, records, bar)
+            finally:  # on an interruption (Ctrl-C stops the running ones), runs not started are dropped
+                pool.shutdown(wait=True, cancel_futures=True)
     return [records[index] for index in range(len(runs))]
 
 
