@@ -70,10 +70,10 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
             dots = ended.filter(*[pl.col(k) == v for k, v in match.items()])
             axes.scatter(dots["mean_waiting_s"], dots["energy_j"], color=colours[policy], marker=marker, alpha=0.25, s=18)
             group = wide.filter(*[pl.col(k) == v for k, v in match.items()])
-            if group.height == 0 or group["mean_energy_j"][0] is None:
+            row = group.row(0, named=True) if group.height else {}
+            x, y = row.get("mean_mean_waiting_s"), row.get("mean_energy_j")
+            if x is None or y is None:  # no run of the group started a task, or no energy output
                 continue
-            row = group.row(0, named=True)
-            x, y = row["mean_mean_waiting_s"], row["mean_energy_j"]
             xerr = [[x - (row["ci_low_mean_waiting_s"] or x)], [(row["ci_high_mean_waiting_s"] or x) - x]]
             yerr = [[y - (row["ci_low_energy_j"] or y)], [(row["ci_high_energy_j"] or y) - y]]
             axes.errorbar([x], [y], xerr=xerr, yerr=yerr, color=colours[policy], marker=marker, markersize=8, capsize=3,
