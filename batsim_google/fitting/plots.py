@@ -25,13 +25,20 @@ from .select import LawFit  # noqa: E402
 ECDF_POINTS = 2_000
 
 
-def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit, title: str, unit: str) -> None:
+def ecdf_points(sample: np.ndarray, points: int = ECDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``points`` steps (value, cumulative share) of the empirical distribution function
+    of a non-empty ``sample``, evenly spread in probability."""
     ordered = np.sort(sample)
-    levels = np.linspace(0.0, 1.0, min(ECDF_POINTS, len(ordered)))
+    levels = np.linspace(0.0, 1.0, min(points, len(ordered)))
     picks = np.minimum((levels * len(ordered)).astype(int), len(ordered) - 1)
-    grid = np.geomspace(ordered[0], ordered[-1], 400)
+    return ordered[picks], (picks + 1) / len(ordered)
+
+
+def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit, title: str, unit: str) -> None:
+    values, shares = ecdf_points(sample)
+    grid = np.geomspace(values[0], values[-1], 400)
     figure, axes = plt.subplots(figsize=(8, 5))
-    axes.step(ordered[picks], (picks + 1) / len(ordered), where="post", color="black", linewidth=2.2, label="empirical")
+    axes.step(values, shares, where="post", color="black", linewidth=2.2, label="empirical")
     for fit in fits:
         if fit.law is None:
             continue

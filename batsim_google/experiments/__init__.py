@@ -1,0 +1,1 @@
+"""Experiments: campaigns of simulations compared by their metrics, and validation by simulation."""

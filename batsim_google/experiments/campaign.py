@@ -1,0 +1,235 @@
+"""Campaign files: platforms x workloads x failures x scheduler policies, once per seed.
+
+A campaign (TOML) names its inputs in four tables, each entry under a name that is used in
+folder names and reports (letters, digits, ``.``, ``_``, ``-``); relative file paths are taken
+from the campaign file's folder::
+
+    timeout = 600                  # wall-clock limit of one simulation, seconds (default 3600)
+    energy_outputs = true          # Batsim's -E (default true; the platforms need an energy model)
+
+    [platforms]
+    cell64 = {cell = 64}                        # the 2011 cell scaled to 64 machines, written here
+    mine = {file = "my-platform.xml"}           # an existing platform (optional energy = FILE
+                                                # for a cell: energy figures, see `platform --energy`)
+    [workloads]
+    google = {preset = "google", tasks = 1000, seeds = [1, 2, 3]}   # or model = FILE; or duration = S
+    trace = {file = "converted.json"}           # an existing workload (one replication)
+                                                # generated: optional grain = G, requests = FILE
+    [failures]                                  # optional; default: none = {}
+    none = {}
+    drawn = {mtbf = 86400, mttr = 3600, horizon = 172800, seeds = [1]}   # mtbf_shape, mttr_shape too
+    real = {file = "failures.jsonl"}            # any Batsim events file (failures, user kills)
+
+    [policies.always-on]                        # options of `batsim-google run` (PolicyConfig fields)
+    energy = "always-on"
+    [policies.idle-sleep]
+    energy = "idle-sleep"
+    idle_timeout = 120
+
+Every combination of platform, workload, failures and policy is simulated for every workload
+seed x failure seed; a generated workload is written once per seed and machine count, failures
+once per seed and platform size, and the policies all run on the same inputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..config import ParameterError, is_number, known_keys, read_parameter_file, table
+from ..failures import DAY, TRACE_DAYS, FailureLaw
+from ..presets import PRESETS
+from ..scheduling.policy import PolicyConfig
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+DEFAULT_TIMEOUT_S = 3600.0
+#: Failure-law keys of a campaign -> FailureLaw fields.
+LAW_KEYS = {
+    "mtbf": "mean_time_between_failures", "mtbf_shape": "time_between_failures_shape",
+    "mttr": "mean_repair_time", "mttr_shape": "repair_time_shape",
+}
+
+
+class CampaignError(ParameterError):
+    """An invalid campaign; the message names the file and the entry."""
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    """A scaled 2011 cell of ``cell`` machines (``energy``: figures file), or a platform ``file``."""
+
+    name: str
+    cell: int | None = None
+    file: Path | None = None
+    energy: Path | None = None
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """A workload ``file``, or one generated from a ``preset`` or ``model`` file, of ``tasks``
+    tasks or ``duration`` seconds, once per seed."""
+
+    name: str
+    file: Path | None = None
+    preset: str | None = None
+    model: Path | None = None
+    tasks: int | None = None
+    duration: float | None = None
+    seeds: tuple[int | None, ...] = (None,)
+    grain: float | None = None
+    requests: Path | None = None
+
+
+@dataclass(frozen=True)
+class FailureSpec:
+    """No events, an events ``file``, or failures drawn from ``law`` before ``horizon``, per seed."""
+
+    name: str
+    file: Path | None = None
+    law: FailureLaw | None = None
+    horizon: float = TRACE_DAYS * DAY
+    seeds: tuple[int | None, ...] = (None,)
+
+
+@dataclass(frozen=True)
+class Campaign:
+    platforms: tuple[PlatformSpec, ...]
+    workloads: tuple[WorkloadSpec, ...]
+    failures: tuple[FailureSpec, ...]
+    policies: tuple[tuple[str, PolicyConfig], ...]
+    timeout: float = DEFAULT_TIMEOUT_S
+    energy_outputs: bool = True
+
+
+def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | None:
+    if key not in raw:
+        return None
+    value = raw[key]
+    if not isinstance(value, str) or not value:
+        raise CampaignError(f"{where}.{key} must be a file path (got {value!r})")
+    path = Path(value) if Path(value).is_absolute() else base / value
+    if not path.is_file():
+        raise CampaignError(f"{where}.{key}: no such file {path}")
+    return path.resolve()
+
+
+def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = False) -> Any:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not is_number(value) or value <= 0 or (integer and not isinstance(value, int)):
+        raise CampaignError(f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})")
+    return value
+
+
+def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
+    seeds = raw.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise CampaignError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
+    if len(set(seeds)) != len(seeds):
+        raise CampaignError(f"{where}.seeds repeats a seed (got {seeds!r})")
+    return tuple(seeds)
+
+
+def _one_of(raw: Mapping[str, Any], keys: tuple[str, ...], where: str) -> str:
+    given = [key for key in keys if key in raw]
+    if len(given) != 1:
+        raise CampaignError(f"{where} needs exactly one of {', '.join(keys)} (got {', '.join(given) or 'none'})")
+    return given[0]
+
+
+def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> PlatformSpec:
+    known_keys(raw, {"cell", "file", "energy"}, where)
+    if _one_of(raw, ("cell", "file"), where) == "file":
+        if "energy" in raw:
+            raise CampaignError(f"{where}.energy applies to a cell, not to a platform file")
+        return PlatformSpec(name, file=_path(raw, "file", where, base))
+    return PlatformSpec(name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base))
+
+
+def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
+    if _one_of(raw, ("file", "preset", "model"), where) == "file":
+        known_keys(raw, {"file"}, where)
+        return WorkloadSpec(name, file=_path(raw, "file", where, base))
+    known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests"}, where)
+    if "preset" in raw and raw["preset"] not in PRESETS:
+        raise CampaignError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
+    _one_of(raw, ("tasks", "duration"), where)
+    return WorkloadSpec(
+        name, preset=raw.get("preset"), model=_path(raw, "model", where, base),
+        tasks=_positive(raw, "tasks", where, integer=True), duration=_positive(raw, "duration", where),
+        seeds=_seeds(raw, where), grain=_positive(raw, "grain", where), requests=_path(raw, "requests", where, base),
+    )
+
+
+def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> FailureSpec:
+    if "file" in raw:
+        known_keys(raw, {"file"}, where)
+        return FailureSpec(name, file=_path(raw, "file", where, base))
+    if not raw:
+        return FailureSpec(name)
+    known_keys(raw, {*LAW_KEYS, "horizon", "seeds"}, where)
+    law = {field: float(_positive(raw, key, where)) for key, field in LAW_KEYS.items() if key in raw}
+    horizon = _positive(raw, "horizon", where)
+    return FailureSpec(
+        name, law=FailureLaw(**law), horizon=TRACE_DAYS * DAY if horizon is None else float(horizon),
+        seeds=_seeds(raw, where),
+    )
+
+
+def policy_config(raw: Mapping[str, Any], where: str) -> PolicyConfig:
+    """The policy of a table of PolicyConfig fields; errors name ``where``."""
+    fields = {field.name for field in dataclasses.fields(PolicyConfig)}
+    known_keys(raw, fields, where)
+    try:
+        return PolicyConfig(**raw)
+    except (TypeError, ValueError) as error:
+        raise CampaignError(f"{where}: {error}") from error
+
+
+def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, required: bool = True) -> tuple:
+    if key not in data:
+        if required:
+            raise CampaignError(f"[{key}] is missing: name at least one")
+        return ()
+    entries = table(data[key], key)
+    if not entries and required:
+        raise CampaignError(f"[{key}] is empty: name at least one")
+    parsed = []
+    for name, raw in entries.items():
+        where = f"{key}.{name}"
+        if not NAME.match(name):
+            raise CampaignError(f"{where}: names are letters, digits, '.', '_' and '-', starting with a letter or digit")
+        raw = table(raw, where)
+        parsed.append(parse(name, raw, where) if base is None else parse(name, raw, where, base))
+    return tuple(parsed)
+
+
+def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
+    """Build and check a campaign; relative paths are taken from ``base``."""
+    known_keys(data, {"timeout", "energy_outputs", "platforms", "workloads", "failures", "policies"}, "the campaign")
+    energy_outputs = data.get("energy_outputs", True)
+    if not isinstance(energy_outputs, bool):
+        raise CampaignError(f"energy_outputs must be true or false (got {energy_outputs!r})")
+    timeout = _positive(data, "timeout", "")
+    return Campaign(
+        platforms=_entries(data, "platforms", _platform, base),
+        workloads=_entries(data, "workloads", _workload, base),
+        failures=_entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),),
+        policies=_entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None),
+        timeout=DEFAULT_TIMEOUT_S if timeout is None else float(timeout),
+        energy_outputs=energy_outputs,
+    )
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    """Read a campaign file (``.toml``, or ``.json`` with the same structure); errors name it."""
+    path = Path(path)
+    try:
+        data = read_parameter_file(path)
+        return campaign_from_mapping(table(data, "the campaign"), path.resolve().parent)
+    except ValueError as error:
+        raise CampaignError(f"{path}: {error}") from error

@@ -1,0 +1,161 @@
+"""Running a campaign's simulations: in parallel on local cores or on a Dask cluster, resumable.
+
+A run is complete when its folder holds Batsim's jobs file and the completion marker
+``done.json``, written last and atomically, whose fingerprint matches the run's (same inputs,
+same policy). A complete run is not redone; anything else in a run's folder is what a run that
+stopped halfway left, and is cleared before the run is done again.
+
+The worker that simulates a run also computes its metrics from the files it just wrote and keeps
+them in the marker. On a Dask cluster every worker needs this package, ``batsim`` on its PATH, and
+the output folder on a filesystem it shares with the others.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import as_completed as local_as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..runner import SimulationError
+from ..simulate import run_google_cell
+from .metrics import cpu_capacity, run_metrics
+from .outputs import JOBS, RunOutputs
+from .plan import Run
+from .queue_metrics import queue_metrics
+
+MARKER = "done.json"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What became of a run: ``done`` now, ``reused`` from an earlier invocation, or ``failed``
+    (``error`` says why); the metrics of a run that ended."""
+
+    run: Run
+    status: str
+    metrics: dict | None = None
+    queue: dict | None = None
+    wall_seconds: float | None = None
+    error: str | None = None
+
+
+def completed(run: Run) -> dict | None:
+    """The marker of a complete run (see the module), None otherwise."""
+    marker = run.directory / MARKER
+    if not (marker.is_file() and RunOutputs(run.directory).path(JOBS).is_file()):
+        return None
+    try:
+        content = json.loads(marker.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return content if content.get("fingerprint") == run.fingerprint else None
+
+
+#: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the runs already
+#: queued to it are then dropped instead of started.
+_interrupted = False
+
+
+def execute_run(run: Run, batsim: str = "batsim") -> dict:
+    """Simulate ``run`` unless it is complete; return its marker, or ``{"error": ...}`` when the
+    simulation failed or the worker was interrupted. Runs in a worker process."""
+    global _interrupted
+    if _interrupted:
+        return {"error": "interrupted"}
+    try:
+        return _execute(run, batsim)
+    except KeyboardInterrupt:
+        _interrupted = True
+        raise
+
+
+def _execute(run: Run, batsim: str) -> dict:
+    marker = completed(run)
+    if marker is not None:
+        return {**marker, "reused": True}
+    if run.directory.exists():
+        shutil.rmtree(run.directory)
+    try:
+        result = run_google_cell(
+            run.platform_file, [run.workload_file], run.directory, asdict(run.config),
+            events=[run.events_file] if run.events_file else [], timeout=run.timeout, batsim=batsim,
+            energy=run.energy_outputs,
+        )
+    except SimulationError as error:
+        return {"error": str(error)}
+    outputs = RunOutputs(run.directory)
+    marker = {
+        "fingerprint": run.fingerprint,
+        "labels": run.labels(),
+        "wall_seconds": result.simulation.wall_seconds,
+        "metrics": run_metrics(outputs, cpu_capacity(run.platform_file)),
+        "queue": queue_metrics(outputs),
+    }
+    partial = run.directory / (MARKER + ".part")
+    partial.write_text(json.dumps(marker, indent=1) + "\n")
+    os.replace(partial, run.directory / MARKER)
+    return marker
+
+
+def _record(run: Run, marker: dict, reused: bool = False) -> RunRecord:
+    if "error" in marker:
+        return RunRecord(run, "failed", error=marker["error"])
+    status = "reused" if reused or marker.get("reused") else "done"
+    return RunRecord(run, status, marker["metrics"], marker["queue"], marker["wall_seconds"])
+
+
+def execute_runs(
+    runs: list[Run],
+    *,
+    batsim: str = "batsim",
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool = True,
+) -> list[RunRecord]:
+    """Run what is not complete yet, ``workers`` at a time on local processes (default: one per
+    core) or on the Dask scheduler at ``dask_address``; one record per run, in order."""
+    records: dict[int, RunRecord] = {}
+    todo = []
+    for index, run in enumerate(runs):
+        marker = completed(run)
+        if marker is None:
+            todo.append(index)
+        else:
+            records[index] = _record(run, marker, reused=True)
+    bar = tqdm(total=len(runs), initial=len(records), desc="runs", unit=" run", disable=not progress)
+    with bar:
+        if dask_address:
+            from distributed import Client, as_completed
+
+            with Client(dask_address) as client:
+                futures = {client.submit(execute_run, runs[i], batsim, pure=False): i for i in todo}
+                try:
+                    _collect(as_completed(futures), futures, runs, records, bar)
+                finally:  # on an interruption, runs not started are dropped
+                    client.cancel(list(futures))
+        elif todo:
+            context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
+            pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context)
+            futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
+            try:
+                _collect(local_as_completed(futures), futures, runs, records, bar)
+            finally:  # on an interruption (Ctrl-C stops the running ones), runs not started are dropped
+                pool.shutdown(wait=True, cancel_futures=True)
+    return [records[index] for index in range(len(runs))]
+
+
+def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm) -> None:
+    failed = 0
+    for future in finished:
+        index = futures[future]
+        records[index] = _record(runs[index], future.result())
+        failed += records[index].status == "failed"
+        bar.set_postfix(failed=failed, refresh=False)
+        bar.update()

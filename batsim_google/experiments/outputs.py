@@ -1,0 +1,128 @@
+"""One run's output files as tables: Batsim's jobs, machine states and energy, the scheduler's
+tasks and attempts, and their join into one row per task.
+
+Times come from Batsim's ``out_jobs.csv`` (the scheduler's attempt times are those of the
+messages, a few milliseconds off); what Batsim does not know comes from the scheduler's accounting:
+which task a job stands for and why it was stopped (``out_attempts.csv``), each task's request,
+work and outcome (``out_tasks.csv``). A Batsim job's full id is ``workload!job``, the id the
+scheduler records.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from ..runner import OUTPUT_PREFIX
+from ..scheduling.accounting import ATTEMPTS, SUMMARY, TASKS
+
+JOBS = "jobs.csv"
+MACHINE_STATES = "machine_states.csv"
+ENERGY = "consumed_energy.csv"
+#: Columns read from each file, with their types.
+JOB_COLUMNS = {
+    "job_id": pl.String, "workload_name": pl.String, "submission_time": pl.Float64, "final_state": pl.String,
+    "starting_time": pl.Float64, "execution_time": pl.Float64, "finish_time": pl.Float64, "waiting_time": pl.Float64,
+}
+ATTEMPT_COLUMNS = {"task_id": pl.String, "job_id": pl.String, "machine": pl.Int64, "end_reason": pl.String}
+TASK_COLUMNS = {
+    "task_id": pl.String, "kind": pl.String, "priority": pl.Float64, "cpu": pl.Float64, "memory": pl.Float64,
+    "submit": pl.Float64, "work": pl.Float64, "restarts": pl.Int64, "outcome": pl.String,
+}
+MACHINE_STATE_COLUMNS = {
+    "time": pl.Float64, "nb_sleeping": pl.Int64, "nb_switching_on": pl.Int64, "nb_switching_off": pl.Int64,
+    "nb_idle": pl.Int64, "nb_computing": pl.Int64,
+}
+#: Workload name of resubmitted jobs (the scheduler's ``RESUBMIT_WORKLOAD``).
+RESUBMITTED = "resubmit"
+
+
+class RunOutputError(ValueError):
+    """A run's output file is missing or unreadable; the message names it."""
+
+
+def _read_csv(path: Path, columns: dict[str, pl.DataType]) -> pl.DataFrame:
+    try:
+        frame = pl.read_csv(path, columns=list(columns), schema_overrides=columns)
+    except FileNotFoundError:
+        raise RunOutputError(f"{path}: no such file (did the run finish?)") from None
+    except (pl.exceptions.PolarsError, OSError) as error:
+        raise RunOutputError(f"{path}: {error}") from error
+    return frame
+
+
+@dataclass(frozen=True)
+class RunOutputs:
+    """The files ``batsim-google run`` wrote in ``directory``."""
+
+    directory: Path
+
+    def path(self, name: str) -> Path:
+        return Path(self.directory) / f"{OUTPUT_PREFIX}_{name}"
+
+    def jobs(self) -> pl.DataFrame:
+        """Batsim's jobs with their full id ``job`` (``workload!job_id``); times null if never started."""
+        jobs = _read_csv(self.path(JOBS), JOB_COLUMNS)
+        return jobs.with_columns(pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"))
+
+    def attempts(self) -> pl.DataFrame:
+        return _read_csv(self.path(ATTEMPTS), ATTEMPT_COLUMNS)
+
+    def tasks(self) -> pl.DataFrame:
+        return _read_csv(self.path(TASKS), TASK_COLUMNS)
+
+    def machine_states(self) -> pl.DataFrame:
+        """Batsim's machine counts per state, from each change on."""
+        return _read_csv(self.path(MACHINE_STATES), MACHINE_STATE_COLUMNS)
+
+    def energy(self) -> float | None:
+        """Joules consumed by the machines over the run (Batsim's ``-E``), None without that output."""
+        path = self.path(ENERGY)
+        if not path.exists():
+            return None
+        energy = _read_csv(path, {"energy": pl.Float64})["energy"]
+        return float(energy[-1]) if len(energy) else 0.0
+
+    def summary(self) -> dict:
+        """The scheduler's accounting summary (tasks submitted, outcomes, balanced)."""
+        path = self.path(SUMMARY)
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise RunOutputError(f"{path}: {error}") from error
+
+
+def started_jobs(outputs: RunOutputs, jobs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Every job that ran, with Batsim's times and the task, machine and end reason the scheduler
+    recorded for it; a job the scheduler has no attempt for is an error. ``jobs``:
+    :meth:`RunOutputs.jobs`, when already read."""
+    jobs = (outputs.jobs() if jobs is None else jobs).filter(pl.col("starting_time").is_not_null())
+    attempts = outputs.attempts().rename({"job_id": "job"})
+    joined = jobs.join(attempts, on="job", how="left")
+    orphan = joined.filter(pl.col("task_id").is_null())
+    if orphan.height:
+        raise RunOutputError(
+            f"{outputs.path(JOBS)}: {orphan.height} job(s) ran without an attempt in {outputs.path(ATTEMPTS)}, "
+            f"e.g. {orphan['job'][0]}"
+        )
+    return joined
+
+
+def task_times(outputs: RunOutputs, jobs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per task of ``out_tasks.csv``: its request and outcome, and from Batsim's jobs its
+    ``first_start``, ``first_wait`` (its workload job's waiting time), ``end`` (its last job's
+    finish), ``execution`` (time run, summed over its jobs) and ``jobs`` run (null/0 if it never
+    started). ``jobs``: :func:`started_jobs`, when already read."""
+    jobs = started_jobs(outputs) if jobs is None else jobs
+    per_task = jobs.group_by("task_id").agg(
+        pl.col("starting_time").min().alias("first_start"),
+        pl.col("waiting_time").filter(pl.col("job") == pl.col("task_id")).first().alias("first_wait"),
+        pl.col("finish_time").max().alias("end"),
+        pl.col("execution_time").sum().alias("execution"),
+        pl.len().alias("jobs"),
+    )
+    tasks = outputs.tasks().join(per_task, on="task_id", how="left", maintain_order="left")
+    return tasks.with_columns(pl.col("jobs").fill_null(0))

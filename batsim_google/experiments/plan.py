@@ -1,0 +1,173 @@
+"""A campaign's plan: every distinct input written once into the output folder, and the runs.
+
+Generated inputs are named by a digest of what defines them (``google-s1-n64-3f9a0c1b22.json``),
+so an input is reused whatever run needs it and by any later invocation, and a changed spec
+writes a new file. Files are written under a temporary name and renamed when complete, so a file
+that exists is whole. Each run carries a fingerprint of its inputs' contents and its policy, which
+its completion marker keeps (see :mod:`.execution`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..batsim_events import write_availability_events
+from ..cell import google_2011_cell
+from ..energy import load_energy_model
+from ..failures import draw_failures
+from ..model import load_model
+from ..platform import compute_hosts, write_platform
+from ..presets import preset
+from ..requests import load_request_law
+from ..scheduling.policy import PolicyConfig
+from ..workload import write_generated_workload
+from .campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+
+INPUTS = "inputs"
+RUNS = "runs"
+DIGEST_CHARS = 10
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation of a campaign: its labels, input files, policy and output folder."""
+
+    platform: str
+    workload: str
+    workload_seed: int | None
+    failures: str
+    failure_seed: int | None
+    policy: str
+    platform_file: Path
+    workload_file: Path
+    events_file: Path | None
+    config: PolicyConfig
+    directory: Path
+    timeout: float
+    energy_outputs: bool
+    fingerprint: str
+
+    def labels(self) -> dict:
+        return {
+            "platform": self.platform, "workload": self.workload, "workload_seed": self.workload_seed,
+            "failures": self.failures, "failure_seed": self.failure_seed, "policy": self.policy,
+        }
+
+
+def file_digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _digest(data: dict) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:DIGEST_CHARS]
+
+
+def _write_once(path: Path, write: Callable[[Path], object]) -> Path:
+    """Write ``path`` with ``write`` unless it exists, through a temporary file renamed at the end."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".part")
+        write(partial)
+        os.replace(partial, path)
+    return path
+
+
+def _seed_label(name: str, seed: int | None) -> str:
+    return name if seed is None else f"{name}-s{seed}"
+
+
+class _Inputs:
+    """Writes inputs once and remembers file digests within one planning."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._digests: dict[Path, str] = {}
+
+    def digest(self, path: Path | None) -> str | None:
+        if path is None:
+            return None
+        if path not in self._digests:
+            self._digests[path] = file_digest(path)
+        return self._digests[path]
+
+    def platform(self, spec: PlatformSpec) -> tuple[Path, int]:
+        """The platform file and its machine count."""
+        if spec.file is not None:
+            machines = len(compute_hosts(spec.file))
+            if machines == 0:
+                raise ValueError(f"platforms.{spec.name}: {spec.file} has no compute <host> element (clusters are not read)")
+            return spec.file, machines
+        key = _digest({"cell": spec.cell, "energy": self.digest(spec.energy)})
+        path = self.folder / "platforms" / f"{spec.name}-{key}.xml"
+        _write_once(path, lambda p: write_platform(p, google_2011_cell(spec.cell), load_energy_model(spec.energy)))
+        return path, spec.cell
+
+    def workload(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
+        if spec.file is not None:
+            return spec.file
+        key = _digest({
+            "preset": spec.preset, "model": self.digest(spec.model), "tasks": spec.tasks, "duration": spec.duration,
+            "seed": seed, "grain": spec.grain, "requests": self.digest(spec.requests), "nb_res": machines,
+        })
+        path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
+
+        def write(target: Path) -> None:
+            model = load_model(spec.model) if spec.model else preset(spec.preset)
+            write_generated_workload(
+                target, model, load_request_law(spec.requests), seed, tasks=spec.tasks, duration=spec.duration,
+                nb_res=machines, grain=spec.grain,
+            )
+
+        return _write_once(path, write)
+
+    def failures(self, spec: FailureSpec, seed: int | None, machines: int) -> Path | None:
+        if spec.file is not None or spec.law is None:
+            return spec.file
+        key = _digest({"law": dataclasses.asdict(spec.law), "horizon": spec.horizon, "seed": seed, "machines": machines})
+        path = self.folder / "failures" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.jsonl"
+
+        def write(target: Path) -> None:
+            write_availability_events(target, draw_failures(machines, spec.law, spec.horizon, np.random.default_rng(seed)))
+
+        return _write_once(path, write)
+
+
+def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
+    """Write the campaign's inputs under ``output/inputs`` (once each) and list its runs, whose
+    outputs go to ``output/runs/PLATFORM/WORKLOAD[-sSEED]/FAILURES[-sSEED]/POLICY``."""
+    output = Path(output).resolve()
+    inputs = _Inputs(output / INPUTS)
+    runs = []
+    for platform in campaign.platforms:
+        platform_file, machines = inputs.platform(platform)
+        for workload in campaign.workloads:
+            for workload_seed in workload.seeds:
+                workload_file = inputs.workload(workload, workload_seed, machines)
+                for failures in campaign.failures:
+                    for failure_seed in failures.seeds:
+                        events_file = inputs.failures(failures, failure_seed, machines)
+                        folder = (
+                            output / RUNS / platform.name / _seed_label(workload.name, workload_seed)
+                            / _seed_label(failures.name, failure_seed)
+                        )
+                        for policy, config in campaign.policies:
+                            fingerprint = _digest({
+                                "platform": inputs.digest(platform_file), "workload": inputs.digest(workload_file),
+                                "events": inputs.digest(events_file), "policy": dataclasses.asdict(config),
+                                "energy_outputs": campaign.energy_outputs,
+                            })
+                            runs.append(Run(
+                                platform.name, workload.name, workload_seed, failures.name, failure_seed, policy,
+                                platform_file, workload_file, events_file, config, folder / policy,
+                                campaign.timeout, campaign.energy_outputs, fingerprint,
+                            ))
+    return runs

@@ -1,0 +1,56 @@
+"""A campaign's tables: one row per run, and each metric aggregated over the seeds.
+
+``runs.csv`` / ``runs.parquet``: the run's labels (platform, workload and its seed, failures and
+their seed, policy), its status and wall time, and its metrics (:mod:`.metrics`).
+``summary.csv`` / ``summary.parquet``: per platform, workload, failures and policy, and per metric,
+the number of runs with a value, mean, standard deviation and the Student-t 95 % interval over
+the replications (the seed combinations; when both workloads and failures have several seeds
+they are crossed, and the interval treats the combinations as independent).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from .execution import RunRecord
+from .statistics import aggregate
+
+#: What a replication group shares.
+GROUP = ["platform", "workload", "failures", "policy"]
+LABELS = ["platform", "workload", "workload_seed", "failures", "failure_seed", "policy"]
+
+
+def runs_table(records: list[RunRecord]) -> pl.DataFrame:
+    rows = [
+        {**record.run.labels(), "status": record.status, "wall_seconds": record.wall_seconds, **(record.metrics or {}),
+         "directory": str(record.run.directory)}
+        for record in records
+    ]
+    return pl.DataFrame(rows, schema_overrides={"workload_seed": pl.Int64, "failure_seed": pl.Int64}, infer_schema_length=None)
+
+
+def metric_columns(runs: pl.DataFrame) -> list[str]:
+    """The metric columns of a runs table (numbers, not labels)."""
+    excluded = {*LABELS, "status", "wall_seconds", "directory", "balanced"}
+    return [name for name, dtype in runs.schema.items() if name not in excluded and dtype.is_numeric()]
+
+
+def summary_table(runs: pl.DataFrame) -> pl.DataFrame:
+    ended = runs.filter(pl.col("status") != "failed")
+    return aggregate(ended, GROUP, metric_columns(ended))
+
+
+def write_tables(output: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> list[Path]:
+    """Write both tables as CSV and Parquet in ``output``; return the paths."""
+    paths = []
+    for name, frame in (("runs", runs), ("summary", summary)):
+        for suffix in ("csv", "parquet"):
+            path = Path(output) / f"{name}.{suffix}"
+            if suffix == "csv":
+                frame.write_csv(path)
+            else:
+                frame.write_parquet(path)
+            paths.append(path)
+    return paths

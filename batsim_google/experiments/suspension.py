@@ -1,0 +1,47 @@
+"""Time spent suspended, the ICCP study's measure (Duong, Loo, Tan): from an eviction to the
+task's next start.
+
+An evicted task waits (with ``--restart delayed``, K seconds and then in the queue like any task;
+with ``immediate``, in the queue at once) until one of its jobs starts again: that interval is a
+suspension, and a task evicted several times adds them up. Stops by machine failures are not
+evictions and do not count. A task that never starts again after an eviction stays suspended
+until the end of the run (the interval is *censored* there), unless the scheduler gave it up at
+the eviction (outcome ``not_restarted``: it ended, it is not waiting).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from ..scheduling.tasks import Outcome, StopReason
+from .timeline import interval_steps
+
+
+def suspension_intervals(jobs: pl.DataFrame, tasks: pl.DataFrame, run_end: float) -> pl.DataFrame:
+    """One row per suspension: ``task_id``, ``start`` (the evicted job's end), ``end`` (the next
+    start, or ``run_end``) and ``censored``. ``jobs``: :func:`.outputs.started_jobs`; ``tasks``:
+    the accounting's tasks (``task_id``, ``outcome``)."""
+    following = jobs.sort("task_id", "starting_time").with_columns(
+        pl.col("starting_time").shift(-1).over("task_id").alias("next_start")
+    )
+    evicted = following.filter(pl.col("end_reason") == StopReason.EVICTION.value).join(
+        tasks.select("task_id", "outcome"), on="task_id", how="left"
+    )
+    waiting = pl.col("next_start").is_not_null() | (pl.col("outcome") != Outcome.NOT_RESTARTED.value)
+    return evicted.filter(waiting).select(
+        "task_id",
+        pl.col("finish_time").alias("start"),
+        pl.col("next_start").fill_null(run_end).alias("end"),
+        pl.col("next_start").is_null().alias("censored"),
+    )
+
+
+def suspension_per_task(intervals: pl.DataFrame) -> pl.Series:
+    """Total time suspended of every task suspended at least once (seconds)."""
+    per_task = intervals.group_by("task_id").agg((pl.col("end") - pl.col("start")).sum().alias("suspended"))
+    return per_task["suspended"]
+
+
+def suspended_over_time(intervals: pl.DataFrame) -> pl.DataFrame:
+    """Number of tasks suspended at each time (a step function, see :mod:`.timeline`)."""
+    return interval_steps(intervals["start"], intervals["end"])

@@ -1,0 +1,142 @@
+"""Validation by simulation (Gaevoy et al.): does a fitted model queue like the workload it models?
+
+The original workload is simulated once (the simulation is deterministic: their "deterministic
+simulation of the original workload"), and workloads generated from its fitted model, as many
+tasks each, ``replications`` times with seeds ``seed``, ``seed + 1``, ...; same platform, same
+scheduler policy. Per queue metric (:mod:`.queue_metrics`): the reference value, the mean over
+the replications with its Student-t 95 % interval, the relative error, and the replications a 5 %
+error needs (:func:`.statistics.replications_needed`, Gaevoy et al. found "more than 40"). Dev
+(their formula 38) compares the replications' means with the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ..fitting.batsim_input import read_batsim_workload
+from ..fitting.model_fit import fit_model
+from ..model import save_model
+from ..runner import SimulationError
+from ..scheduling.policy import PolicyConfig
+from .campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from .execution import execute_runs
+from .plan import plan_campaign
+from .queue_metrics import QUEUE_METRICS, deviation
+from .statistics import ERROR, half_width, replications_needed
+
+MODEL = "model.toml"
+REPORT = "validation.json"
+TABLE = "validation.csv"
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    metric: str
+    reference: float | None
+    replications: int
+    mean: float | None
+    std: float | None
+    ci_half_width: float | None
+    relative_error: float | None
+    replications_needed: int | None
+
+
+@dataclass(frozen=True)
+class Validation:
+    original: str
+    model: str
+    tasks: int
+    deviation: float
+    left_out: list[str]
+    replication_deviations: list[float]
+    replications_needed: int | None
+    metrics: list[MetricComparison]
+    failed_runs: list[str]
+
+    def to_mapping(self) -> dict:
+        return asdict(self)
+
+
+def _number(value) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def compare_metrics(reference: dict, generated: list[dict], error: float = ERROR) -> list[MetricComparison]:
+    """Per queue metric: the reference against the replications' mean, spread and interval."""
+    comparisons = []
+    for name in QUEUE_METRICS:
+        values = np.array([run[name] for run in generated if run.get(name) is not None], dtype=float)
+        ref = reference.get(name)
+        mean = float(values.mean()) if values.size else None
+        std = float(values.std(ddof=1)) if values.size > 1 else None
+        half = _number(float(half_width(std, values.size))) if std is not None else None
+        relative = (mean - ref) / ref if mean is not None and ref else None
+        needed = replications_needed(mean, std, error) if std is not None else None
+        comparisons.append(MetricComparison(name, ref, int(values.size), mean, std, half, relative, needed))
+    return comparisons
+
+
+def validate(
+    original: Path,
+    platform: Path,
+    output: Path,
+    *,
+    replications: int = 10,
+    seed: int = 0,
+    model: Path | None = None,
+    policy: PolicyConfig = PolicyConfig(),
+    timeout: float = 3600.0,
+    batsim: str = "batsim",
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool = True,
+) -> Validation:
+    """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
+    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable."""
+    if replications < 1:
+        raise ValueError(f"replications must be >= 1 (got {replications})")
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    table = read_batsim_workload(original)
+    if model is None:
+        model = output / MODEL
+        save_model(fit_model(table, name=f"fitted from {Path(original).name}").model, model)
+    campaign = Campaign(
+        platforms=(PlatformSpec("platform", file=Path(platform).resolve()),),
+        workloads=(
+            WorkloadSpec("original", file=Path(original).resolve()),
+            WorkloadSpec("generated", model=Path(model).resolve(), tasks=table.height,
+                         seeds=tuple(range(seed, seed + replications))),
+        ),
+        failures=(FailureSpec("none"),),
+        policies=(("policy", policy),),
+        timeout=timeout,
+        energy_outputs=policy.energy != "always-on",  # the queue metrics need no energy figures
+    )
+    runs = plan_campaign(campaign, output)
+    records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)
+    failed = [f"{r.run.directory}: {r.error}" for r in records if r.status == "failed"]
+    reference = next(r for r in records if r.run.workload == "original")
+    if reference.queue is None:
+        raise SimulationError(f"the original workload's simulation failed: {reference.error}")
+    generated = [r.queue for r in records if r.run.workload == "generated" and r.queue is not None]
+    if not generated:
+        raise SimulationError("every simulation of a generated workload failed:\n" + "\n".join(failed))
+    metrics = compare_metrics(reference.queue, generated)
+    dev, left_out = deviation(reference.queue, {c.metric: c.mean for c in metrics})
+    needed = [c.replications_needed for c in metrics if c.replications_needed is not None and c.metric not in left_out]
+    validation = Validation(
+        original=str(original), model=str(model), tasks=table.height, deviation=dev, left_out=left_out,
+        replication_deviations=[deviation(reference.queue, run)[0] for run in generated],
+        replications_needed=max(needed) if needed else None, metrics=metrics, failed_runs=failed,
+    )
+    (output / REPORT).write_text(json.dumps(validation.to_mapping(), indent=1) + "\n")
+    pl.DataFrame([asdict(c) for c in metrics]).write_csv(output / TABLE)
+    return validation
+

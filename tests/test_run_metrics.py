@@ -1,0 +1,180 @@
+"""Run metrics, suspension and Gaevoy et al.'s queue metrics on a hand-built run (tests/fixtures/run4,
+whose README tells each task's story); every expected value is worked out from that story."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
+from batsim_google.experiments.outputs import RunOutputError, RunOutputs, started_jobs, task_times
+from batsim_google.experiments.queue_metrics import queue_metrics
+from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
+from batsim_google.experiments.timeline import interval_steps, time_average
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+RUN = RunOutputs(FIXTURES / "run4")
+CAPACITY = 1.0 + 1.0 + 0.5 + 0.5  # cell4_energy.xml
+MAKESPAN = 225.0
+
+
+@pytest.fixture(scope="module")
+def metrics() -> dict:
+    return run_metrics(RUN, CAPACITY)
+
+
+def test_task_times_join_batsim_jobs_to_tasks():
+    tasks = {row["task_id"]: row for row in task_times(RUN).iter_rows(named=True)}
+    assert tasks["w0!1"]["jobs"] == 3 and tasks["w0!1"]["execution"] == 10 + 5 + 50
+    assert tasks["w0!1"]["first_start"] == 0.0 and tasks["w0!1"]["end"] == 90.0
+    assert tasks["w0!7"]["first_wait"] == 30.0 and tasks["w0!7"]["end"] == 150.0  # its resubmission never ran
+    assert tasks["w0!4"]["jobs"] == 0 and tasks["w0!4"]["first_start"] is None
+
+
+def test_counts_and_outcomes(metrics):
+    assert metrics["makespan_s"] == MAKESPAN
+    assert metrics["tasks"] == 9
+    assert (metrics["completed"], metrics["killed_by_design"], metrics["killed_by_user"]) == (5, 1, 1)
+    assert (metrics["rejected"], metrics["not_restarted"], metrics["pending_at_end"]) == (1, 1, 0)
+    assert metrics["evictions"] == 4          # w0!0, w0!1 twice, w0!7
+    assert metrics["resubmissions"] == 7      # the Batsim jobs of workload 'resubmit', one never ran
+    assert metrics["failure_kills"] == 4      # w0!3 once, w0!6 three times
+    assert metrics["lost_to_failures"] == 1   # w0!6
+    assert metrics["balanced"] is True
+
+
+def test_waiting_times_are_the_first_waits_of_started_tasks(metrics):
+    # Eight tasks started (w0!4 was rejected); only w0!7 waited, 30 s.
+    assert metrics["mean_waiting_s"] == pytest.approx(30 / 8)
+    # Linear p95 of seven zeros and 30: position 0.95 * 7 = 6.65 between 0 and 30.
+    assert metrics["p95_waiting_s"] == pytest.approx(0.65 * 30)
+
+
+def test_bounded_slowdown_over_tasks_that_did_all_their_work(metrics):
+    assert SLOWDOWN_BOUND_S == 10.0
+    slowdowns = [
+        130 / 100,        # w0!0: evicted, done at 130
+        90 / 50,          # w0!1: done at 90
+        20 / 20,          # w0!2
+        max(1.0, 4 / 10),  # w0!5: 4 s of work counts as 10
+        75 / 75,          # w0!8
+        220 / 200,        # w0!3: a service, to the end of its second life
+    ]
+    assert metrics["mean_bounded_slowdown"] == pytest.approx(np.mean(slowdowns))
+
+
+def test_utilization_is_allocated_cpu_time_over_capacity_times_makespan(metrics):
+    cpu_seconds = 1.0 * (10 + 100) + 0.5 * (10 + 5 + 50) + 1.0 * 20 + 0.5 * (20 + 200) + 0.5 * 4 \
+        + 0.25 * (20 + 5 + 8) + 1.0 * 20 + 1.0 * 75
+    assert metrics["utilization"] == pytest.approx(cpu_seconds / (CAPACITY * MAKESPAN))
+
+
+def test_energy_is_batsims_last_cumulative_figure(metrics, tmp_path):
+    assert metrics["energy_j"] == 45000.5
+    for name in ("jobs.csv", "attempts.csv", "tasks.csv", "accounting.json"):
+        shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
+    assert run_metrics(RunOutputs(tmp_path), CAPACITY)["energy_j"] is None  # a run without -E
+
+
+def test_suspensions_from_eviction_to_next_start(metrics):
+    jobs = started_jobs(RUN)
+    intervals = suspension_intervals(jobs, RUN.tasks(), MAKESPAN).sort("task_id", "start")
+    assert intervals.rows() == [
+        ("w0!0", 10.0, 30.0, False),
+        ("w0!1", 10.0, 15.0, False),
+        ("w0!1", 20.0, 40.0, False),
+        ("w0!7", 150.0, MAKESPAN, True),  # never started again: until the end of the run
+    ]
+    assert sorted(suspension_per_task(intervals).to_list()) == [20.0, 25.0, 75.0]
+    steps = suspended_over_time(intervals)
+    assert steps.rows() == [(10.0, 2.0), (15.0, 1.0), (20.0, 2.0), (30.0, 1.0), (40.0, 0.0), (150.0, 1.0), (MAKESPAN, 0.0)]
+    assert metrics["suspended_tasks"] == 3
+    assert metrics["mean_suspension_s"] == pytest.approx((20 + 25 + 75) / 3)
+    assert metrics["median_suspension_s"] == 25.0
+    assert metrics["peak_suspended_tasks"] == 2
+    assert metrics["censored_suspensions"] == 1
+
+
+def test_cpu_utilization_over_time():
+    usage = cpu_utilization_over_time(RUN, CAPACITY)
+    at = dict(usage.iter_rows())
+    assert at[0.0] == pytest.approx((1.0 + 0.5) / CAPACITY)          # w0!0 and w0!1
+    assert at[5.0] == pytest.approx((1.0 + 0.5 + 0.5) / CAPACITY)    # and the service w0!3
+    assert at[MAKESPAN] == pytest.approx(0.0)
+
+
+def test_queue_metrics_of_gaevoy_et_al():
+    # Per started task: (submit, last end, time run); waiting = end - submit - run.
+    tasks = {
+        "w0!0": (0, 130, 110), "w0!1": (0, 90, 65), "w0!2": (10, 30, 20), "w0!3": (5, 225, 220),
+        "w0!5": (10, 14, 4), "w0!6": (20, 60, 33), "w0!7": (100, 150, 20), "w0!8": (150, 225, 75),
+    }
+    sojourn = np.array([end - submit for submit, end, _ in tasks.values()], dtype=float)
+    run = np.array([r for *_, r in tasks.values()], dtype=float)
+    waiting = sojourn - run  # 20, 25, 0, 0, 0, 7, 30, 0
+    span = 225.0 - 0.0
+    # Machines computing (m0 always; m1 from 25; m2 and m3 as the README tells), step by step.
+    busy = (2 * 5 + 3 * 9 + 2 * 1 + 3 * 10 + 3 * 15 + 3 * 5 + 2 * 7 + 3 * 8 + 2 * 165) / span
+    q = queue_metrics(RUN)
+    assert q["mean_execution_s"] == pytest.approx(run.mean())
+    assert q["mean_running_tasks"] == pytest.approx(run.sum() / span)
+    assert q["mean_busy_machines"] == pytest.approx(busy)
+    assert q["mean_waiting_s"] == pytest.approx(waiting.mean())
+    assert q["mean_waiting_queued_s"] == pytest.approx(waiting[waiting > 1].mean())
+    assert q["queued_share"] == pytest.approx(4 / 8)
+    assert q["mean_queue_length"] == pytest.approx(waiting.sum() / span)
+    assert q["mean_sojourn_s"] == pytest.approx(sojourn.mean())
+
+
+def test_step_functions_and_time_averages():
+    steps = interval_steps(np.array([0.0, 5.0]), np.array([10.0, 7.0]), np.array([2.0, 1.0]))
+    assert steps.rows() == [(0.0, 2.0), (5.0, 3.0), (7.0, 2.0), (10.0, 0.0)]
+    # 0 before the first step; the window clips the steps.
+    assert time_average(steps["time"], steps["value"], -10.0, 10.0) == pytest.approx((2 * 5 + 3 * 2 + 2 * 3) / 20)
+    assert time_average([1.0], [4.0], 2.0, 3.0) == 4.0
+    with pytest.raises(ValueError):
+        time_average([0.0], [1.0], 3.0, 3.0)
+
+
+def test_missing_outputs_are_named(tmp_path):
+    with pytest.raises(RunOutputError, match="out_jobs.csv: no such file"):
+        run_metrics(RunOutputs(tmp_path), CAPACITY)
+    (tmp_path / "out_jobs.csv").write_text("job_id,workload_name\n1,w0\n")
+    with pytest.raises(RunOutputError, match="out_jobs.csv"):
+        RunOutputs(tmp_path).jobs()
+
+
+def test_a_job_without_attempt_is_an_error(tmp_path):
+    for name in ("jobs.csv", "tasks.csv", "accounting.json"):
+        shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
+    attempts = RUN.path("attempts.csv").read_text().splitlines()
+    (tmp_path / "out_attempts.csv").write_text("\n".join(line for line in attempts if "w0_6#2" not in line) + "\n")
+    with pytest.raises(RunOutputError, match="1 job.*without an attempt.*w0_6#2"):
+        started_jobs(RunOutputs(tmp_path))
+
+
+def test_cpu_capacity_of_a_written_cell(tmp_path):
+    from batsim_google.cell import google_2011_cell
+    from batsim_google.energy import load_energy_model
+    from batsim_google.platform import write_platform
+
+    write_platform(tmp_path / "cell.xml", google_2011_cell(64), load_energy_model())
+    machines = google_2011_cell(64).machines
+    assert cpu_capacity(tmp_path / "cell.xml") == pytest.approx(machines["cpu"].sum())
+
+
+def test_cpu_capacity_needs_hosts():
+    with pytest.raises(ValueError, match="cell4_energy.xml: no compute <host>"):
+        cpu_capacity(FIXTURES / "cell4_energy.xml")
+
+
+def test_waits_under_the_queued_threshold_count_as_zero():
+    # With a 10 s threshold, w0!6's 7 s of waiting is no queueing; w0!0, w0!1 and w0!7 waited 20, 25, 30.
+    q = queue_metrics(RUN, threshold=10.0)
+    assert q["queued_share"] == pytest.approx(3 / 8)
+    assert q["mean_waiting_s"] == pytest.approx((20 + 25 + 30) / 8)
+    assert q["mean_waiting_queued_s"] == pytest.approx((20 + 25 + 30) / 3)
+    assert q["mean_queue_length"] == pytest.approx((20 + 25 + 30) / 225)
