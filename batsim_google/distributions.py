@@ -178,6 +178,24 @@ class Gamma(_ScipyLaw):
         return stats.gamma(shape, scale=scale)
 
 
+def _padded(rows: Sequence[Sequence[float]], fill: float) -> np.ndarray:
+    """Rows of different lengths as one table, the short ones padded with ``fill``."""
+    width = max(len(row) for row in rows)
+    return np.array([list(row) + [fill] * (width - len(row)) for row in rows], dtype=float)
+
+
+def draw_categories(weights: Sequence[Sequence[float]], index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each entry of ``index``, a category drawn with the probabilities ``weights[index[j]]``.
+
+    One uniform per entry against the cumulative weights (rows of any length); a uniform beyond
+    a row's rounded total takes its last category, never a padding one.
+    """
+    cumulative = np.cumsum(_padded(weights, 0.0), axis=1)
+    last = np.array([len(row) - 1 for row in weights])
+    uniform = rng.random(len(index))
+    return np.minimum((uniform[:, None] >= cumulative[index]).sum(axis=1), last[index])
+
+
 class _Mixture(Law):
     """A finite mixture: branch ``i`` with probability ``weights[i]``, then that branch's law.
 
@@ -236,17 +254,9 @@ class _Mixture(Law):
 
     @classmethod
     def draw(cls, laws, index, rng):
-        width = max(len(law.weights) for law in laws)
-
-        def padded(name: str, fill: float) -> np.ndarray:
-            return np.array([list(getattr(law, name)) + [fill] * (width - len(law.weights)) for law in laws])
-
-        cumulative = np.cumsum(padded("weights", 0.0), axis=1)
-        uniform = rng.random(len(index))
-        branch = np.minimum((uniform[:, None] >= cumulative[index]).sum(axis=1), width - 1)
-        # A padded branch has weight 0 and is never picked, except through rounding of the
-        # cumulative sum; the clip above and the padding value 1 keep such a draw finite.
-        parameters = {f.name: padded(f.name, 1.0)[index, branch] for f in fields(cls)[1:]}
+        branch = draw_categories([law.weights for law in laws], index, rng)
+        # Padded branches are never picked; the padding value only makes the table rectangular.
+        parameters = {f.name: _padded([getattr(law, f.name) for law in laws], 1.0)[index, branch] for f in fields(cls)[1:]}
         return cls._branch(**parameters).rvs(random_state=rng)
 
 
@@ -275,6 +285,33 @@ class HyperGamma(_Mixture):
     @staticmethod
     def _branch(shapes, scales):
         return stats.gamma(shapes, scale=scales)
+
+
+@dataclass(frozen=True)
+class Empirical(Law):
+    """A discrete law: ``values[i]`` with probability ``weights[i]``, e.g. the widths of a log's
+    jobs with their frequencies (Gaevoy et al.'s array of probabilities)."""
+
+    name: ClassVar[str] = "empirical"
+    values: tuple[float, ...]
+    weights: tuple[float, ...]
+
+    def check(self, where: str) -> None:
+        require(f"{where}.weights", list(self.weights), len(self.weights) == len(self.values), f"a list of {len(self.values)} numbers, one per value")
+        require(f"{where}.values", list(self.values), len(set(self.values)) == len(self.values), "distinct")
+        for index, weight in enumerate(self.weights):
+            require(f"{where}.weights[{index}]", weight, 0.0 <= weight <= 1.0, "in [0, 1]")
+        total = math.fsum(self.weights)
+        if abs(total - 1.0) > WEIGHT_TOLERANCE:
+            raise ModelError(f"{where}.weights must sum to 1 (got {total:.9g})")
+
+    def mean(self) -> float:
+        return float(np.dot(self.values, self.weights))
+
+    @classmethod
+    def draw(cls, laws, index, rng):
+        category = draw_categories([law.weights for law in laws], index, rng)
+        return _padded([law.values for law in laws], 0.0)[index, category]
 
 
 LAWS: dict[str, type[Law]] = {

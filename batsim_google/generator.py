@@ -3,7 +3,9 @@
 Tasks are drawn in fixed-size batches, each law once per batch with per-task parameter arrays, so
 the cost per task is a few numpy operations. All draws come from the one ``numpy.random.Generator``
 given, in a fixed order, so a seed fixes the output; since every batch is drawn whole before it is
-cut, a shorter run is a prefix of a longer one with the same seed.
+cut, a shorter run is a prefix of a longer one with the same seed. Widths are drawn (after the
+classes, before the makespans, which may depend on them) only when a class has a width law, so
+models without one draw exactly as before.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from typing import Iterator
 
 import numpy as np
 
-from .distributions import draw_by_class
+from .distributions import Law, draw_by_class
 from .laws import draw_priorities
-from .model import KINDS, WorkloadModel
+from .model import KINDS, TaskClass, WorkloadModel
 from .requests import RequestLaw
 
 BATCH_SIZE = 65_536
@@ -28,6 +30,7 @@ class TaskBatch:
     id: np.ndarray
     subtime: np.ndarray
     class_index: np.ndarray
+    width: np.ndarray
     makespan: np.ndarray
     priority: np.ndarray
     cpu: np.ndarray
@@ -38,6 +41,29 @@ class TaskBatch:
 
     def head(self, count: int) -> "TaskBatch":
         return TaskBatch(**{name: values[:count] for name, values in vars(self).items()})
+
+
+def _draw_widths(
+    classes: tuple[TaskClass, ...], class_index: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, list[Law]]:
+    """Each task's width, and the makespan law it draws from: ``laws[law_index[j]]``.
+
+    ``laws`` lists the classes' own laws first, so that without groups ``law_index`` is the class
+    index; the groups' laws follow.
+    """
+    laws = [c.makespan_law() for c in classes]
+    if all(c.width is None for c in classes):
+        return np.ones(len(class_index), dtype=np.int64), class_index, laws
+    width = draw_by_class([c.width_law() for c in classes], class_index, rng).astype(np.int64)
+    law_index = class_index.copy()
+    for index, task_class in enumerate(classes):
+        if task_class.groups is None:
+            continue
+        members = class_index == index
+        position = task_class.makespan_law_index(width[members])
+        law_index[members] = np.where(position == 0, index, len(laws) + position - 1)
+        laws += task_class.makespan_laws()[1:]
+    return width, law_index, laws
 
 
 def _draw_batch(
@@ -54,7 +80,8 @@ def _draw_batch(
     profile = model.arrival_profile
     subtime = clock if profile is None else profile.to_real_time(clock)
     class_index = rng.choice(len(classes), size=size, p=[c.frequency for c in classes])
-    makespan = draw_by_class([c.makespan_law() for c in classes], class_index, rng)
+    width, law_index, laws = _draw_widths(classes, class_index, rng)
+    makespan = draw_by_class(laws, law_index, rng)
     rates = np.array([c.priority_rate for c in classes])[class_index]
     priority = draw_priorities(rates, rng)
     kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
@@ -64,7 +91,7 @@ def _draw_batch(
         members = kind_index == k
         if members.any():
             cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
-    batch = TaskBatch(np.arange(first_id, first_id + size), subtime, class_index, makespan, priority, cpu, memory)
+    batch = TaskBatch(np.arange(first_id, first_id + size), subtime, class_index, width, makespan, priority, cpu, memory)
     return batch, float(clock[-1])
 
 

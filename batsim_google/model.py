@@ -6,7 +6,9 @@ Errors name the offending parameter the way a model file spells it, e.g. ``class
 The paper's parameters are the defaults: inter-arrivals follow its Lomax law of mean ``dynamism``
 and a class's makespans the log-normal of its ``mass`` and ``disparity``. A fitted model may name
 another law instead (``interarrival``, a class's ``makespan``; see :mod:`.distributions`) and a
-periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`).
+periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`). A class of
+parallel jobs gives its ``width`` (processors per job) as an empirical law and may draw makespans
+from separate laws per group of widths (``groups``, ``makespan_by_group``; see :mod:`.widths`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+import numpy as np
 import tomli_w
 
 from .arrival_profile import ArrivalProfile
-from .distributions import Law, LogNormal, Lomax, law_from_mapping
+from .distributions import Empirical, Law, LogNormal, Lomax, law_from_mapping
 from .laws import INTERARRIVAL_SHAPE, lognormal_parameters
-from .config import ParameterError, known_keys, number, read_parameter_file, require
+from .config import ParameterError, known_keys, number, read_parameter_file, require, table
+from .widths import GROUPINGS, Grouping, group_bounds, group_names, is_group_name
 
 __all__ = ["KINDS", "Kind", "ModelError", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
 
@@ -32,6 +36,8 @@ ModelError = ParameterError
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
 FREQUENCY_TOLERANCE = 1e-6
+#: The width of a class that gives none: every job on one resource.
+ONE_RESOURCE = Empirical((1.0,), (1.0,))
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class TaskClass:
     law (spelled ``lambda`` in model files, as in the paper). Makespans are log-normal of mean
     ``mass`` and mean/median ``disparity``, unless ``makespan`` names another law; a class gives
     one or the other.
+
+    ``width`` is the empirical law of the resources (processors) a job takes, one without it.
+    With ``groups`` (``"width"`` or ``"pow2"``), a job whose width falls in a group listed in
+    ``makespan_by_group`` draws its makespan from that group's law instead, the others from the
+    class's law.
     """
 
     name: str
@@ -53,6 +64,9 @@ class TaskClass:
     priority_rate: float
     source: str = field(default="", compare=False)
     makespan: Law | None = None
+    width: Empirical | None = None
+    groups: Grouping | None = None
+    makespan_by_group: Mapping[str, Law] = field(default_factory=dict)
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -68,6 +82,49 @@ class TaskClass:
         else:
             self.makespan.check(f"{where}.makespan")
         require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+        if self.width is not None:
+            self.width.check(f"{where}.width")
+            for index, value in enumerate(self.width.values):
+                require(f"{where}.width.values[{index}]", value, value >= 1 and value == int(value), "an integer >= 1")
+        self._check_groups(where)
+
+    def _check_groups(self, where: str) -> None:
+        if self.groups is None:
+            if self.makespan_by_group:
+                raise ModelError(f"{where}.makespan_by_group needs {where}.groups")
+            return
+        if self.groups not in GROUPINGS:
+            raise ModelError(f"{where}.groups must be one of {', '.join(GROUPINGS)} (got {self.groups!r})")
+        if self.width is None or not self.makespan_by_group:
+            raise ModelError(f"{where}.groups needs {where}.width and {where}.makespan_by_group")
+        present = set(group_names(self.width.values, self.groups))
+        for name, law in self.makespan_by_group.items():
+            key = f'{where}.makespan_by_group["{name}"]'
+            if not is_group_name(name, self.groups):
+                example = "a width such as \"12\"" if self.groups == "width" else "a power of 2 (\"8\") or the widths between two (\"9-15\")"
+                raise ModelError(f"{key}: not a group of groups = {self.groups!r}: name {example}")
+            if name not in present:
+                raise ModelError(f"{key}: no width of {where}.width is in this group")
+            law.check(key)
+
+    def width_law(self) -> Empirical:
+        """The law of the resources a job takes."""
+        return ONE_RESOURCE if self.width is None else self.width
+
+    def makespan_laws(self) -> tuple[Law, ...]:
+        """The class's makespan law, then its groups' laws (in ``makespan_by_group`` order)."""
+        return (self.makespan_law(), *self.makespan_by_group.values())
+
+    def makespan_law_index(self, widths: np.ndarray) -> np.ndarray:
+        """For each width, the position in :meth:`makespan_laws` of the law of its makespan: its
+        group's, or the class's (0) when the group has none."""
+        if self.groups is None:
+            return np.zeros(len(widths), dtype=np.intp)
+        firsts = np.array([int(name.split("-")[0]) for name in self.makespan_by_group])  # a group's first width names it
+        order = np.argsort(firsts)
+        first = group_bounds(widths, self.groups)[0]
+        position = np.minimum(np.searchsorted(firsts[order], first), len(firsts) - 1)
+        return np.where(firsts[order][position] == first, order[position] + 1, 0)
 
     def makespan_law(self) -> Law:
         """The law makespans are drawn from."""
@@ -82,7 +139,13 @@ class TaskClass:
             if self.makespan is None
             else {"makespan": self.makespan.to_mapping()}
         )
-        return {"name": self.name, "kind": self.kind, "frequency": self.frequency, **laws, "lambda": self.priority_rate}
+        mapping = {"name": self.name, "kind": self.kind, "frequency": self.frequency, **laws, "lambda": self.priority_rate}
+        if self.width is not None:
+            mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
+        if self.groups is not None:
+            mapping["groups"] = self.groups
+            mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
+        return mapping
 
 
 @dataclass(frozen=True)
@@ -136,13 +199,33 @@ class WorkloadModel:
         mapping["classes"] = [c.to_mapping() for c in self.classes]
         return mapping
 
+    @property
+    def max_width(self) -> int:
+        """The most resources a job of this model may take."""
+        return int(max(max(c.width_law().values) for c in self.classes))
 
-_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan"}
+
+_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan", "width", "groups", "makespan_by_group"}
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile"}
 
 
 def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: bool) -> float | None:
     return number(mapping, key, where) if key in mapping or needed else None
+
+
+def _width(raw: Any, where: str) -> Empirical | None:
+    if raw is None:
+        return None
+    raw = table(raw, where)
+    if raw.get("law") != Empirical.name:
+        raise ModelError(f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})")
+    return Empirical.from_mapping(raw, where)
+
+
+def _laws_by_group(raw: Any, where: str) -> dict[str, Law]:
+    if raw is None:
+        return {}
+    return {str(name): law_from_mapping(law, f'{where}["{name}"]') for name, law in table(raw, where).items()}
 
 
 def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadModel:
@@ -171,6 +254,9 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 disparity=_optional_number(raw, "disparity", where, lognormal),
                 priority_rate=number(raw, "lambda", where),
                 makespan=None if lognormal else law_from_mapping(raw["makespan"], f"classes[{index}].makespan"),
+                width=_width(raw.get("width"), f"classes[{index}].width"),
+                groups=raw.get("groups"),
+                makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
             )
         )
     interarrival = data.get("interarrival")

@@ -1,7 +1,7 @@
 """Generated tasks -> Batsim workload: the fields every job carries to the scheduler.
 
-Each job asks for one resource (one machine, shared with other jobs as its CPU and memory requests
-allow), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
+Each job asks for its width in resources (one machine, shared with other jobs as its CPU and memory
+requests allow, unless the model gives widths: the processors of a parallel job), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
 ``class`` (class name), ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], ``cpu`` and
 ``memory`` requests normalized to the largest machine.
 """
@@ -39,6 +39,8 @@ def write_generated_workload(
     progress: bool = False,
 ) -> int:
     """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count."""
+    if model.max_width > nb_res:
+        raise ValueError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
     class_names = pl.Series([c.name for c in model.classes])
     class_kinds = pl.Series([c.kind for c in model.classes])
@@ -57,6 +59,7 @@ def write_generated_workload(
                         "id": batch.id,
                         "subtime": batch.subtime,
                         "delay": batch.makespan,
+                        "res": batch.width,
                         "class": class_names.gather(batch.class_index),
                         "kind": class_kinds.gather(batch.class_index),
                         "priority": batch.priority,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 GOOGLE_2011 = SHARED_DATA / "google-2011"
+KTH = SHARED_DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +19,20 @@ def google_2011() -> Path:
     if not GOOGLE_2011.is_dir():
         pytest.skip(f"the real trace sample is not at {GOOGLE_2011}")
     return GOOGLE_2011
+
+
+@pytest.fixture(scope="session")
+def kth() -> Path:
+    """The KTH SP2 log (Parallel Workloads Archive, SWF)."""
+    if not KTH.exists():
+        pytest.skip(f"the SWF log is not at {KTH}")
+    return KTH
+
+
+def plain_swf_jobs(path: Path) -> list[list[float]]:
+    """The job lines of an SWF log, parsed the plain way: 18 numbers each."""
+    with gzip.open(path, "rt") as handle:
+        return [[float(x) for x in line.split()] for line in handle if line.strip() and not line.startswith(";")]
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from batsim_google.requests import load_request_law
 from batsim_google.workload import write_generated_workload
 
 from batsim_google.fitting.trace_input import trace_task_table
-from batsim_google.trace.accounting import RowAccount
+from batsim_google.trace.accounting import RowAccount, TraceError
 
 FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lomax-ml"]
 
@@ -48,9 +48,9 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
         },
         strict=False,
     )
-    table = task_table(frame)
-    assert table.rows_read == 6 and table.frame.height == 1
-    assert table.skipped == {
+    table = task_table(frame, RowAccount())
+    assert (table.rows.read, table.rows.used, table.frame.height) == (6, 1, 1) and table.rows.balanced
+    assert table.rows.skipped == {
         "end event is not FINISH or KILL": 1,
         "google_priority is not an integer in 0..11": 1,
         "makespan is missing, not finite or <= 0": 1,
@@ -60,10 +60,11 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
     assert table.frame.row(0, named=True) == {
         "subtime": 0.0, "makespan": 10.0, "kind": "task", "priority": 1 / 12, "google_priority": 0, "scheduling_class": 0,
     }
-    with pytest.raises(FitInputError, match=r"row 1: makespan is missing, not finite or <= 0"):
-        task_table(frame, strict=True)
+    # Strict: the first bad row, numbered from 1, whatever its reason.
+    with pytest.raises(TraceError, match=r"^tasks.csv:2: makespan is missing, not finite or <= 0$"):
+        task_table(frame, RowAccount(strict=True), "tasks.csv")
     with pytest.raises(FitInputError, match=r"lacks column\(s\): makespan, kind or end_event"):
-        task_table(pl.DataFrame({"subtime": [1.0], "priority": [0.5]}))
+        task_table(pl.DataFrame({"subtime": [1.0], "priority": [0.5]}), RowAccount())
 
 
 def test_batsim_reader_gives_delays_for_tasks_and_walltimes_for_services(tmp_path):
@@ -81,7 +82,7 @@ def test_batsim_reader_gives_delays_for_tasks_and_walltimes_for_services(tmp_pat
 def test_apriori_fit_recovers_the_generating_model(google_workload):
     truth = preset("google")
     result = fit_model(read_batsim_workload(google_workload), methods=FAST)
-    assert result.table.rows_read == 60_000 and result.table.skipped == {}
+    assert result.table.rows.read == result.table.rows.used == 60_000 and result.table.rows.skipped == {}
     model = result.model
     for fitted, true, fit in zip(model.classes, truth.classes, result.classes):
         assert (fitted.name, fitted.kind) == (true.name, true.kind)
@@ -109,8 +110,9 @@ def test_small_classes_are_skipped_and_counted_or_refused_in_strict_mode():
     })
     result = fit_model(frame, methods=FAST)
     assert [c.name for c in result.model.classes] == ["task"]
-    assert result.table.skipped == {SMALL_CLASS: MIN_CLASS_TASKS - 1}
-    assert result.table.frame.height + MIN_CLASS_TASKS - 1 == result.table.rows_read
+    rows = result.table.rows
+    assert rows.skipped == {SMALL_CLASS: MIN_CLASS_TASKS - 1} and rows.balanced
+    assert result.table.frame.height == rows.used == count - (MIN_CLASS_TASKS - 1) and rows.read == count
     with pytest.raises(FitInputError, match="fewer than 20 tasks"):
         fit_model(frame, methods=FAST, strict=True)
 
@@ -203,7 +205,7 @@ def test_fit_command_writes_a_model_that_generates_a_report_and_plots(google_wor
         "fit", str(google_workload), "-o", str(model_path), "--report", str(report_path), "--plots", str(plots),
     ])
     assert outcome.exit_code == 0, outcome.output
-    assert "60000 rows read = 60000 used + 0 skipped" in outcome.output and "fidelity" in outcome.output
+    assert "fit table: rows read 60000 = used 60000 + skipped 0\n" in outcome.output and "fidelity" in outcome.output
     model = load_model(model_path)
     assert [c.name for c in model.classes] == ["task", "service"]
     report = json.loads(report_path.read_text())
@@ -249,7 +251,7 @@ def test_real_trace_sample_is_reproduced_within_the_papers_ks(google_2011):
     assert account.balanced and original.height > 50_000
     assert set(left_out) <= {"makespan unknown (a time outside the trace window)"}
     result = fit_model(original)
-    assert result.table.skipped == {}
+    assert result.table.rows.skipped == {}
     report = fidelity_report(result.table.frame, result.model, seed=0)
     assert {c.name for c in report.classes} == {"task", "service"}
     for c in report.classes:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -13,28 +11,14 @@ from batsim_google.cli import main
 from batsim_google.swf import header_processors, read_header, read_swf
 from batsim_google.trace.accounting import RowAccount, TraceError
 
-from conftest import SHARED_DATA
-
-KTH = SHARED_DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
-
-
-@pytest.fixture(scope="module")
-def kth() -> Path:
-    if not KTH.exists():
-        pytest.skip(f"the SWF log is not at {KTH}")
-    return KTH
-
-
-def _plain_jobs(path: Path) -> list[list[float]]:
-    with gzip.open(path, "rt") as handle:
-        return [[float(x) for x in line.split()] for line in handle if line.strip() and not line.startswith(";")]
+from conftest import plain_swf_jobs
 
 
 def test_kth_log_becomes_a_workload_of_its_jobs(kth, tmp_path):
     out = tmp_path / "kth.json"
     result = CliRunner().invoke(main, ["swf", "convert", str(kth), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    plain = _plain_jobs(kth)
+    plain = plain_swf_jobs(kth)
     usable = [job for job in plain if job[4] > 0 or job[7] > 0]
     data = json.loads(out.read_text())
     assert data["nb_res"] == 100 and data["meta"]["header"]["MaxProcs"] == "100"

@@ -3,8 +3,9 @@
 The generator draws as many tasks as the original table holds, from ``seed``; per class, the
 two-sample Kolmogorov-Smirnov statistic compares generated and original makespans (the model
 paper's log-normal fits reach 0.057 and 0.064 against the trace), and the class frequencies and
-mean priorities are set side by side. The inter-arrival times of the whole stream are compared
-the same way.
+mean priorities are set side by side; so are the widths of parallel jobs when the original has
+them (the largest gap between the two distribution functions, a KS statistic on whole numbers).
+The inter-arrival times of the whole stream are compared the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class ClassFidelity:
     makespan_ks: float
     original_mean_priority: float
     generated_mean_priority: float
+    width_ks: float | None = None
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,9 @@ class Fidelity:
 def fidelity_report(
     original: pl.DataFrame, model: WorkloadModel, seed: int, requests: RequestLaw | None = None
 ) -> Fidelity:
-    """Compare ``original`` (columns ``subtime``, ``makespan``, ``priority`` in ]0, 1] and
-    ``class``, a class name of ``model`` per row) with as many tasks generated from ``seed``."""
+    """Compare ``original`` (columns ``subtime``, ``makespan``, ``priority`` in ]0, 1],
+    ``class``, a class name of ``model`` per row, and optionally ``width``) with as many tasks
+    generated from ``seed``."""
     names = [c.name for c in model.classes]
     unknown = set(original["class"].unique().to_list()) - set(names)
     if unknown:
@@ -61,6 +64,7 @@ def fidelity_report(
     makespan = np.concatenate([b.makespan for b in batches])
     priority = np.concatenate([b.priority for b in batches])
     subtime = np.concatenate([b.subtime for b in batches])
+    width = np.concatenate([b.width for b in batches])
     classes = []
     for index, name in enumerate(names):
         rows = original.filter(pl.col("class") == name)
@@ -71,6 +75,7 @@ def fidelity_report(
             name, rows.height, int(drawn.sum()), rows.height / count, float(drawn.mean()),
             float(stats.ks_2samp(rows["makespan"].to_numpy(), makespan[drawn]).statistic),
             float(rows["priority"].mean()), float(priority[drawn].mean()),
+            float(stats.ks_2samp(rows["width"].to_numpy(), width[drawn]).statistic) if "width" in rows.columns else None,
         ))
     original_gaps = np.diff(np.sort(original["subtime"].to_numpy()))
     interarrival_ks = float(stats.ks_2samp(original_gaps, np.diff(subtime)).statistic)

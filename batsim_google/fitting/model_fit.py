@@ -7,6 +7,12 @@ the paper's ``mass`` and ``disparity``, any other law as the class's ``makespan`
 the truncated-exponential rate by maximum likelihood; the class's empirical mass (mean makespan)
 and disparity (mean / median) are reported as in the paper. Arrivals: the arrival-rate profile
 is fitted first when asked for, the inter-arrival laws then on the gaps in normalized time.
+
+Parallel jobs (a ``width`` column, e.g. from an SWF log) get, per class, the empirical law of their
+widths (the exact histogram) and, when ``groups`` is given, makespan laws per group of widths
+(:mod:`batsim_google.widths`): a group of at least :data:`MIN_GROUP_TASKS` tasks gets the best law
+fitted to its own makespans; a smaller group gets none, and its jobs draw from the class's law,
+fitted on all the class's tasks (counted in the fit, never dropped).
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from typing import Iterable, Literal
 import numpy as np
 import polars as pl
 
-from ..distributions import LogNormal
+from ..distributions import Empirical, LogNormal
 from ..model import Kind, TaskClass, WorkloadModel
+from ..trace.accounting import RowAccount
+from ..widths import Grouping, group_bounds, group_names
 from .kmeans import Clustering, KScore, cluster, elbow
 from .priority import PriorityFit, fit_priority_rate
 from .profile import ProfileChoice, ProfileFit, fit_arrival_profile, profile_period
@@ -30,6 +38,30 @@ CLASSIFICATIONS: tuple[Classification, ...] = ("apriori", "kmeans")
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
 MIN_CLASS_TASKS = 20
 SMALL_CLASS = f"in a class of fewer than {MIN_CLASS_TASKS} tasks"
+#: Fewest tasks a group of widths needs for a makespan law of its own.
+MIN_GROUP_TASKS = MIN_CLASS_TASKS
+
+
+@dataclass(frozen=True)
+class GroupFit:
+    """The makespan laws of one group of widths (named as in :mod:`batsim_google.widths`)."""
+
+    name: str
+    tasks: int
+    fits: list[LawFit]
+    best: LawFit
+
+
+@dataclass(frozen=True)
+class WidthFit:
+    """A class's width law and, with a grouping, the groups that have a makespan law of their own
+    and how many groups (and tasks) are too small for one."""
+
+    law: Empirical
+    grouping: Grouping | None
+    groups: list[GroupFit]
+    small_groups: int
+    small_group_tasks: int
 
 
 @dataclass(frozen=True)
@@ -43,13 +75,20 @@ class ClassFit:
     priority: PriorityFit
     fits: list[LawFit]
     best: LawFit
+    widths: WidthFit | None = None
 
     def task_class(self) -> TaskClass:
         law = self.best.law
+        widths = {}
+        if self.widths is not None:
+            widths["width"] = self.widths.law
+            if self.widths.groups:
+                widths["groups"] = self.widths.grouping
+                widths["makespan_by_group"] = {group.name: group.best.law for group in self.widths.groups}
         if isinstance(law, LogNormal):  # the paper's own parametrization
             mass = law.mean()
-            return TaskClass(self.name, self.kind, self.frequency, mass, mass / law.median(), self.priority.rate)
-        return TaskClass(self.name, self.kind, self.frequency, None, None, self.priority.rate, makespan=law)
+            return TaskClass(self.name, self.kind, self.frequency, mass, mass / law.median(), self.priority.rate, **widths)
+        return TaskClass(self.name, self.kind, self.frequency, None, None, self.priority.rate, makespan=law, **widths)
 
 
 @dataclass(frozen=True)
@@ -93,13 +132,33 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     )
 
 
-def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods) -> ClassFit:
+def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, methods) -> WidthFit:
+    counts = rows.group_by("width").len().sort("width")
+    law = Empirical(tuple(counts["width"].cast(pl.Float64).to_list()), tuple((counts["len"] / rows.height).to_list()))
+    if grouping is None:
+        return WidthFit(law, None, [], 0, 0)
+    widths = rows["width"].to_numpy()
+    grouped = rows.with_columns(
+        pl.Series("group", group_names(widths, grouping)), pl.Series("first", group_bounds(widths, grouping)[0])
+    )
+    groups, small, small_tasks = [], 0, 0
+    for name, _, members in grouped.group_by("group", "first").agg("makespan").sort("first").iter_rows():
+        if len(members) < MIN_GROUP_TASKS:
+            small, small_tasks = small + 1, small_tasks + len(members)
+            continue
+        fits = fit_all(np.asarray(members), methods)
+        groups.append(GroupFit(name, len(members), fits, best_fit(fits, criterion)))
+    return WidthFit(law, grouping, groups, small, small_tasks)
+
+
+def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods, grouping) -> ClassFit:
     makespans = rows["makespan"].to_numpy()
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
     return ClassFit(
         name, kind, rows.height, rows.height / total, mass, mass / float(np.median(makespans)),
         fit_priority_rate(rows["priority"].to_numpy()), fits, best_fit(fits, criterion),
+        _fit_widths(rows, grouping, criterion, methods) if "width" in rows.columns else None,
     )
 
 
@@ -114,18 +173,25 @@ def fit_model(
     seed: int = 0,
     strict: bool = False,
     name: str = "fitted",
+    groups: Grouping | None = None,
+    source: str = "task table",
 ) -> ModelFit:
-    """Fit a workload model to a task table (columns: see :mod:`.table`).
+    """Fit a workload model to a task table (columns: see :mod:`.table`; ``source`` names it in
+    errors).
 
     ``classes="kmeans"`` clusters the tasks into ``k`` classes, or, without ``k``, into the k of
     2..10 with the best mean silhouette. ``seed`` seeds k-means and the silhouette sample.
+    ``groups`` fits makespan laws per group of widths (needs a ``width`` column).
     """
     if classes not in CLASSIFICATIONS:
         raise ValueError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
     methods = None if methods is None else list(methods)
-    table = task_table(frame, strict=strict)
+    rows = RowAccount(strict=strict)
+    table = task_table(frame, rows, source)
+    if groups is not None and "width" not in table.frame.columns:
+        raise FitInputError(f"makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
-        raise FitInputError(f"no valid task among {table.rows_read} rows (skipped: {table.skipped})")
+        raise FitInputError(f"no valid task: {rows.summary()}")
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)
@@ -145,14 +211,11 @@ def fit_model(
     kept = [(n, kind) for n, kind in zip(names, kinds) if sizes.get(n, 0) >= MIN_CLASS_TASKS]
     if not kept:
         raise FitInputError(f"no class has {MIN_CLASS_TASKS} tasks or more (sizes: {sizes})")
-    skipped = dict(table.skipped)
-    dropped = sum(sizes.get(n, 0) for n in small)
-    if dropped:
-        skipped[SMALL_CLASS] = dropped
+    rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
     labelled = labelled.filter(pl.col("class").is_in([n for n, _ in kept]))
-    table = TaskTable(labelled, table.rows_read, skipped)
+    table = TaskTable(labelled, rows)
     class_fits = [
-        _fit_class(n, kind, labelled.filter(pl.col("class") == n), labelled.height, criterion, methods)
+        _fit_class(n, kind, labelled.filter(pl.col("class") == n), labelled.height, criterion, methods, groups)
         for n, kind in kept
     ]
     arrivals = _fit_arrivals(labelled["subtime"].to_numpy(), profile, criterion, methods)

@@ -1,6 +1,7 @@
 """Figures of a fit, as PNG files (matplotlib, no display needed).
 
-- ``makespan_<class>.png`` and ``interarrival.png``: the empirical distribution function against
+- ``makespan_<class>.png``, ``makespan_<class>_width_<group>.png`` (parallel jobs, makespan laws
+  per group of widths) and ``interarrival.png``: the empirical distribution function against
   every fitted law's, on a log time axis (like the model paper's Figs. 3, 7 and 8);
 - ``elbow.png``: inertia and mean distance to the closest centroid for each k (its Fig. 12);
 - ``silhouette.png``: silhouettes of a sample of tasks per cluster (its Figs. 11 and 13);
@@ -17,6 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
 
+from ..widths import group_names  # noqa: E402
 from .kmeans import feature_names  # noqa: E402
 from .model_fit import ModelFit  # noqa: E402
 from .select import LawFit  # noqa: E402
@@ -125,6 +127,14 @@ def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
         sample = frame.filter(frame["class"] == c.name)["makespan"].to_numpy()
         _cdf_figure(path, sample, c.fits, c.best, f"Makespans of {c.name} ({c.tasks} tasks)", "makespan, s")
         written.append(path)
+        if c.widths is not None and c.widths.groups:
+            rows = frame.filter(frame["class"] == c.name)
+            groups = group_names(rows["width"].to_numpy(), c.widths.grouping)
+            for group in c.widths.groups:
+                path = folder / f"makespan_{c.name}_width_{group.name}.png"
+                title = f"Makespans of {c.name}, widths {group.name} ({group.tasks} tasks)"
+                _cdf_figure(path, rows["makespan"].to_numpy()[groups == group.name], group.fits, group.best, title, "makespan, s")
+                written.append(path)
     profile = fit.arrivals.profile
     path = folder / "interarrival.png"
     unit = "inter-arrival time, s" + (" (normalized time)" if profile is not None else "")

@@ -1,6 +1,7 @@
 """The fit report: every law's parameters and scores per class and for the arrivals, the
-priority rates, the paper's mass and disparity, the k-means diagnostics and, when computed, the
-fidelity of the fitted model; as JSON (``.json``) or Markdown (any other suffix)."""
+priority rates, the paper's mass and disparity, the width law and the makespan laws per group of
+widths of parallel jobs, the k-means diagnostics and, when computed, the fidelity of the fitted
+model; as JSON (``.json``) or Markdown (any other suffix)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from ..distributions import Law
 from .fidelity import Fidelity
-from .model_fit import ModelFit
+from .model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from .select import LawFit
 
 
@@ -29,13 +30,23 @@ def describe(law: Law | None) -> str:
     return f"{law.name}({', '.join(parts)})"
 
 
+def _widths_mapping(widths: WidthFit) -> dict[str, Any]:
+    return {
+        "law": widths.law.to_mapping(), "mean": widths.law.mean(), "groups": widths.grouping,
+        "small_groups": widths.small_groups, "small_group_tasks": widths.small_group_tasks,
+        "group_fits": [
+            {"group": g.name, "tasks": g.tasks, "best": g.best.method, "fits": [f.to_mapping() for f in g.fits]}
+            for g in widths.groups
+        ],
+    }
+
+
 def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> dict[str, Any]:
-    table = fit.table
     arrivals = fit.arrivals
     profile = arrivals.profile
     mapping: dict[str, Any] = {
         "input": source,
-        "rows": {"read": table.rows_read, "used": table.frame.height, "skipped": table.skipped},
+        "rows": fit.table.rows.to_json(),
         "criterion": fit.criterion,
         "classification": fit.classification,
         "arrivals": {
@@ -53,6 +64,7 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 "mass": c.mass, "disparity": c.disparity, "lambda": c.priority.rate,
                 "mean_priority": c.priority.mean, **({"priority_note": c.priority.note} if c.priority.note else {}),
                 "best": c.best.method, "fits": [f.to_mapping() for f in c.fits],
+                **({"widths": _widths_mapping(c.widths)} if c.widths is not None else {}),
             }
             for c in fit.classes
         ],
@@ -78,12 +90,31 @@ def _fits_table(fits: list[LawFit], best: LawFit) -> list[str]:
     return lines
 
 
+def _widths_lines(name: str, widths: WidthFit) -> list[str]:
+    law = widths.law
+    lines = [
+        "", f"### Widths of {name}", "",
+        f"Empirical law of {len(law.values)} widths from {int(min(law.values))} to {int(max(law.values))}, "
+        f"mean {_g(law.mean())}:", "", "| width | " + " | ".join(str(int(v)) for v in law.values) + " |",
+        "|" + " --- |" * (len(law.values) + 1), "| share | " + " | ".join(_g(w) for w in law.weights) + " |",
+    ]
+    if widths.grouping is None:
+        return lines
+    lines += [
+        "", f"Makespan laws per group ({widths.grouping}): {len(widths.groups)} groups of at least "
+        f"{MIN_GROUP_TASKS} tasks have their own; {widths.small_groups} smaller groups "
+        f"({widths.small_group_tasks} tasks) draw from the class's law.",
+    ]
+    for group in widths.groups:
+        lines += ["", f"#### Makespans of {name}, widths {group.name} ({group.tasks} tasks)", "", *_fits_table(group.fits, group.best)]
+    return lines
+
+
 def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> str:
-    table, arrivals = fit.table, fit.arrivals
-    skipped = ", ".join(f"{n} {reason}" for reason, n in table.skipped.items()) or "none"
+    arrivals = fit.arrivals
     lines = [
         f"# Fit of {source}", "",
-        f"Rows: {table.rows_read} read = {table.frame.height} used + {sum(table.skipped.values())} skipped ({skipped}).",
+        f"Input: {fit.table.rows.summary()}.",
         f"Classes: {fit.classification}; best law by {'smallest KS statistic' if fit.criterion == 'ks' else 'smallest AIC'}.", "",
         "## Classes", "",
         "| class | kind | tasks | frequency | mass (mean, s) | disparity (mean/median) | lambda | mean priority | best law |",
@@ -97,6 +128,8 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
     lines += [f"- {c.name}: {c.priority.note}" for c in fit.classes if c.priority.note]
     for c in fit.classes:
         lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
+        if c.widths is not None:
+            lines += _widths_lines(c.name, c.widths)
     lines += ["", "## Arrivals", ""]
     if arrivals.profile is not None:
         p = arrivals.profile
@@ -128,12 +161,12 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
     if fidelity is not None:
         lines += [
             "", f"## Fidelity (generated with seed {fidelity.seed} vs original)", "",
-            "| class | tasks orig. / gen. | frequency orig. / gen. | makespan KS (two-sample) | mean priority orig. / gen. |",
-            "| --- | --- | --- | --- | --- |",
+            "| class | tasks orig. / gen. | frequency orig. / gen. | makespan KS (two-sample) | mean priority orig. / gen. | width KS |",
+            "| --- | --- | --- | --- | --- | --- |",
             *(
                 f"| {c.name} | {c.original_tasks} / {c.generated_tasks} | {_g(c.original_frequency)} / "
                 f"{_g(c.generated_frequency)} | {_g(c.makespan_ks)} | {_g(c.original_mean_priority)} / "
-                f"{_g(c.generated_mean_priority)} |"
+                f"{_g(c.generated_mean_priority)} | {'-' if c.width_ks is None else _g(c.width_ks)} |"
                 for c in fidelity.classes
             ),
             "", f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",

@@ -8,20 +8,25 @@ Columns (other columns are ignored):
   4 / 5): the model paper's a-priori split, Finish-ended tasks and Kill-ended services;
 - ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
   mapped with :func:`batsim_google.priority.unit_priority`);
-- ``scheduling_class``, an integer 0..3, optional (k-means uses it when present).
+- ``scheduling_class``, an integer 0..3, optional (k-means uses it when present);
+- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job.
 
-A Batsim workload (:mod:`.batsim_input`) and, later, a trace reader produce it. Rows that break a
-rule are skipped and counted by reason (rows read = rows used + rows skipped), or, in strict mode,
-stop the fit with the row number and the rule.
+A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
+(:mod:`.swf_input`) produce it. Rows are accounted for by the project's
+:class:`~batsim_google.trace.accounting.RowAccount`: a row that breaks a rule is skipped and counted
+by reason (rows read = rows used + rows skipped), or, in strict mode, stops the fit with the row
+number (from 1) and the rule.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from ..priority import GOOGLE_PRIORITY_LEVELS
+from ..trace.accounting import RowAccount
 from ..trace.schema import TaskEvent
 
 KIND_OF_END_EVENT = {
@@ -38,11 +43,11 @@ class FitInputError(ValueError):
 @dataclass(frozen=True)
 class TaskTable:
     """Valid rows with columns ``subtime``, ``makespan``, ``kind``, ``priority`` (]0, 1]) and, when
-    given, ``google_priority`` and ``scheduling_class``; and how many rows were skipped, by reason."""
+    given, ``google_priority``, ``scheduling_class`` and ``width``; and the account of the input's
+    rows: read, used (the rows of ``frame``) and skipped by reason."""
 
     frame: pl.DataFrame
-    rows_read: int
-    skipped: dict[str, int] = field(default_factory=dict)
+    rows: RowAccount
 
     @property
     def google_priorities(self) -> bool:
@@ -57,8 +62,13 @@ def _finite(name: str) -> pl.Expr:
     return pl.col(name).is_not_null() & pl.col(name).cast(pl.Float64).is_finite()
 
 
-def task_table(frame: pl.DataFrame, strict: bool = False) -> TaskTable:
-    """Check and normalize ``frame`` (see the module docstring)."""
+def _integer_in(name: str, low: int, high: float) -> pl.Expr:
+    value = pl.col(name).cast(pl.Float64)
+    return _finite(name) & (value == value.round()) & value.is_between(low, high)
+
+
+def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task table") -> TaskTable:
+    """Check and normalize ``frame`` (see the module docstring); ``source`` names it in errors."""
     columns = set(frame.columns)
     missing = [name for name in ("subtime", "makespan") if name not in columns]
     if not columns & {"kind", "end_event"}:
@@ -76,10 +86,9 @@ def task_table(frame: pl.DataFrame, strict: bool = False) -> TaskTable:
         kind = event.replace_strict(KIND_OF_END_EVENT, default=None)
         kind_rule = (kind.is_not_null(), "end event is not FINISH or KILL")
     if "google_priority" in columns:
-        google = pl.col("google_priority").cast(pl.Float64)
-        priority = (google + 1.0) / GOOGLE_PRIORITY_LEVELS
+        priority = (pl.col("google_priority").cast(pl.Float64) + 1.0) / GOOGLE_PRIORITY_LEVELS
         priority_rule = (
-            _finite("google_priority") & (google == google.round()) & google.is_between(0, GOOGLE_PRIORITY_LEVELS - 1),
+            _integer_in("google_priority", 0, GOOGLE_PRIORITY_LEVELS - 1),
             f"google_priority is not an integer in 0..{GOOGLE_PRIORITY_LEVELS - 1}",
         )
     else:
@@ -92,21 +101,23 @@ def task_table(frame: pl.DataFrame, strict: bool = False) -> TaskTable:
         priority_rule,
     ]
     if "scheduling_class" in columns:
-        klass = pl.col("scheduling_class").cast(pl.Float64)
         rules.append((
-            _finite("scheduling_class") & (klass == klass.round()) & klass.is_between(0, SCHEDULING_CLASSES - 1),
+            _integer_in("scheduling_class", 0, SCHEDULING_CLASSES - 1),
             f"scheduling_class is not an integer in 0..{SCHEDULING_CLASSES - 1}",
         ))
+    if "width" in columns:
+        rules.append((_integer_in("width", 1, np.inf), "width is not an integer >= 1"))
     reason = pl.when(~rules[0][0].fill_null(False)).then(pl.lit(rules[0][1]))
     for ok, text in rules[1:]:
         reason = reason.when(~ok.fill_null(False)).then(pl.lit(text))
-    checked = frame.with_row_index("row").with_columns(reason.otherwise(None).alias("reason"))
+    checked = frame.with_row_index("row", offset=1).with_columns(reason.otherwise(None).alias("reason"))
+    account.read += frame.height
     bad = checked.filter(pl.col("reason").is_not_null())
-    if strict and bad.height:
-        first = bad.row(0, named=True)
-        raise FitInputError(f"row {first['row']}: {first['reason']}")
-    skipped = dict(bad.group_by("reason").len().sort("reason").iter_rows())
+    account.reject_all(source, [
+        (rows["row"].to_numpy(), reason, "") for (reason,), rows in bad.group_by("reason", maintain_order=True)
+    ])
     good = checked.filter(pl.col("reason").is_null())
+    account.used += good.height
     selected = [
         pl.col("subtime").cast(pl.Float64),
         pl.col("makespan").cast(pl.Float64),
@@ -117,4 +128,6 @@ def task_table(frame: pl.DataFrame, strict: bool = False) -> TaskTable:
         selected.append(pl.col("google_priority").cast(pl.Int64))
     if "scheduling_class" in columns:
         selected.append(pl.col("scheduling_class").cast(pl.Int64))
-    return TaskTable(good.select(selected), frame.height, skipped)
+    if "width" in columns:
+        selected.append(pl.col("width").cast(pl.Float64).cast(pl.Int64))
+    return TaskTable(good.select(selected), account)

@@ -53,6 +53,13 @@ class RowAccount:
         if count:
             self.skipped[reason] += count
 
+    def set_aside(self, reason: str, count: int) -> None:
+        """Rows counted as used that a later stage leaves out by design (e.g. a class too small to
+        fit): moved to the skipped rows under ``reason``."""
+        if count:
+            self.used -= count
+            self.skipped[reason] += count
+
     def incident(self, path: Path | str, message: str) -> None:
         """A fault that loses an unknown number of rows: stop (strict) or note it."""
         if self.strict:
