@@ -38,6 +38,21 @@ USER_KILL_EVENT = "user_kill"
 COMPUTE_PSTATE = 0
 
 
+def complete_kill_progress(message: dict | None) -> dict | None:
+    """Give every job of a JOB_KILLED event a progress entry (an empty one if Batsim gave none).
+
+    pybatsim 3.2.1 reads ``job_progress[job]`` for each killed job as soon as one job has a
+    progress, but Batsim leaves out the jobs that completed before the kill took effect (a kill
+    sent at the very instant a job completes), so pybatsim would raise KeyError and the simulation
+    would stop. Those jobs' JOB_COMPLETED tells the policy how they ended.
+    """
+    for event in (message or {}).get("events", []):
+        if event.get("type") == "JOB_KILLED" and event["data"].get("job_progress"):
+            for job_id in event["data"]["job_ids"]:
+                event["data"]["job_progress"].setdefault(job_id, {})
+    return message
+
+
 class GoogleCell(BatsimScheduler):
     """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`."""
 
@@ -53,6 +68,10 @@ class GoogleCell(BatsimScheduler):
             logging.getLogger("batsim.batsim").setLevel(logging.WARNING)
 
     # ----- setup and teardown --------------------------------------------------------------------
+
+    def onAfterBatsimInit(self) -> None:
+        receive = self.bs.network.recv
+        self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
 
     def onSimulationBegins(self) -> None:
         config = PolicyConfig(**self.options.get("policy", {}))
