@@ -360,6 +360,8 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     if arrivals.profile is not None:
         click.echo(f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed")
     click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
+    if arrivals.best.note:
+        click.echo(f"  note: {arrivals.best.note}", err=True)
     check = None
     if fidelity:
         check = fidelity_report(table.frame, result.model, seed)

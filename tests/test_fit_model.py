@@ -269,3 +269,24 @@ def test_fit_command_reads_a_trace_part(google_2011, tmp_path):
     fitted = load_model(model)
     assert [c.kind for c in fitted.classes] == ["task", "service"]
     assert sum(c.frequency for c in fitted.classes) == pytest.approx(1.0)
+
+
+def test_the_inter_arrival_law_keeps_the_observed_arrival_rate():
+    """Gaps mostly of microseconds with a heavy tail: a law chosen on shape alone misses the mean;
+    the selected law keeps it (or falls back to the paper's Lomax of that mean)."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    gaps = np.where(rng.random(n) < 0.9, rng.exponential(1e-5, n), rng.exponential(1.0, n))
+    subtimes = np.cumsum(gaps)
+    table = pl.DataFrame({"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n})
+    mean_gap = np.diff(subtimes).mean()
+    result = fit_model(table, profile="none", methods=["lognormal-ml", "exponential", "gamma-ml"], seed=0)
+    scores = {fit.method: fit for fit in result.arrivals.fits}
+    # The log-normal has the best KS but a mean 6 times too small: it is not selectable.
+    assert scores["lognormal-ml"].ks < scores["gamma-ml"].ks < scores["exponential"].ks
+    assert scores["lognormal-ml"].law.mean() < 0.2 * mean_gap
+    assert result.arrivals.best.method == "gamma-ml"
+    assert result.arrivals.best.law.mean() == pytest.approx(mean_gap, rel=0.1)
+    only_lognormal = fit_model(table, profile="none", methods=["lognormal-ml"], seed=0).arrivals.best
+    assert only_lognormal.method == "lomax-dynamism" and "mean gap" in only_lognormal.note
+    assert only_lognormal.law.mean() == pytest.approx(mean_gap, rel=1e-9)

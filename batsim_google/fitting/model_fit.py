@@ -23,14 +23,15 @@ from typing import Iterable, Literal
 import numpy as np
 import polars as pl
 
-from ..distributions import Empirical, LogNormal
+from ..distributions import Empirical, LogNormal, Lomax
+from ..laws import INTERARRIVAL_SHAPE
 from ..model import Kind, TaskClass, WorkloadModel
 from ..trace.accounting import RowAccount
 from ..widths import Grouping, group_bounds, group_names
 from .kmeans import Clustering, KScore, cluster, elbow
 from .priority import PriorityFit, fit_priority_rate
 from .profile import ProfileChoice, ProfileFit, fit_arrival_profile, profile_period
-from .select import Criterion, LawFit, best_fit, fit_all
+from .select import Criterion, LawFit, best_fit, fit_all, scored
 from .table import FitInputError, TaskTable, task_table
 
 Classification = Literal["apriori", "kmeans"]
@@ -117,6 +118,29 @@ class ModelFit:
     clustering: Clustering | None = None
 
 
+#: How far a selectable inter-arrival law's mean may be from the mean gap (relative).
+ARRIVAL_MEAN_TOLERANCE = 0.1
+
+
+def _rate_keeping(fits: list[LawFit], mean_gap: float, sample: np.ndarray, criterion) -> LawFit:
+    """The best inter-arrival fit among those whose mean is the data's mean gap (within
+    :data:`ARRIVAL_MEAN_TOLERANCE`), so that the generated arrival rate is the observed one.
+
+    A law chosen on shape alone can miss the mean by orders of magnitude (the trace's gaps are
+    mostly microseconds, with a heavy tail that carries the mean). When no fit keeps the mean, the
+    model paper's law is used: the Lomax of shape 4 whose mean is the mean gap (its dynamism).
+    """
+    keeping = [
+        fit for fit in fits
+        if fit.law is not None and abs(fit.law.mean() / mean_gap - 1.0) <= ARRIVAL_MEAN_TOLERANCE
+    ]
+    if keeping:
+        return best_fit(keeping, criterion)
+    paper = Lomax(INTERARRIVAL_SHAPE, (INTERARRIVAL_SHAPE - 1.0) * mean_gap)
+    note = f"no fitted law kept the mean gap ({mean_gap:.4g} s) within {ARRIVAL_MEAN_TOLERANCE:.0%}: the paper's Lomax of that mean"
+    return scored("lomax-dynamism", paper, sample, note=note)
+
+
 def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, methods) -> ArrivalFit:
     subtimes = np.sort(subtimes)
     period = profile_period(profile, float(subtimes[-1] - subtimes[0]))
@@ -127,9 +151,9 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     if len(positive) < 2:
         raise FitInputError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
     fits = fit_all(positive, methods)
-    return ArrivalFit(
-        positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best_fit(fits, criterion), profile_fit
-    )
+    mean_gap = float(gaps.mean())
+    best = _rate_keeping(fits, mean_gap, positive, criterion)
+    return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), mean_gap, fits, best, profile_fit)
 
 
 def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, methods) -> WidthFit:

@@ -58,10 +58,14 @@ def fit_law(method: str, sample: np.ndarray) -> LawFit:
         law = FITTERS[method](sample)
     except FitFailure as failure:
         return LawFit(method, None, np.inf, -np.inf, np.inf, time.perf_counter() - start, str(failure))
-    seconds = time.perf_counter() - start
+    return scored(method, law, sample, time.perf_counter() - start)
+
+
+def scored(method: str, law: Law, sample: np.ndarray, seconds: float = 0.0, note: str = "") -> LawFit:
+    """``law`` with its KS statistic, log-likelihood and AIC on ``sample``."""
     loglik = float(np.sum(law.logpdf(sample)))
     ks = float(stats.kstest(sample, law.cdf).statistic)
-    return LawFit(method, law, ks, loglik, 2.0 * law.n_parameters - 2.0 * loglik, seconds)
+    return LawFit(method, law, ks, loglik, 2.0 * law.n_parameters - 2.0 * loglik, seconds, note)
 
 
 def fit_all(sample: np.ndarray, methods: Iterable[str] | None = None) -> list[LawFit]:
