@@ -31,7 +31,7 @@ from .accounting import RowAccount, TraceError
 from .fields import LineStream, parse_numbers, split_fields
 from .schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
 
-__all__ = ["BLOCK_SIZE", "TraceError", "part_files", "read_batches", "source_files"]
+__all__ = ["BLOCK_SIZE", "TraceError", "open_text", "part_files", "read_batches", "source_files"]
 
 #: Text per batch; about 1 MB is where Arrow's CSV parser runs fastest on the trace.
 BLOCK_SIZE = 1 << 20
@@ -77,6 +77,12 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
+def open_text(path: Path):
+    """A context giving the file's text for Arrow's CSV reader: ISA-L's decompressed stream of a
+    ``.gz`` file, else the path itself (Arrow reads it natively)."""
+    return isal.igzip.open(path, "rb") if path.name.endswith(".gz") else nullcontext(path)
+
+
 @dataclass
 class _Chunk:
     """Rows parsed from one file, their line numbers, and the lines the parser refused."""
@@ -100,7 +106,7 @@ def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[
         "convert_options": pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
     }
     try:
-        with isal.igzip.open(path, "rb") if path.name.endswith(".gz") else nullcontext(path) as text:
+        with open_text(path) as text:
             batches = pacsv.read_csv(text, **options).to_batches() if whole else pacsv.open_csv(text, **options)
             for batch in batches:
                 yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
