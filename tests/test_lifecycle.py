@@ -281,3 +281,15 @@ def test_held_records_are_compacted_without_changing_the_results(google_2011, mo
     _same_batches(expected, compacted)
     assert all(rows <= 2 * live + 1 for rows, live in sizes)
     assert any(later[0] < earlier[0] for earlier, later in zip(sizes, sizes[1:]))  # it did compact
+
+
+def test_new_tasks_are_first_submissions_and_resubmissions_after_the_grace(tmp_path):
+    lines = [event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 1, 1, E.SUBMIT),
+             event(seconds_us(3), 1, 0, E.SCHEDULE), event(seconds_us(4), 1, 0, E.FAIL),
+             event(seconds_us(5), 1, 0, E.SUBMIT), event(seconds_us(6), 1, 0, E.KILL),
+             event(seconds_us(600), 1, 0, E.SUBMIT)]
+    write_part(tmp_path, lines)
+    batches, _ = _batches([tmp_path], grace=100.0)
+    submits = np.concatenate([batch.submits for batch in batches])
+    new_task = np.concatenate([batch.new_task for batch in batches])
+    assert submits.tolist() == [1, 2, 5, 600] and new_task.tolist() == [True, True, False, True]

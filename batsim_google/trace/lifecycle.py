@@ -254,7 +254,7 @@ class TaskLifecycles:
             return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, np.empty(0), np.empty(0, dtype=bool))
         time = seconds(chunk.time)
         self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
-        life, continued, stale_rows, fresh = self._lives(chunk, time, task, held)
+        life, continued, stale_rows = self._lives(chunk, time, task, held)
         segments = self._segments(chunk, time, life, continued)
         stale = self.held.records(stale_rows)
         latest = np.flatnonzero(np.append(segments.values["life"][1:] != segments.values["life"][:-1], True))
@@ -263,7 +263,7 @@ class TaskLifecycles:
         attempts = _with_durations(segments.take(np.flatnonzero(segments.valid["end_event"])))
         closed = _with_durations(concat([stale, segments.take(latest[~last_life]), self._expired()]))
         submitted = chunk.event == TaskEvent.SUBMIT
-        new_task = _starts(life) & fresh[life]
+        new_task = _starts(life) & (continued < 0)[life]  # a life that continues no held record
         order = np.argsort(chunk.seq[submitted], kind="stable")
         return LifecycleBatch(
             attempts.frame(ATTEMPT_SCHEMA, self.users), closed.frame(TASK_SCHEMA, self.users),
@@ -290,8 +290,7 @@ class TaskLifecycles:
         """Split each task's rows where it was dead for longer than the grace period.
 
         Returns the life index of each row, the held row each life continues (``-1`` for a new
-        life), the held rows closed because their task was quiet too long, and which lives count
-        as new tasks (those split off and those whose held record was closed).
+        life), and the held rows closed because their task was quiet too long.
         """
         first = _starts(task)
         late = np.zeros(len(task), dtype=bool)
@@ -305,9 +304,7 @@ class TaskLifecycles:
         stale = (self._held_values("state", rows, State.UNSEEN) == State.DEAD) & (held_time < time[first_rows] - self.grace)
         continued = np.full(life[-1] + 1, -1)
         continued[life[first_rows]] = np.where(stale, -1, rows)
-        fresh = np.ones(life[-1] + 1, dtype=bool)
-        fresh[life[first_rows]] = stale
-        return life, continued, rows[stale], fresh
+        return life, continued, rows[stale]
 
     def _valid(self, path: Path, chunk: _Rows, group: np.ndarray, carried_state: np.ndarray) -> np.ndarray:
         """Mask of rows with a possible lifecycle; impossible ones are rejected one per task per pass."""
