@@ -387,7 +387,7 @@ def _reading_options(command):
         click.option("--drop-synthesized", is_flag=True, help="Drop records the trace synthesized (missing-info set)."),
         click.option("--grace", type=click.FloatRange(min=0), default=DEFAULT_GRACE, show_default=True, help="Seconds a dead task is held for a resubmission before it is reported closed."),
         click.option("--verify", is_flag=True, help="Check files against the trace's SHA256SUM first."),
-        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Part files parsed ahead in parallel threads."),
+        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results."),
         click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal)."),
     ]
     for option in reversed(options):

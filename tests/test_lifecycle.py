@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+import batsim_google.trace.held as held
 import batsim_google.trace.lifecycle as lifecycle
 from batsim_google.trace.accounting import RowAccount, TraceError
 from batsim_google.trace.lifecycle import rebuild
@@ -191,3 +192,104 @@ def test_tasks_spanning_part_000_and_001_are_joined(real, google_2011):
     for key in spanning:
         submit, end = joined[key]
         assert submit <= last_time < end and end == pytest.approx(ended[key], abs=1e-6)
+
+
+def _batches(sources, **options) -> tuple[list, RowAccount]:
+    account = options.pop("account", None) or RowAccount()
+    return list(rebuild(sources, account, **options)), account
+
+
+def _same_batches(one: list, other: list) -> None:
+    assert len(one) == len(other)
+    for a, b in zip(one, other):
+        assert a.attempts.equals(b.attempts) and a.tasks.equals(b.tasks)
+        assert np.array_equal(a.submits, b.submits) and np.array_equal(a.new_task, b.new_task)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_reading_ahead_gives_the_same_batches_and_accounts(google_2011, workers):
+    alone, account = _batches([google_2011], grace=600.0, synthesized=False)
+    ahead, account_ahead = _batches([google_2011], grace=600.0, synthesized=False, workers=workers)
+    _same_batches(alone, ahead)
+    assert account.skipped and account_ahead == account and account.balanced
+
+
+def test_reading_ahead_keeps_bad_rows_accounts_strict_errors_and_early_stops(tmp_path):
+    first = [event(seconds_us(t), 1, t, E.SUBMIT) for t in range(6)] + [event(seconds_us(7), 2, 0, E.FINISH)]
+    second = [event(seconds_us(10 + t), 1, t, E.SCHEDULE) for t in range(6)] + ["1,2,3"]  # wrong column count
+    first_path = write_part(tmp_path / "trace", first, part=0)
+    write_part(tmp_path / "trace", second, part=1)
+    write_part(tmp_path / "bad", second[-1:], part=1)
+    for workers in (1, 2):
+        batches, account = _batches([tmp_path / "trace"], workers=workers)
+        assert account.read == 14 and account.used == 12 and account.balanced
+        assert account.skipped == {"wrong column count": 1, "impossible lifecycle: FINISH of a task not submitted in the input": 1}
+        # the rebuild's error in part 0 comes first, though the reading thread may be past part 1's
+        with pytest.raises(TraceError, match=rf"{first_path}:7: impossible lifecycle: FINISH"):
+            _batches([tmp_path / "trace"], workers=workers, account=RowAccount(strict=True))
+        with pytest.raises(TraceError, match=rf"{tmp_path / 'bad'}.*:1: wrong column count"):
+            _batches([tmp_path / "bad"], workers=workers, account=RowAccount(strict=True))
+        account = RowAccount()
+        stopped = list(rebuild([tmp_path / "trace"], account, workers=workers, until=lambda lifecycles: True))
+        assert len(stopped) == 2 and account.read == 7 and account.balanced  # part 1 read ahead, not counted
+
+
+def test_ids_too_large_for_one_integer_key(tmp_path):
+    lines = _story_lines()
+    write_part(tmp_path / "small", lines)
+    big = 2**62  # IDs this large need (job, task) pair keys: job 2 gets them, from part 1 on
+    renamed = []
+    for line in lines:
+        fields = line.split(",")
+        if fields[2] == "2":
+            fields[2], fields[3] = str(2 + big), str(int(fields[3]) + big)
+        renamed.append(",".join(fields))
+    write_part(tmp_path / "big", renamed[:1], part=0)  # job 1 only: one-integer keys, job 1 held
+    write_part(tmp_path / "big", renamed[1:], part=1)
+    small, big_ids = _run([tmp_path / "small"]), _run([tmp_path / "big"])
+    for ours, theirs in zip(small[:2], big_ids[:2]):
+        assert theirs["job_id"].max() == 2 + big
+        theirs = theirs.with_columns(
+            pl.when(pl.col("job_id") == 2 + big).then(2).otherwise(pl.col("job_id")).alias("job_id"),
+            pl.when(pl.col("job_id") == 2 + big).then(pl.col("task_index") - big).otherwise(pl.col("task_index")).alias("task_index"),
+        )
+        assert ours.sort(["job_id", "task_index", "attempt"]).equals(theirs.sort(["job_id", "task_index", "attempt"]))
+
+
+def test_an_attribute_is_its_last_value_seen(tmp_path):
+    lines = [event(seconds_us(1), 1, 0, E.SUBMIT, user=""), event(seconds_us(2), 1, 0, E.SCHEDULE, user="alice"),
+             event(seconds_us(3), 1, 0, E.FINISH, user=""), event(seconds_us(4), 2, 0, E.SUBMIT, user=""),
+             event(seconds_us(5), 2, 0, E.KILL, user="")]
+    write_part(tmp_path, lines)
+    attempts, tasks, _ = _run([tmp_path])
+    assert dict(attempts.select("job_id", "user").iter_rows()) == {1: "alice", 2: None}
+
+
+def test_held_records_are_compacted_without_changing_the_results(google_2011, monkeypatch):
+    monkeypatch.setattr(lifecycle, "CHUNK_ROWS", 1 << 15)
+    expected, _ = _batches([google_2011], grace=60.0)
+    monkeypatch.setattr(held, "_MIN_COMPACT", 1)  # compact as soon as dead rows outnumber live ones
+    sizes = []
+    add = held.HeldTasks.add
+
+    def add_and_measure(self, records, rows=None):
+        add(self, records, rows)
+        sizes.append((len(self.column("state")), len(self)))  # (rows, live records)
+
+    monkeypatch.setattr(held.HeldTasks, "add", add_and_measure)
+    compacted, _ = _batches([google_2011], grace=60.0)
+    _same_batches(expected, compacted)
+    assert all(rows <= 2 * live + 1 for rows, live in sizes)
+    assert any(later[0] < earlier[0] for earlier, later in zip(sizes, sizes[1:]))  # it did compact
+
+
+def test_new_tasks_are_first_submissions_and_resubmissions_after_the_grace(tmp_path):
+    lines = [event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 1, 1, E.SUBMIT),
+             event(seconds_us(3), 1, 0, E.SCHEDULE), event(seconds_us(4), 1, 0, E.FAIL),
+             event(seconds_us(5), 1, 0, E.SUBMIT), event(seconds_us(6), 1, 0, E.KILL),
+             event(seconds_us(600), 1, 0, E.SUBMIT)]
+    write_part(tmp_path, lines)
+    batches, _ = _batches([tmp_path], grace=100.0)
+    submits = np.concatenate([batch.submits for batch in batches])
+    new_task = np.concatenate([batch.new_task for batch in batches])
+    assert submits.tolist() == [1, 2, 5, 600] and new_task.tolist() == [True, True, False, True]

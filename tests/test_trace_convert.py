@@ -121,3 +121,13 @@ def test_convert_command(google_2011, tmp_path):
     assert all(profile["delay"] == int(profile["delay"]) for profile in data["profiles"].values())
     bad = CliRunner().invoke(main, ["trace", "convert", str(google_2011), "-o", str(out), "--start", "10", "--end", "5"])
     assert bad.exit_code == 2 and "--start (10.0) must be before --end (5.0)" in bad.output
+
+
+def test_reading_ahead_writes_the_same_workload(google_2011, tmp_path):
+    written = []
+    for workers in (1, 2):
+        rows = RowAccount()
+        path = tmp_path / f"w{workers}.json"
+        jobs = convert_trace([google_2011], path, Selection(start=START, end=660.0), rows, nb_res=12583, workers=workers)
+        written.append((path.read_bytes(), jobs.to_json(), rows.to_json()))
+    assert written[0] == written[1] and written[0][1]["written"] > 100

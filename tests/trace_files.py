@@ -13,9 +13,10 @@ USER = "u" * 44
 
 
 def event(time_us: int, job: int, task: int, code: int, *, machine: str = "7", priority: int = 2,
-          scheduling_class: int = 1, cpu: str = "0.0625", memory: str = "0.05", missing: str = "") -> str:
+          scheduling_class: int = 1, cpu: str = "0.0625", memory: str = "0.05", missing: str = "",
+          user: str = USER) -> str:
     """One task_events line in the documented column order."""
-    return f"{time_us},{missing},{job},{task},{machine},{code},{USER},{scheduling_class},{priority},{cpu},{memory},0.0001,0"
+    return f"{time_us},{missing},{job},{task},{machine},{code},{user},{scheduling_class},{priority},{cpu},{memory},0.0001,0"
 
 
 def seconds_us(seconds: float) -> int:

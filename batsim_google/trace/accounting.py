@@ -66,6 +66,20 @@ class RowAccount:
             raise TraceError(f"{path}: {message}")
         self.incidents.append(f"{path}: {message}")
 
+    def hand_over(self) -> "RowAccount":
+        """The counts so far, as an account of their own; this one starts again from zero."""
+        counts = RowAccount(self.strict, self.read, self.used, self.skipped, self.incidents)
+        self.read = self.used = 0
+        self.skipped, self.incidents = Counter(), []
+        return counts
+
+    def add(self, other: "RowAccount") -> None:
+        """Count another account's rows and incidents in this one."""
+        self.read += other.read
+        self.used += other.used
+        self.skipped.update(other.skipped)
+        self.incidents.extend(other.incidents)
+
     @property
     def total_skipped(self) -> int:
         return sum(self.skipped.values())

@@ -6,9 +6,11 @@ again after any end. The state after an event depends on the event only (format 
 "Job and task life cycles"), so a whole chunk of rows is checked at once: sorted by task, each row's
 previous state is its predecessor's event (or the state carried from earlier chunks), and a table
 says which (state, event) pairs are possible. An impossible row is skipped (or, strict, reported)
-and the check runs again on what is left.
+and the check runs again on what is left. The rebuild itself is index arithmetic on numpy arrays
+(:mod:`.records`): cumulative sums and segment reductions cut a chunk's rows into attempts, and
+tasks held from earlier chunks (:mod:`.held`) are found by binary search on the task key.
 
-Memory is bounded by the tasks in flight: one row per pending or running task, plus tasks that
+Memory is bounded by the tasks in flight: one record per pending or running task, plus tasks that
 ended less than ``grace`` seconds ago (they may be resubmitted: in the sample 99.9 % of
 resubmissions come within 15 minutes, the latest after 2.6 hours). A task silent for longer is
 reported closed; a later resubmission then starts a new task record.
@@ -16,6 +18,7 @@ reported closed; a later resubmission then starts a new task record.
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -27,14 +30,17 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from .accounting import RowAccount
+from .held import HeldTasks
+from .readahead import ReadAhead
 from .reader import read_batches, source_files
+from .records import Records, UserCodes, concat, numpy_type
 from .schema import TaskEvent, seconds
+from .task_keys import key_order, packable, task_ids, task_keys
 
 #: Rows processed together: large enough to amortize the per-chunk work, small enough to stay flat.
 CHUNK_ROWS = 1 << 18
 #: Default time (s) a dead task is kept, waiting for a resubmission, before it is reported closed.
 DEFAULT_GRACE = 3600.0
-KEY = ["job_id", "task_index"]
 #: Attributes of an attempt: the last value seen, so updates (UPDATE_*) are taken into account.
 ATTRIBUTES = [
     "machine_id", "user", "scheduling_class", "priority", "cpu_request", "memory_request",
@@ -113,30 +119,103 @@ class LifecycleBatch:
     new_task: np.ndarray
 
 
-def _with_durations(frame: pl.DataFrame, schema: dict) -> pl.DataFrame:
-    def span(start: str, stop: str) -> pl.Expr:
-        ordinary = pl.col(start).is_finite() & pl.col(stop).is_finite()
-        return pl.when(ordinary).then(pl.col(stop) - pl.col(start)).otherwise(None)
-
-    return frame.with_columns(wait=span("submit", "schedule"), makespan=span("schedule", "end")).select(
-        [pl.col(name).cast(kind) for name, kind in schema.items()]
-    )
+#: Held record columns that may be null.
+_NULLABLE = ["submit", "schedule", "end", "end_event", *ATTRIBUTES, "missing_info", "first_submit"]
+_HELD_TYPES = {name: numpy_type(kind) for name, kind in _CARRIED.items()}
 
 
-def _last_valid(frame: pl.DataFrame, names: list[str], starts: np.ndarray, ends: np.ndarray) -> dict[str, pl.Series]:
-    """Per segment (rows ``starts[i]`` to ``ends[i]``), the last non-null value of each column."""
-    rows = np.arange(frame.height)
-    result = {}
-    for name in names:
-        column = frame[name]
-        if column.null_count() == 0:
-            result[name] = column.gather(ends)
-            continue
-        position = np.where(column.is_not_null().to_numpy(), rows, -1)
-        last = np.maximum.reduceat(position, starts)
-        values = column.gather(np.maximum(last, 0))
-        result[name] = pl.select(pl.when(pl.Series(last >= starts)).then(values).otherwise(None)).to_series().alias(name)
-    return result
+def _with_durations(records: Records) -> Records:
+    """Add ``wait`` (submit -> schedule) and ``makespan`` (schedule -> end): null unless both
+    times are ordinary."""
+    values, valid = dict(records.values), dict(records.valid)
+    for name, start, stop in (("wait", "submit", "schedule"), ("makespan", "schedule", "end")):
+        first, last = values[start], values[stop]
+        valid[name] = records.is_valid(start) & records.is_valid(stop) & np.isfinite(first) & np.isfinite(last)
+        values[name] = np.where(valid[name], last - np.where(valid[name], first, 0.0), np.nan)
+    return Records(values, valid)
+
+
+def _numpy(column: pa.ChunkedArray, fill: int = 0) -> tuple[np.ndarray, np.ndarray | None]:
+    """Values of a numeric column (nulls replaced by ``fill``) and its validity (None: no null)."""
+    if column.null_count == 0:
+        return column.to_numpy(), None
+    series = pl.from_arrow(column)
+    return series.fill_null(fill).to_numpy(), series.is_not_null().to_numpy()
+
+
+def _starts(values: np.ndarray) -> np.ndarray:
+    """Mask of the first element of each run of equal values."""
+    change = np.ones(len(values), dtype=bool)
+    change[1:] = values[1:] != values[:-1]
+    return change
+
+
+def _sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Sum of ``values[starts[i]:ends[i] + 1]`` for each i."""
+    total = np.cumsum(values)
+    return total[ends] - total[starts] + values[starts]
+
+
+class _Rows:
+    """One chunk's rows sorted by task (stable: a task's rows keep their file order), as numpy
+    columns. Attributes stay in file order, reached through ``seq``: only the rows that records
+    take them from are gathered."""
+
+    def __init__(self, rows: pa.Table, users: UserCodes, held: HeldTasks) -> None:
+        job, task = rows.column("job_id").to_numpy(), rows.column("task_index").to_numpy()
+        if held.packed and not packable(job, task):
+            held.use_pairs()
+        keys = task_keys(job, task, held.packed)
+        #: Row of the chunk (file order) of each sorted row.
+        self.seq = key_order(keys)
+        self.key = keys[self.seq]
+        self.time = rows.column("time").to_numpy()[self.seq]
+        self.event = rows.column("event_type").to_numpy()[self.seq].astype(np.intp)
+        self._line = rows.column("line").to_numpy()
+        missing = rows.column("missing_info")
+        #: None when no row has missing info (the common case)
+        self.missing = None if missing.null_count == len(missing) else _numpy(missing, -1)[0][self.seq]
+        #: name: (values in file order, validity in sorted order or None without nulls)
+        self.attributes: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._at_ends: tuple[np.ndarray, np.ndarray] | None = None  # segment ends, their file rows
+        for name in ATTRIBUTES:
+            column = rows.column(name)
+            if name == "user":
+                values, valid = users.encode(column), column.is_valid().to_numpy() if column.null_count else None
+            else:
+                values, valid = _numpy(column)
+            self.attributes[name] = (values, None if valid is None else valid[self.seq])
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    def keep(self, mask: np.ndarray) -> None:
+        for name in ("seq", "key", "time", "event", "missing"):
+            if getattr(self, name) is not None:
+                setattr(self, name, getattr(self, name)[mask])
+        self.attributes = {
+            name: (values, None if valid is None else valid[mask]) for name, (values, valid) in self.attributes.items()
+        }
+
+    def ids(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Job IDs and task indices of sorted rows."""
+        return task_ids(self.key[rows])
+
+    def lines(self, rows: np.ndarray) -> np.ndarray:
+        """Line numbers (in their file) of sorted rows."""
+        return self._line[self.seq[rows]]
+
+    def last_valid(self, name: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per segment (sorted rows ``starts[i]`` to ``ends[i]``), the last non-null value of an
+        attribute, and whether there is one."""
+        values, valid = self.attributes[name]
+        if valid is None:
+            if self._at_ends is None or self._at_ends[0] is not ends:
+                self._at_ends = (ends, self.seq[ends])
+            return values[self._at_ends[1]], np.ones(len(ends), dtype=bool)
+        position = np.maximum.accumulate(np.where(valid, np.arange(len(valid)), -1))[ends]
+        found = position >= starts
+        return values[self.seq[np.where(found, position, 0)]], found
 
 
 class TaskLifecycles:
@@ -145,198 +224,210 @@ class TaskLifecycles:
     def __init__(self, account: RowAccount, grace: float = DEFAULT_GRACE) -> None:
         self.account = account
         self.grace = grace
-        self.open = pl.DataFrame(schema=_CARRIED)
+        self.users = UserCodes()
+        self.held = HeldTasks(_HELD_TYPES, _NULLABLE)
         self.now = -np.inf
+
+    @property
+    def open(self) -> pl.DataFrame:
+        """The held tasks (pending, running, or dead within the grace period), in the order they
+        were last touched."""
+        return self.held.records(self.held.rows()).frame(_CARRIED, self.users)
 
     def feed(self, path: Path, rows: pa.Table) -> LifecycleBatch:
         """Process rows (with a ``line`` column) of one file, in file order."""
-        frame = pl.from_arrow(rows).with_row_index("seq").sort(KEY, maintain_order=True)
-        task = _group_ids(frame)
-        task_first = np.flatnonzero(np.append(True, task[1:] != task[:-1]))
-        carried = self._take_carried(frame.select(KEY).gather(task_first))
-        carried_state = carried["state"].fill_null(State.UNSEEN).to_numpy().astype(np.intp)
-        keep = self._valid(path, frame, task, carried_state)
+        chunk = _Rows(rows, self.users, self.held)
+        task_start = _starts(chunk.key)
+        task = np.cumsum(task_start) - 1
+        held = self.held.find(chunk.key[task_start])
+        keep = self._valid(path, chunk, task, self._held_values("state", held, State.UNSEEN))
         self.account.used += int(keep.sum())
-        kept_tasks = np.zeros(len(task_first), dtype=bool)
+        kept_tasks = np.zeros(len(held), dtype=bool)
         kept_tasks[task[keep]] = True
-        untouched = carried.filter(pl.Series(~kept_tasks) & pl.col("state").is_not_null())
+        untouched = self.held.records(held[~kept_tasks & (held >= 0)])  # held again, as they were
         if not keep.all():
-            frame, task = frame.filter(pl.Series(keep)), task[keep]
-        if frame.height == 0:
-            self.open = pl.concat([self.open, untouched])
-            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), self._expire(), np.empty(0), np.empty(0, dtype=bool))
-        time = seconds(frame["time"].to_numpy())
-        life, held, stale = self._lives(frame, time, task, carried)
-        attempts, latest, submits, new_task = self._apply(frame, time, life, carried, held)
+            chunk.keep(keep)
+            task = task[keep]
+        if len(chunk) == 0:
+            self._hold(held, untouched)
+            closed = _with_durations(self._expired()).frame(TASK_SCHEMA, self.users)
+            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, np.empty(0), np.empty(0, dtype=bool))
+        time = seconds(chunk.time)
+        self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
+        life, continued, stale_rows = self._lives(chunk, time, task, held)
+        segments = self._segments(chunk, time, life, continued)
+        stale = self.held.records(stale_rows)
+        latest = np.flatnonzero(np.append(segments.values["life"][1:] != segments.values["life"][:-1], True))
         last_life = np.append(task[1:] != task[:-1], True)[np.append(life[1:] != life[:-1], True)]
-        self.open = pl.concat([self.open, untouched, latest.filter(pl.Series(last_life))])
-        ended_lives = _with_durations(latest.filter(pl.Series(~last_life)), TASK_SCHEMA)
-        closed = pl.concat([_with_durations(stale, TASK_SCHEMA), ended_lives, self._expire()])
-        return LifecycleBatch(attempts, closed, submits, new_task)
+        self._hold(held, untouched, segments, latest[last_life])
+        attempts = _with_durations(segments.take(np.flatnonzero(segments.valid["end_event"])))
+        closed = _with_durations(concat([stale, segments.take(latest[~last_life]), self._expired()]))
+        submitted = chunk.event == TaskEvent.SUBMIT
+        new_task = _starts(life) & (continued < 0)[life]  # a life that continues no held record
+        order = np.argsort(chunk.seq[submitted], kind="stable")
+        return LifecycleBatch(
+            attempts.frame(ATTEMPT_SCHEMA, self.users), closed.frame(TASK_SCHEMA, self.users),
+            time[submitted][order], new_task[submitted][order],
+        )
 
-    def _lives(self, frame: pl.DataFrame, time: np.ndarray, task: np.ndarray, carried: pl.DataFrame):
+    def _hold(self, held: np.ndarray, untouched: Records, segments: Records | None = None, rows: np.ndarray | None = None) -> None:
+        """Replace the held records of a chunk's tasks: tasks all of whose rows were rejected
+        are held again as they were, then the latest records of the others (``segments[rows]``)."""
+        self.held.release(held[held >= 0])
+        if len(untouched):
+            self.held.add(untouched)
+        if segments is not None:
+            self.held.add(segments, rows)
+
+    def _held_values(self, name: str, rows: np.ndarray, default) -> np.ndarray:
+        """A column of held records at ``rows``, ``default`` where a row is -1 (not held)."""
+        values = np.full(len(rows), default, dtype=_HELD_TYPES[name])
+        found = rows >= 0
+        values[found] = self.held.column(name)[rows[found]]
+        return values
+
+    def _lives(self, chunk: _Rows, time: np.ndarray, task: np.ndarray, held: np.ndarray):
         """Split each task's rows where it was dead for longer than the grace period.
 
-        Returns the life index of each row, the index in ``carried`` of the held row each life
-        continues (``-1`` for a new life), and the held rows closed because their task was quiet
-        too long.
+        Returns the life index of each row, the held row each life continues (``-1`` for a new
+        life), and the held rows closed because their task was quiet too long.
         """
-        event = frame["event_type"].to_numpy()
-        first = np.ones(frame.height, dtype=bool)
-        first[1:] = task[1:] != task[:-1]
-        late = np.zeros(frame.height, dtype=bool)
+        first = _starts(task)
+        late = np.zeros(len(task), dtype=bool)
         with np.errstate(invalid="ignore"):  # -inf - -inf: not late
             quiet = time[1:] - time[:-1] > self.grace
-        late[1:] = (event[1:] == TaskEvent.SUBMIT) & _IS_END[event[:-1]] & quiet
+        late[1:] = (chunk.event[1:] == TaskEvent.SUBMIT) & _IS_END[chunk.event[:-1]] & quiet
         life = np.cumsum(first | late) - 1
         first_rows = np.flatnonzero(first)
-        held_task = task[first_rows]
-        held_state = carried["state"].fill_null(State.UNSEEN).to_numpy()[held_task]
-        held_time = carried["last_time"].fill_null(np.inf).to_numpy()[held_task]
-        stale = (held_state == State.DEAD) & (held_time < time[first_rows] - self.grace)
-        source = np.full(life[-1] + 1 if len(life) else 0, -1)
-        source[life[first_rows]] = np.where(stale, -1, held_task)
-        return life, source, carried[held_task[stale]]
+        rows = held[task[first_rows]]
+        held_time = self._held_values("last_time", rows, np.inf)
+        stale = (self._held_values("state", rows, State.UNSEEN) == State.DEAD) & (held_time < time[first_rows] - self.grace)
+        continued = np.full(life[-1] + 1, -1)
+        continued[life[first_rows]] = np.where(stale, -1, rows)
+        return life, continued, rows[stale]
 
-    def _take_carried(self, keys: pl.DataFrame) -> pl.DataFrame:
-        """The held rows of these tasks, aligned with ``keys`` (nulls for tasks not held), taken out."""
-        found = keys.join(self.open.with_row_index("held"), on=KEY, how="left", maintain_order="left")
-        remaining = np.ones(self.open.height, dtype=bool)
-        remaining[found["held"].drop_nulls().to_numpy()] = False
-        self.open = self.open.filter(pl.Series(remaining))
-        return found.drop("held")
-
-    def _valid(self, path: Path, frame: pl.DataFrame, group: np.ndarray, carried_state: np.ndarray) -> np.ndarray:
+    def _valid(self, path: Path, chunk: _Rows, group: np.ndarray, carried_state: np.ndarray) -> np.ndarray:
         """Mask of rows with a possible lifecycle; impossible ones are rejected one per task per pass."""
-        event = frame["event_type"].to_numpy().astype(np.intp)
-        lines = frame["line"].to_numpy()
-        keep = np.ones(frame.height, dtype=bool)
+        event = chunk.event
+        keep = np.ones(len(event), dtype=bool)
+        rows = slice(None)  # every row, without a copy
         while True:
-            rows = np.flatnonzero(keep)
-            first = np.ones(len(rows), dtype=bool)
-            first[1:] = group[rows][1:] != group[rows][:-1]
-            before = np.empty(len(rows), dtype=np.intp)
-            before[1:] = _STATE_AFTER[event[rows][:-1]]
-            before[first] = carried_state[group[rows][first]]
-            bad = ~_ALLOWED[before, event[rows]]
+            groups, events = group[rows], event[rows]
+            first = _starts(groups)
+            before = np.empty(len(events), dtype=np.intp)
+            before[1:] = _STATE_AFTER[events[:-1]]
+            before[first] = carried_state[groups[first]]
+            bad = ~_ALLOWED[before, events]
             if not bad.any():
                 return keep
-            bad_rows = rows[bad]
+            bad_rows = np.flatnonzero(keep)[bad]
             _, first_bad = np.unique(group[bad_rows], return_index=True)
             drop = bad_rows[first_bad]
-            states, events = before[bad][first_bad], event[drop]
-            order = np.argsort(lines[drop], kind="stable")
-            for state, code in dict.fromkeys(zip(states[order].tolist(), events[order].tolist())):
-                which = (states == state) & (events == code)
-                self.account.reject(path, np.sort(lines[drop][which]), _lifecycle_reason(state, code))
+            states, codes, lines = before[bad][first_bad], event[drop], chunk.lines(drop)
+            order = np.argsort(lines, kind="stable")
+            for state, code in dict.fromkeys(zip(states[order].tolist(), codes[order].tolist())):
+                which = (states == state) & (codes == code)
+                self.account.reject(path, np.sort(lines[which]), _lifecycle_reason(state, code))
             keep[drop] = False
+            rows = np.flatnonzero(keep)
 
-    def _apply(self, frame: pl.DataFrame, time: np.ndarray, group: np.ndarray, carried: pl.DataFrame, held: np.ndarray):
-        """Cut valid rows (sorted by task) into attempt segments; a SUBMIT or a new life starts one.
+    def _segments(self, chunk: _Rows, time: np.ndarray, life: np.ndarray, continued: np.ndarray) -> Records:
+        """Cut valid rows (sorted by task) into attempt segments, a SUBMIT or a new life starting
+        one, and complete each with what its life's held record brings: one record per segment,
+        with the held columns and ``life``, in segment order.
 
-        ``group`` numbers the lives of tasks; ``held[life]`` is the row of ``carried`` a life
-        continues, or -1.
-
-        Returns the ended attempts, the latest row of every life (in life order), and the
-        submission times (in time order) with whether each starts a new task.
+        A segment that does not start with SUBMIT continues the attempt of its life's held record
+        (the checks guarantee there is one); the counts of a life continue its held record's.
         """
-        event = frame["event_type"].to_numpy().astype(np.intp)
-        group_start = np.ones(frame.height, dtype=bool)
-        group_start[1:] = group[1:] != group[:-1]
-        is_submit = event == TaskEvent.SUBMIT
-        starts = np.flatnonzero(group_start | is_submit)
-        ends = np.append(starts[1:], frame.height) - 1
-        segment = np.cumsum(group_start | is_submit) - 1
-        self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
+        event = chunk.event
+        life_start = _starts(life)
+        submitted = event == TaskEvent.SUBMIT
+        starts = np.flatnonzero(life_start | submitted)
+        ends = np.append(starts[1:], len(event)) - 1
+        segment_life = life[starts]
+        opens = submitted[starts]
+        first_segment = np.flatnonzero(_starts(segment_life))
+        segments_per_life = np.diff(np.append(first_segment, len(starts)))
+        life_first = np.flatnonzero(life_start)
+        life_last = np.append(life_first[1:], len(event)) - 1
 
-        segment_group = group[starts]
-        segment_submit = is_submit[starts].astype(np.int32)
-        first_segment = np.flatnonzero(np.append(True, segment_group[1:] != segment_group[:-1]))
-        segments_per_task = np.diff(np.append(first_segment, len(starts)))
-        submits_so_far = np.cumsum(segment_submit)
-        submits_so_far -= np.repeat(submits_so_far[first_segment] - segment_submit[first_segment], segments_per_task)
-        task_first = np.flatnonzero(group_start)
-        rows_per_task = np.diff(np.append(task_first, frame.height))
+        def per_segment(per_life: np.ndarray) -> np.ndarray:
+            return np.repeat(per_life, segments_per_life)
+
+        held = continued[segment_life]
+        counted = np.flatnonzero(held >= 0)  # segments of lives that continue a held record
+        carried = np.flatnonzero(~opens & (held >= 0))  # segments that continue a held attempt
+
+        def fill(name: str, values: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Null values of carried segments taken from the held record."""
+            take = carried[~valid[carried]]
+            values[take] = self.held.column(name)[held[take]]
+            valid[take] = self.held.valid(name)[held[take]]
+            return values, valid
+
+        def add(name: str, values: np.ndarray, segments: np.ndarray) -> np.ndarray:
+            values[segments] += self.held.column(name)[held[segments]]
+            return values
+
+        values: dict[str, np.ndarray] = {"life": segment_life}
+        valid: dict[str, np.ndarray] = {}
+        values["job_id"], values["task_index"] = chunk.ids(starts)
+        attempts_before = add("attempts", np.zeros(len(starts), dtype=np.int32), counted)
+        submits = np.cumsum(opens, dtype=np.int32)
+        values["attempt"] = attempts_before + submits - per_segment(submits[first_segment] - opens[first_segment]) - 1
+        values["submit"], valid["submit"] = fill("submit", np.where(opens, time[starts], np.nan), opens.copy())
         scheduled = np.flatnonzero(event == TaskEvent.SCHEDULE)
-        schedule = np.full(len(starts), np.nan)
-        schedule[segment[scheduled]] = time[scheduled]
+        segment = np.cumsum(life_start | submitted) - 1
+        schedule, schedule_valid = np.full(len(starts), np.nan), np.zeros(len(starts), dtype=bool)
+        schedule[segment[scheduled]], schedule_valid[segment[scheduled]] = time[scheduled], True
+        values["schedule"], valid["schedule"] = fill("schedule", schedule, schedule_valid)
         ended = _IS_END[event[ends]]
-        missing = frame["missing_info"].fill_null(-1).to_numpy().astype(np.int8)
-        segments = pl.DataFrame(
-            {
-                "job_id": frame["job_id"].gather(starts),
-                "task_index": frame["task_index"].gather(starts),
-                "continues": segment_submit == 0,
-                "submits": submits_so_far,
-                "last": np.append(segment_group[1:] != segment_group[:-1], True),
-                "submit": np.where(segment_submit == 1, time[starts], np.nan),
-                "schedule": schedule,
-                "end": np.where(ended, time[ends], np.nan),
-                "end_event": np.where(ended, event[ends], -1).astype(np.int8),
-                "events": (ends - starts + 1).astype(np.int32),
-                "updates": np.add.reduceat(_IS_UPDATE[event], starts).astype(np.int32),
-                "missing_info": np.maximum.reduceat(missing, starts),
-                "last_time": time[ends],
-                "state": _STATE_AFTER[event[ends]],
-                "task_rows": np.repeat(rows_per_task, segments_per_task).astype(np.int32),
-                "task_submits": np.repeat(np.add.reduceat(is_submit, task_first), segments_per_task).astype(np.int32),
-                "task_first_submit": np.repeat(np.where(is_submit[task_first], time[task_first], np.nan), segments_per_task),
-                **_last_valid(frame, ATTRIBUTES, starts, ends),
-            },
-            nan_to_null=True,
-        ).with_columns(pl.col("end_event", "missing_info").replace(-1, None))
-        padded = pl.concat([carried, carried.clear(1)])  # the last row (all null) for new lives
-        continued = padded[np.where(held >= 0, held, carried.height)[segment_group]]
-        merged = _merge_carried(pl.concat([segments, continued.drop(KEY).select(pl.all().name.suffix("_c"))], how="horizontal"))
-        attempts = _with_durations(merged.filter(pl.col("end_event").is_not_null()), ATTEMPT_SCHEMA)
-        latest = merged.filter(pl.col("last")).select(list(_CARRIED))
-        new_task = group_start & (held < 0)[group]
-        order = np.argsort(frame["seq"].to_numpy()[is_submit], kind="stable")
-        return attempts, latest, time[is_submit][order], new_task[is_submit][order]
+        values["end"], valid["end"] = np.where(ended, time[ends], np.nan), ended
+        values["end_event"], valid["end_event"] = event[ends].astype(np.int8), ended
+        for name in ATTRIBUTES:
+            values[name], valid[name] = fill(name, *chunk.last_valid(name, starts, ends))
+        values["events"] = add("events", (ends - starts + 1).astype(np.int32), carried)
+        values["updates"] = add("updates", _sums(_IS_UPDATE[event], starts, ends).astype(np.int32), carried)
+        values["missing_info"], valid["missing_info"] = self._missing_info(chunk, starts, held, carried)
+        values["task_events"] = add("task_events", per_segment(life_last - life_first + 1).astype(np.int32), counted)
+        values["attempts"] = attempts_before + per_segment(_sums(submitted, life_first, life_last)).astype(np.int32)
+        life_submit = submitted[life_first]
+        first_submit, first_submit_valid = per_segment(np.where(life_submit, time[life_first], np.nan)), per_segment(life_submit)
+        prior = counted[self.held.valid("first_submit")[held[counted]]]  # the held record's comes first
+        first_submit[prior], first_submit_valid[prior] = self.held.column("first_submit")[held[prior]], True
+        values["first_submit"], valid["first_submit"] = first_submit, first_submit_valid
+        values["state"] = _STATE_AFTER[event[ends]]
+        values["last_time"] = time[ends]
+        return Records(values, valid)
 
-    def _expire(self) -> pl.DataFrame:
+    def _missing_info(self, chunk: _Rows, starts: np.ndarray, held: np.ndarray, carried: np.ndarray):
+        """Per segment, the largest missing-info code of its rows and of the attempt's held record."""
+        values = np.full(len(starts), -1, dtype=np.int8) if chunk.missing is None else np.maximum.reduceat(chunk.missing, starts)
+        valid = values != -1
+        prior = carried[self.held.valid("missing_info")[held[carried]]]
+        values[prior] = np.where(valid[prior], np.maximum(values[prior], self.held.column("missing_info")[held[prior]]),
+                                 self.held.column("missing_info")[held[prior]])
+        valid[prior] = True
+        return values, valid
+
+    def _expired(self) -> Records:
         """Report and forget tasks dead for longer than the grace period."""
-        old = (pl.col("state") == State.DEAD) & (pl.col("last_time") < self.now - self.grace)
-        closed = self.open.filter(old)
-        self.open = self.open.filter(~old)
-        return _with_durations(closed, TASK_SCHEMA)
+        old = self.held.rows(
+            (self.held.column("state") == State.DEAD) & (self.held.column("last_time") < self.now - self.grace)
+        )
+        expired = self.held.records(old)
+        self.held.release(old)
+        return expired
 
     def finish(self) -> LifecycleBatch:
         """End of input: open attempts (end null) and every task still held."""
-        live = self.open.filter(pl.col("state") != State.DEAD)
-        attempts = _with_durations(live, ATTEMPT_SCHEMA)
-        tasks = _with_durations(self.open, TASK_SCHEMA)
-        self.open = self.open.clear()
-        return LifecycleBatch(attempts, tasks, np.empty(0), np.empty(0, dtype=bool))
-
-
-def _merge_carried(merged: pl.DataFrame) -> pl.DataFrame:
-    """Complete segments that continue an attempt begun in an earlier chunk (held columns ``*_c``)
-    and number the attempts of each task."""
-    cont = pl.col("continues")
-
-    def from_carried(name: str) -> pl.Expr:
-        return pl.when(cont).then(pl.coalesce(name, f"{name}_c")).otherwise(pl.col(name)).alias(name)
-
-    return merged.with_columns(
-        *(from_carried(name) for name in ["submit", "schedule", *ATTRIBUTES]),
-        pl.when(cont).then(pl.col("events") + pl.col("events_c")).otherwise("events").alias("events"),
-        pl.when(cont).then(pl.col("updates") + pl.col("updates_c")).otherwise("updates").alias("updates"),
-        pl.when(cont).then(pl.max_horizontal("missing_info", "missing_info_c")).otherwise("missing_info").alias("missing_info"),
-        (pl.col("attempts_c").fill_null(0) + pl.col("submits") - 1).cast(pl.Int32).alias("attempt"),
-        (pl.col("task_events_c").fill_null(0) + pl.col("task_rows")).alias("task_events"),
-        (pl.col("attempts_c").fill_null(0) + pl.col("task_submits")).alias("attempts"),
-        pl.coalesce("first_submit_c", "task_first_submit").alias("first_submit"),
-    )
-
-
-def _group_ids(frame: pl.DataFrame) -> np.ndarray:
-    """Consecutive id per task in a frame sorted by task."""
-    job = frame["job_id"].to_numpy()
-    index = frame["task_index"].to_numpy()
-    change = np.ones(frame.height, dtype=bool)
-    change[1:] = (job[1:] != job[:-1]) | (index[1:] != index[:-1])
-    return np.cumsum(change) - 1
+        held = self.held.records(self.held.rows())
+        self.held.clear()
+        live = held.take(np.flatnonzero(held.values["state"] != State.DEAD))
+        return LifecycleBatch(
+            _with_durations(live).frame(ATTEMPT_SCHEMA, self.users), _with_durations(held).frame(TASK_SCHEMA, self.users),
+            np.empty(0), np.empty(0, dtype=bool),
+        )
 
 
 def _lifecycle_reason(state: int, event: int) -> str:
@@ -360,21 +451,31 @@ def rebuild(
     """Lifecycles of the task_events in ``sources``, chunk by chunk, then what is left held.
 
     ``until`` is asked after each chunk whether reading can stop early (e.g. a conversion window
-    is complete); the rows read so far are all accounted for either way.
+    is complete); the rows read so far are all accounted for either way. ``workers`` > 1 reads and
+    checks chunks in a thread ahead of the rebuild (:mod:`.readahead`), ``workers`` - 1 part files
+    at a time (see :func:`~.reader.read_batches`); the results are the same.
     """
     lifecycles = TaskLifecycles(account, grace)
     files = source_files(sources, "task_events")
-    batches = read_batches(
-        files, "task_events", account=account, synthesized=synthesized, line_numbers=True,
-        verify=verify, workers=workers, file_ends=True,
-    )
-    chunks = _Chunks(batches)
-    with tqdm(total=len(files), unit=" files", disable=not progress, desc="task_events") as bar:
-        for path, chunk in chunks:
-            bar.update(chunks.files - bar.n)
+
+    def chunks(reading: RowAccount) -> Iterator[tuple[int, Path, pa.Table]]:
+        batches = read_batches(
+            files, "task_events", account=reading, synthesized=synthesized, line_numbers=True,
+            verify=verify, workers=max(workers - 1, 1), file_ends=True,
+        )
+        gathered = _Chunks(batches)
+        try:
+            for path, chunk in gathered:
+                yield gathered.files, path, chunk
+        finally:
+            batches.close()
+
+    source = ReadAhead(chunks, account) if workers > 1 else closing(chunks(account))
+    with source as items, tqdm(total=len(files), unit=" files", disable=not progress, desc="task_events") as bar:
+        for files_done, path, chunk in items:
+            bar.update(files_done - bar.n)
             yield lifecycles.feed(path, chunk)
             if until is not None and until(lifecycles):
-                batches.close()
                 break
     yield lifecycles.finish()
 

@@ -1,10 +1,11 @@
 """Streaming reader of trace tables: part files in order, one Arrow record batch at a time.
 
 Nothing holds more than one batch (about a MB of text) of a part file, or with ``workers`` > 1 that
-many parts, so memory does not grow with the length of the trace. Each file is read by Arrow's typed CSV parser (the fast path); if that
-parser refuses the file (a field that is not a number, a wrong column count, a cut gzip stream),
-the rest of the file is read again line by line (:mod:`.fields`) to find and count, or report, the
-exact bad lines. Every row then passes the same checks (mandatory fields, codes, time order) and
+many parts, so memory does not grow with the length of the trace. Each file is read by Arrow's typed
+CSV parser (the fast path; ISA-L decompresses gzip three to four times as fast as the zlib Arrow
+would use); if that parser refuses the file (a field that is not a number, a wrong column count, a
+cut gzip stream), the rest of the file is read again line by line (:mod:`.fields`) to find and
+count, or report, the exact bad lines. Every row then passes the same checks (mandatory fields, codes, time order) and
 is either yielded or rejected through a :class:`RowAccount`.
 """
 
@@ -12,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import isal.igzip
+import isal.isal_zlib
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,7 +31,7 @@ from .accounting import RowAccount, TraceError
 from .fields import LineStream, parse_numbers, split_fields
 from .schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
 
-__all__ = ["BLOCK_SIZE", "TraceError", "part_files", "read_batches", "source_files"]
+__all__ = ["BLOCK_SIZE", "TraceError", "open_text", "part_files", "read_batches", "source_files"]
 
 #: Text per batch; about 1 MB is where Arrow's CSV parser runs fastest on the trace.
 BLOCK_SIZE = 1 << 20
@@ -73,6 +77,12 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
+def open_text(path: Path):
+    """A context giving the file's text for Arrow's CSV reader: ISA-L's decompressed stream of a
+    ``.gz`` file, else the path itself (Arrow reads it natively)."""
+    return isal.igzip.open(path, "rb") if path.name.endswith(".gz") else nullcontext(path)
+
+
 @dataclass
 class _Chunk:
     """Rows parsed from one file, their line numbers, and the lines the parser refused."""
@@ -96,12 +106,13 @@ def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[
         "convert_options": pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
     }
     try:
-        batches = pacsv.read_csv(path, **options).to_batches() if whole else pacsv.open_csv(path, **options)
-        for batch in batches:
-            yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
-            done += batch.num_rows
+        with open_text(path) as text:
+            batches = pacsv.read_csv(text, **options).to_batches() if whole else pacsv.open_csv(text, **options)
+            for batch in batches:
+                yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
+                done += batch.num_rows
         return
-    except (pa.ArrowInvalid, OSError, EOFError):
+    except (pa.ArrowInvalid, OSError, EOFError, isal.isal_zlib.error):
         pass
     yield from _careful_chunks(path, columns, done)
 
