@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -34,3 +35,18 @@ def rows(path: Path) -> list[dict]:
 def total_energy(path: Path) -> float:
     """Joules consumed by the compute machines, from Batsim's ``out_consumed_energy.csv``."""
     return float(rows(path)[-1]["energy"])
+
+
+def idle_sleep_beats_always_on(simulate: Callable[..., tuple[dict, dict]], folder: Path) -> Path:
+    """Six short tasks ten minutes apart (an idle-heavy workload) under always-on and idle-sleep:
+    both balance, every task completes, idle-sleep consumes less than 0.6x. ``simulate(folder,
+    jobs, **policy)`` runs one; returns the idle-sleep run's output folder."""
+    jobs = [task(i, 600.0 * i, 30.0, cpu=0.25, memory=0.25) for i in range(6)]
+    always, _ = simulate(folder / "always", jobs, energy="always-on")
+    sleepy, out = simulate(folder / "sleep", jobs, energy="idle-sleep", idle_timeout=60.0)
+    assert always["balanced"] and sleepy["balanced"]
+    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
+    on = total_energy(folder / "always" / "out" / "out_consumed_energy.csv")
+    off = total_energy(folder / "sleep" / "out" / "out_consumed_energy.csv")
+    assert off < 0.6 * on
+    return folder / "sleep" / "out"

@@ -20,7 +20,7 @@ from batsim_google.simulate import run_google_cell
 batsimpy_frontend = pytest.importorskip(
     "batsim_google.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
 )
-from cell_scenarios import PLATFORM, rows, task, total_energy
+from cell_scenarios import PLATFORM, idle_sleep_beats_always_on, rows, task
 from cell_scenarios import workload as our_workload
 
 
@@ -110,16 +110,10 @@ def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary
 @pytest.mark.batsim
 def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
     platform = platform_for_batsim_py(tmp_path)
-    jobs = [task(i, 600.0 * i, 30.0, cpu=0.25, memory=0.25) for i in range(6)]
-    always, _ = simulate(tmp_path / "always", jobs, batsim_binary, platform, energy="always-on")
-    sleepy, out = simulate(tmp_path / "sleep", jobs, batsim_binary, platform, energy="idle-sleep", idle_timeout=60.0)
-    assert always["balanced"] and sleepy["balanced"]
-    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
-    on = total_energy(tmp_path / "always" / "out" / "out_consumed_energy.csv")
-    off = total_energy(tmp_path / "sleep" / "out" / "out_consumed_energy.csv")
-    assert off < 0.6 * on
+    run = lambda folder, jobs, **policy: simulate(folder, jobs, batsim_binary, platform, **policy)  # noqa: E731
+    out = idle_sleep_beats_always_on(run, tmp_path)
     # batsim-py disables Batsim's machine-state tracing: read the sleep pstate (1) from pstate changes
-    changes = rows(tmp_path / "sleep" / "out" / "out_pstate_changes.csv")
+    changes = rows(out / "out_pstate_changes.csv")
     slept = {int(m) for row in changes if row["new_pstate"] == "1" for m in _machines(row["machine_id"])}
     assert slept == {0, 1, 2, 3}
 

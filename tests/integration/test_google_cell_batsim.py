@@ -11,7 +11,7 @@ from batsim_google.requests import load_request_law
 from batsim_google.simulate import run_google_cell
 from batsim_google.workload import write_generated_workload
 
-from cell_scenarios import PLATFORM, rows, task, total_energy, workload
+from cell_scenarios import PLATFORM, idle_sleep_beats_always_on, rows, task, workload
 
 pytestmark = pytest.mark.batsim
 
@@ -92,13 +92,7 @@ def test_user_kill_event(tmp_path, batsim_binary):
 
 
 def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
-    jobs = [task(i, 600.0 * i, 30.0, cpu=0.25, memory=0.25) for i in range(6)]
-    always, _ = simulate(tmp_path / "always", jobs, batsim_binary, energy="always-on")
-    sleepy, out = simulate(tmp_path / "sleep", jobs, batsim_binary, energy="idle-sleep", idle_timeout=60.0)
-    assert always["balanced"] and sleepy["balanced"]
-    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for row in out.values())
-    on = total_energy(tmp_path / "always" / "out" / "out_consumed_energy.csv")
-    off = total_energy(tmp_path / "sleep" / "out" / "out_consumed_energy.csv")
-    assert off < 0.6 * on
-    states = rows(tmp_path / "sleep" / "out" / "out_machine_states.csv")
+    run = lambda folder, jobs, **policy: simulate(folder, jobs, batsim_binary, **policy)  # noqa: E731
+    out = idle_sleep_beats_always_on(run, tmp_path)
+    states = rows(out / "out_machine_states.csv")
     assert max(int(row["nb_sleeping"]) for row in states) == 4
