@@ -103,6 +103,10 @@ class CellPolicy:
         self._timers: set[float] = set()
         self._sequence = itertools.count()
         self._kill_on_submission: set[str] = set()
+        # Tasks queued since the last pass, and whether room was freed since: without freed room,
+        # the tasks already queued cannot fit anywhere they could not fit before.
+        self._fresh: list[Task] = []
+        self._room_freed = True
 
     # ----- events -------------------------------------------------------------------------------
 
@@ -132,6 +136,7 @@ class CellPolicy:
         self.running.pop(job_id, None)
         if task.state is TaskState.RUNNING:
             self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
+            self._room_freed = True
         reason = status if status != "killed" or task.stop_reason is None else task.stop_reason.value
         self.ledger.attempts.append(
             Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason)
@@ -159,10 +164,12 @@ class CellPolicy:
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = True
         self.cluster.idle_since[machines] = now
+        self._room_freed = True
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         """Batsim finished switching ``machines`` on (or to sleep)."""
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)
+        self._room_freed = self._room_freed or on
 
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""
@@ -195,18 +202,27 @@ class CellPolicy:
     def decide(self, now: float) -> list[Decision]:
         """Scheduling pass after a batch of events; returns and forgets the decisions."""
         if not self.finished:
-            unplaced = self._schedule(now)
+            full = self._room_freed or self.no_more_jobs
+            self._room_freed = False
+            fresh, self._fresh = self._fresh, []
+            unplaced = self._schedule(now, None if full else fresh)
             if self.config.energy == "idle-sleep":
                 self._manage_power(now, unplaced)
             self._finish_if_done(unplaced)
         decisions, self._decisions = self._decisions, []
         return decisions
 
-    def _schedule(self, now: float) -> list[Task]:
+    def _schedule(self, now: float, only: list[Task] | None) -> list[Task]:
+        """One pass over the pending queue in priority order, or over ``only`` those tasks (in the
+        same order) when nothing else can have become placeable. Returns the tasks left queued."""
         unplaced: list[Task] = []
         failed_shapes: list[tuple[float, float]] = []
         victims = None
-        for entry in list(self.pending):
+        if only is None:
+            entries = list(self.pending)
+        else:
+            entries = sorted(((t.queue_key, t) for t in only if t.queue_key is not None), key=lambda e: e[0])
+        for entry in entries:
             task = entry[1]
             cpu, memory = task.request.cpu, task.request.memory
             if any(cpu >= c and memory >= m for c, m in failed_shapes):
@@ -286,6 +302,7 @@ class CellPolicy:
             task.state = TaskState.STOPPING
             task.stop_reason = reason
             self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
+        self._room_freed = True
         self._decisions.append(Kill(tuple(task.job_id for task in tasks)))
 
     def _restart(self, task: Task, now: float) -> None:
@@ -320,6 +337,7 @@ class CellPolicy:
         task.queued_since = now
         task.queue_key = (-task.request.priority, now, next(self._sequence))
         self.pending.add((task.queue_key, task))
+        self._fresh.append(task)
 
     def _dequeue(self, task: Task) -> bool:
         if task.queue_key is None:
@@ -362,7 +380,7 @@ class CellPolicy:
         if to_wake:
             cluster.set_power(to_wake, Power.SWITCHING_ON, now)
             self._decisions.append(SwitchOn(tuple(to_wake)))
-        if unplaced:
+        if self.pending:
             return  # demand exceeds what is awake: put nothing to sleep
         idle = cluster.usable() & (cluster.tasks == 0)
         expired = idle & (now - cluster.idle_since >= self.config.idle_timeout)
