@@ -1,11 +1,13 @@
 """The tasks held between chunks of the lifecycle rebuild, looked up by task key.
 
 One record per task in flight (or dead and waiting out its grace period). A chunk touches a small
-part of them, so the cost of a chunk must not grow with all of them: records live in append-only
+part of them, so a chunk must not copy all of them (it only scans the key index and two columns):
+records live in append-only
 columns with spare capacity (a record that changes is appended again and its old row marked dead),
 a sorted index of keys finds them by binary search, and the columns are compacted only when dead
-rows outnumber live ones. Memory stays within about twice the records held. Rows are in the order
-their tasks were last touched: the order in which held tasks are reported.
+rows outnumber live ones. Memory stays within a small multiple (at most about four) of the records
+held. Rows are in the order their tasks were last touched: the order in which held tasks are
+reported.
 """
 
 from __future__ import annotations
