@@ -50,3 +50,21 @@ def idle_sleep_beats_always_on(simulate: Callable[..., tuple[dict, dict]], folde
     off = total_energy(folder / "sleep" / "out" / "out_consumed_energy.csv")
     assert off < 0.6 * on
     return folder / "sleep" / "out"
+
+
+def preemption_jobs() -> list[dict]:
+    """Four low-priority tasks fill the cell (two big, two small); a high-priority big one arrives
+    at t = 10 and fits nowhere."""
+    jobs = [task(i, 0, 100, priority=0.1, cpu=1.0 if i < 2 else 0.5, memory=1.0 if i < 2 else 0.5) for i in range(4)]
+    return jobs + [task(4, 10, 20, priority=0.9, cpu=1.0, memory=0.5)]
+
+
+def evicted_for_the_high_task(out: dict[str, dict]) -> str:
+    """Checks Batsim's jobs of :func:`preemption_jobs`: the high-priority task starts at once, by
+    evicting exactly one low-priority big task; returns that task's job id."""
+    high = out["4"]
+    assert high["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(high["waiting_time"]) < 0.1  # placed at once, by eviction
+    killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
+    assert len(killed) == 1 and killed[0] in {"0", "1"}  # one low-priority big task, not the small ones
+    return killed[0]

@@ -11,7 +11,9 @@ from batsim_google.requests import load_request_law
 from batsim_google.simulate import run_google_cell
 from batsim_google.workload import write_generated_workload
 
-from cell_scenarios import PLATFORM, idle_sleep_beats_always_on, rows, task, workload
+from cell_scenarios import (
+    PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task, workload,
+)
 
 pytestmark = pytest.mark.batsim
 
@@ -24,16 +26,10 @@ def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
 
 
 def test_preemption_evicts_lower_priorities_and_resubmits_them(tmp_path, batsim_binary):
-    jobs = [task(i, 0, 100, priority=0.1, cpu=1.0 if i < 2 else 0.5, memory=1.0 if i < 2 else 0.5) for i in range(4)]
-    jobs.append(task(4, 10, 20, priority=0.9, cpu=1.0, memory=0.5))
-    summary, out = simulate(tmp_path, jobs, batsim_binary)
-    high = out["4"]
-    assert high["final_state"] == "COMPLETED_SUCCESSFULLY"
-    assert float(high["waiting_time"]) < 0.1  # placed at once, by eviction
-    killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
-    assert len(killed) == 1 and killed[0] in {"0", "1"}  # one low-priority big task, not the small ones
+    summary, out = simulate(tmp_path, preemption_jobs(), batsim_binary)
+    killed = evicted_for_the_high_task(out)
     resubmitted = [row for row in out.values() if row["workload_name"] == "resubmit"]
-    assert [row["job_id"] for row in resubmitted] == [f"w0_{killed[0]}#1"]
+    assert [row["job_id"] for row in resubmitted] == [f"w0_{killed}#1"]
     assert resubmitted[0]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(resubmitted[0]["execution_time"]) == pytest.approx(100.0)  # full work again
     assert summary["balanced"] and summary["outcomes"]["completed"] == 5
