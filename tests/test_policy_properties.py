@@ -7,6 +7,8 @@ never asked to kill a job that is not running, and in the end every task ended e
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -127,6 +129,29 @@ class CellMachine(RuleBasedStateMachine):
         assert not any(self.sim.policy.cluster.available[m] == False for m in self.sim.running.values())  # noqa: E712
         powered = self.sim.policy.cluster.powered
         assert all(powered[m] for m in self.sim.running.values())
+
+    @invariant()
+    def no_queued_task_could_start(self):
+        """After each batch, no job Batsim holds as submitted fits on a usable machine, even by
+        evicting lower levels: skipping groups of same-shape tasks never leaves a placeable one."""
+        if self.sim is None:
+            return
+        policy, levels = self.sim.policy, self.sim.policy.config.priority_levels
+
+        def level(request):
+            return math.ceil(request.priority * levels) if levels else request.priority
+
+        usable = policy.cluster.usable()
+        for job_id in self.sim.submitted:
+            request = policy.by_job[job_id].request
+            room_cpu, room_memory = CPU * self.overcommit, MEMORY.copy()
+            for running_id, machine in self.sim.running.items():
+                other = policy.by_job[running_id].request
+                if level(other) >= level(request):
+                    room_cpu[machine] -= other.cpu
+                    room_memory[machine] -= other.memory
+            fits = usable & (room_cpu >= request.cpu + 1e-9) & (room_memory >= request.memory + 1e-9)
+            assert not fits.any(), f"{job_id} queued while machines {np.flatnonzero(fits)} could take it"
 
     @invariant()
     def evictions_only_hit_lower_priorities(self):

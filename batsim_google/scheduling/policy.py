@@ -22,6 +22,10 @@ Semantics (the trace's format document and the ICCP study):
   KILL_JOB for a job that is not running);
 - with ``energy = "idle-sleep"``, machines idle for ``idle_timeout`` seconds go to sleep and are
   woken when queued tasks fit nowhere awake.
+
+A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
+group blocked at an earlier pass only on the machines freed since: its cost follows the number of
+request shapes and of freed machines, not the length of the queue.
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from sortedcontainers import SortedList
 
 from .cluster import Cluster, Power
 from .decisions import (
@@ -40,6 +43,7 @@ from .decisions import (
 )
 from ..priority import GOOGLE_PRIORITY_LEVELS
 from .placement import PLACEMENTS
+from .queue import PendingQueue
 from .tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
 RESTARTS = ("none", "immediate", "delayed")
@@ -93,8 +97,13 @@ class CellPolicy:
         self.place = PLACEMENTS[config.placement]
         self.ledger = Ledger()
         self.by_job: dict[str, Task] = {}
-        self.pending: SortedList = SortedList(key=lambda entry: entry[0])
+        self.pending = PendingQueue()
         self.running: dict[str, Task] = {}
+        # Running tasks per machine, and (row L) the CPU and memory of those of level < L: what an
+        # eviction may free, without a scan of every running task.
+        self._on_machine: list[set[Task]] = [set() for _ in range(len(cpu))]
+        self._below_cpu = np.zeros((config.priority_levels + 2, len(cpu)))
+        self._below_memory = np.zeros((config.priority_levels + 2, len(cpu)))
         self.suspended: list[tuple[float, int, Task]] = []
         self.no_more_jobs = False
         self.no_more_events = False
@@ -103,10 +112,8 @@ class CellPolicy:
         self._timers: set[float] = set()
         self._sequence = itertools.count()
         self._kill_on_submission: set[str] = set()
-        # Tasks queued since the last pass, and whether room was freed since: without freed room,
-        # the tasks already queued cannot fit anywhere they could not fit before.
-        self._fresh: list[Task] = []
-        self._room_freed = True
+        # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
+        self._freed: set[int] = set()
 
     # ----- events -------------------------------------------------------------------------------
 
@@ -114,7 +121,7 @@ class CellPolicy:
         """A workload job arrived, or a resubmitted job was acknowledged."""
         task = self.by_job.get(request.job_id)
         if task is None:
-            task = Task(request, request.job_id, remaining=request.work)
+            task = Task(request, request.job_id, remaining=request.work, level=self._level(request.priority))
             self.ledger.tasks[task.task_id] = task
             self.by_job[request.job_id] = task
             if not self.cluster.fits_somewhere(request.cpu, request.memory):
@@ -135,8 +142,7 @@ class CellPolicy:
             raise AssertionError(f"job {job_id} ended but task {task.task_id} is {task.state.value}")
         self.running.pop(job_id, None)
         if task.state is TaskState.RUNNING:
-            self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
-            self._room_freed = True
+            self._vacate(task, now)
         reason = status if status != "killed" or task.stop_reason is None else task.stop_reason.value
         self.ledger.attempts.append(
             Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason)
@@ -156,20 +162,20 @@ class CellPolicy:
         """Machines failed: kill what runs there; they get nothing until they come back."""
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = False
-        on_them = set(machines.tolist())
-        victims = [t for t in self.running.values() if t.state is TaskState.RUNNING and t.machine in on_them]
+        victims = [task for machine in machines.tolist() for task in self._on_machine[machine]]
         self._stop(victims, StopReason.MACHINE_FAILURE, now)
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = True
         self.cluster.idle_since[machines] = now
-        self._room_freed = True
+        self._freed.update(machines.tolist())
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         """Batsim finished switching ``machines`` on (or to sleep)."""
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)
-        self._room_freed = self._room_freed or on
+        if on:
+            self._freed.update(np.atleast_1d(machines).tolist())
 
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""
@@ -202,107 +208,146 @@ class CellPolicy:
     def decide(self, now: float) -> list[Decision]:
         """Scheduling pass after a batch of events; returns and forgets the decisions."""
         if not self.finished:
-            full = self._room_freed or self.no_more_jobs
-            self._room_freed = False
-            fresh, self._fresh = self._fresh, []
-            unplaced = self._schedule(now, None if full else fresh)
+            self._schedule(now)
             if self.config.energy == "idle-sleep":
-                self._manage_power(now, unplaced)
-            self._finish_if_done(unplaced)
+                self._manage_power(now)
+            self._finish_if_done()
         decisions, self._decisions = self._decisions, []
         return decisions
 
-    def _schedule(self, now: float, only: list[Task] | None) -> list[Task]:
-        """One pass over the pending queue in priority order, or over ``only`` those tasks (in the
-        same order) when nothing else can have become placeable. Returns the tasks left queued."""
-        unplaced: list[Task] = []
+    def _schedule(self, now: float) -> None:
+        """Place queued tasks in queue order, trying each worth-trying group's head in turn.
+
+        A blocked group is tried on the machines freed since the last pass only. A head that fits
+        nowhere blocks its group, and any later group asking for at least as much (with no higher
+        priority, as heads come in queue order) is blocked without a try.
+        """
+        freed = np.fromiter(self._freed, dtype=np.int64, count=len(self._freed))
+        self._freed = set()
+        freed_mask = np.zeros(len(self.cluster), dtype=bool)
+        freed_mask[freed] = True
+        queue = self.pending
+        heads = [(group.head.queue_key, group) for group in queue.in_order(self._worth_trying(freed))]
         failed_shapes: list[tuple[float, float]] = []
-        victims = None
-        if only is None:
-            entries = list(self.pending)
-        else:
-            entries = sorted(((t.queue_key, t) for t in only if t.queue_key is not None), key=lambda e: e[0])
-        for entry in entries:
-            task = entry[1]
-            cpu, memory = task.request.cpu, task.request.memory
+        while heads:
+            _, group = heapq.heappop(heads)
+            cpu, memory = group.shape
             if any(cpu >= c and memory >= m for c, m in failed_shapes):
-                unplaced.append(task)
+                queue.blocked[group.index] = True
                 continue
-            machine = self.place(self.cluster, cpu, memory, None)
+            task = group.head
+            allowed = freed_mask if queue.blocked[group.index] else None
+            machine = self.place(self.cluster, cpu, memory, allowed)
             if machine < 0 and self.config.preemption:
-                victims = victims if victims is not None else self._running_by_priority()
-                machine = self._evict_for(task, victims, now)
+                machine = self._evict_for(task, now, allowed)
             if machine < 0:
                 failed_shapes.append((cpu, memory))
-                unplaced.append(task)
+                queue.blocked[group.index] = True
                 continue
             self._dequeue(task)
             self._start(task, machine, now)
-            if victims is not None:
-                victims = None  # the running set changed: rebuild it if needed again
-        return unplaced
+            if group.tasks:
+                heapq.heappush(heads, (group.head.queue_key, group))
 
-    def _running_by_priority(self) -> list[Task]:
-        running = [t for t in self.running.values() if t.state is TaskState.RUNNING]
-        running.sort(key=lambda t: t.request.priority)
-        return running
+    def _worth_trying(self, freed: np.ndarray) -> np.ndarray:
+        """Indexes of the non-empty groups not blocked, and of the blocked ones whose head fits,
+        alone or by evicting, on a freed machine (with raw priorities: on it empty, a bound)."""
+        queue, cluster = self.pending, self.cluster
+        freed = freed[cluster.usable()[freed]]
+        candidates = queue.nonempty() & ~queue.blocked
+        if freed.size:
+            room_cpu = cluster.free_cpu()[freed][None, :]
+            room_memory = cluster.free_memory()[freed][None, :]
+            if self.config.preemption and self.config.priority_levels:
+                levels = queue.level.astype(np.int64)
+                room_cpu = room_cpu + self._below_cpu[levels[:, None], freed[None, :]]
+                room_memory = room_memory + self._below_memory[levels[:, None], freed[None, :]]
+            elif self.config.preemption:
+                room_cpu, room_memory = cluster.cpu_capacity[freed][None, :], cluster.memory_capacity[freed][None, :]
+            fits = ((queue.cpu[:, None] <= room_cpu) & (queue.memory[:, None] <= room_memory)).any(axis=1)
+            candidates |= queue.nonempty() & fits
+        return np.flatnonzero(candidates)
 
-    def _evict_for(self, task: Task, victims: list[Task], now: float) -> int:
+    def _evict_for(self, task: Task, now: float, allowed: np.ndarray | None) -> int:
         """Make room for ``task`` by evicting strictly lower priorities; the machine or -1."""
-        level = self._level(task)
-        lower = [v for v in victims if self._level(v) < level]
-        if not lower:
-            return -1
+        level = task.level
         cluster = self.cluster
-        machines = np.fromiter((v.machine for v in lower), dtype=np.int64, count=len(lower))
-        size = len(cluster)
-        freeable_cpu = np.bincount(machines, [v.request.cpu for v in lower], minlength=size)
-        freeable_memory = np.bincount(machines, [v.request.memory for v in lower], minlength=size)
+        if self.config.priority_levels:
+            freeable_cpu, freeable_memory = self._below_cpu[int(level)], self._below_memory[int(level)]
+        else:
+            lower = [v for v in self.running.values() if v.state is TaskState.RUNNING and v.level < level]
+            machines = np.fromiter((v.machine for v in lower), dtype=np.int64, count=len(lower))
+            freeable_cpu = np.bincount(machines, [v.request.cpu for v in lower], minlength=len(cluster))
+            freeable_memory = np.bincount(machines, [v.request.memory for v in lower], minlength=len(cluster))
         free_cpu, free_memory = cluster.free_cpu(), cluster.free_memory()
         candidates = (
             cluster.usable()
             & (free_cpu + freeable_cpu >= task.request.cpu)
             & (free_memory + freeable_memory >= task.request.memory)
         )
+        if allowed is not None:
+            candidates &= allowed
         if not candidates.any():
             return -1
         machine = int(np.argmax(np.where(candidates, free_cpu + free_memory, -np.inf)))
+        lower_here = sorted(
+            (v for v in self._on_machine[machine] if v.level < level), key=lambda v: v.request.priority
+        )
         chosen = []
         cpu_needed = task.request.cpu - free_cpu[machine]
         memory_needed = task.request.memory - free_memory[machine]
-        for victim in lower:  # lowest priority first
+        for victim in lower_here:  # lowest priority first
             if cpu_needed <= 0 and memory_needed <= 0:
                 break
-            if victim.machine == machine:
-                chosen.append(victim)
-                cpu_needed -= victim.request.cpu
-                memory_needed -= victim.request.memory
+            chosen.append(victim)
+            cpu_needed -= victim.request.cpu
+            memory_needed -= victim.request.memory
         self._stop(chosen, StopReason.EVICTION, now)
         return machine
 
-    def _level(self, task: Task) -> float:
-        """The priority level eviction compares (the raw priority with 0 levels)."""
+    def _level(self, priority: float) -> float:
+        """The priority level evictions compare (the raw priority with 0 levels)."""
         levels = self.config.priority_levels
-        return math.ceil(task.request.priority * levels) if levels else task.request.priority
+        if not levels:
+            return priority
+        return min(max(math.ceil(priority * levels), 0), levels)
 
     def _start(self, task: Task, machine: int, now: float) -> None:
-        self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         task.state = TaskState.RUNNING
         task.machine = machine
         task.start_time = now
         task.stop_reason = None
         self.running[task.job_id] = task
+        self.cluster.allocate(machine, task.request.cpu, task.request.memory)
+        self._on_machine[machine].add(task)
+        if self.config.priority_levels:
+            above = int(task.level) + 1
+            self._below_cpu[above:, machine] += task.request.cpu
+            self._below_memory[above:, machine] += task.request.memory
         self._decisions.append(Execute(task.job_id, machine))
+
+    def _vacate(self, task: Task, now: float) -> None:
+        """Free the room of a running task, which is no longer a candidate for eviction."""
+        machine = task.machine
+        self.cluster.release(machine, task.request.cpu, task.request.memory, now)
+        self._on_machine[machine].discard(task)
+        if self.config.priority_levels:
+            if self._on_machine[machine]:
+                above = int(task.level) + 1
+                self._below_cpu[above:, machine] -= task.request.cpu
+                self._below_memory[above:, machine] -= task.request.memory
+            else:  # no float residue
+                self._below_cpu[:, machine] = self._below_memory[:, machine] = 0.0
+        self._freed.add(machine)
 
     def _stop(self, tasks: list[Task], reason: StopReason, now: float) -> None:
         """Kill running tasks; their room is free at once for the pass that evicted them."""
         if not tasks:
             return
         for task in tasks:
+            self._vacate(task, now)
             task.state = TaskState.STOPPING
             task.stop_reason = reason
-            self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
-        self._room_freed = True
         self._decisions.append(Kill(tuple(task.job_id for task in tasks)))
 
     def _restart(self, task: Task, now: float) -> None:
@@ -336,15 +381,10 @@ class CellPolicy:
         task.state = TaskState.PENDING
         task.queued_since = now
         task.queue_key = (-task.request.priority, now, next(self._sequence))
-        self.pending.add((task.queue_key, task))
-        self._fresh.append(task)
+        self.pending.add(task)
 
     def _dequeue(self, task: Task) -> bool:
-        if task.queue_key is None:
-            return False
-        self.pending.remove((task.queue_key, task))
-        task.queue_key = None
-        return True
+        return self.pending.remove(task)
 
     def _wake_at(self, time: float, now: float) -> None:
         if time > now and time not in self._timers:
@@ -353,30 +393,34 @@ class CellPolicy:
 
     # ----- power --------------------------------------------------------------------------------
 
-    def _manage_power(self, now: float, unplaced: list[Task]) -> None:
+    def _manage_power(self, now: float) -> None:
+        """Wake sleeping machines for the queued tasks that fit nowhere awake; put machines idle
+        for ``idle_timeout`` to sleep when nothing is queued."""
         cluster = self.cluster
         sleeping = np.array([power is Power.SLEEPING for power in cluster.power]) & cluster.available
         waking = np.array([power is Power.SWITCHING_ON for power in cluster.power])
-        # Room already on its way: machines switching on, filled virtually by the unplaced tasks.
+        # Room already on its way: machines switching on, filled virtually by the queued tasks,
+        # group by group in queue order (the rest of a group fits no better than its first task).
         room_cpu = np.where(waking, cluster.cpu_capacity, 0.0)
         room_memory = np.where(waking, cluster.memory_capacity, 0.0)
         to_wake: list[int] = []
-        for task in unplaced:
-            cpu, memory = task.request.cpu, task.request.memory
-            fits = (room_cpu >= cpu) & (room_memory >= memory)
-            if not fits.any():
-                candidates = sleeping & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)
-                if not candidates.any():
-                    continue
-                machine = int(np.argmax(candidates))
-                sleeping[machine] = False
-                to_wake.append(machine)
-                room_cpu[machine], room_memory[machine] = cluster.cpu_capacity[machine], cluster.memory_capacity[machine]
-                fits = np.zeros_like(fits)
-                fits[machine] = True
-            machine = int(np.argmax(fits))
-            room_cpu[machine] -= cpu
-            room_memory[machine] -= memory
+        for group in self.pending.in_order(np.flatnonzero(self.pending.nonempty())):
+            cpu, memory = group.shape
+            for _ in range(len(group.tasks)):
+                fits = (room_cpu >= cpu) & (room_memory >= memory)
+                if not fits.any():
+                    candidates = sleeping & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)
+                    if not candidates.any():
+                        break
+                    machine = int(np.argmax(candidates))
+                    sleeping[machine] = False
+                    to_wake.append(machine)
+                    room_cpu[machine], room_memory[machine] = cluster.cpu_capacity[machine], cluster.memory_capacity[machine]
+                    fits = np.zeros_like(fits)
+                    fits[machine] = True
+                machine = int(np.argmax(fits))
+                room_cpu[machine] -= cpu
+                room_memory[machine] -= memory
         if to_wake:
             cluster.set_power(to_wake, Power.SWITCHING_ON, now)
             self._decisions.append(SwitchOn(tuple(to_wake)))
@@ -394,7 +438,7 @@ class CellPolicy:
 
     # ----- end ----------------------------------------------------------------------------------
 
-    def _finish_if_done(self, unplaced: list[Task]) -> None:
+    def _finish_if_done(self) -> None:
         """End the simulation once nothing can happen any more.
 
         That is: no job or external event will come, nothing runs, stops, waits to be
@@ -402,13 +446,13 @@ class CellPolicy:
         """
         if not self.no_more_jobs or self.running or self.suspended:
             return
-        if self.ledger.open != len(unplaced):
+        if self.ledger.open != len(self.pending):
             return  # some task is being resubmitted
         if any(power in (Power.SWITCHING_ON, Power.SWITCHING_OFF) for power in self.cluster.power):
             return
-        if unplaced and not self.no_more_events and not self.cluster.available.all():
+        if self.pending and not self.no_more_events and not self.cluster.available.all():
             return  # failed machines may come back
-        for task in unplaced:
+        for task in list(self.pending):
             self._dequeue(task)
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.PENDING_AT_END, "no machine could take it")

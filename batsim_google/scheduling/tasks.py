@@ -64,6 +64,7 @@ class Task:
     start_time: float | None = None
     queued_since: float = 0.0
     queue_key: tuple | None = None     # its place in the pending queue, while queued
+    level: float = 0.0                 # the priority level evictions compare (set by the policy)
     stop_reason: StopReason | None = None
     outcome: Outcome | None = None
     note: str = ""
