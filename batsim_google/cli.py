@@ -136,17 +136,19 @@ def demo(output: Path, tasks: int, seed: int) -> None:
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 @click.option("--note", default="", help="Where the trace comes from, kept in the law's provenance.")
-def requests_command(sources, output: Path, note: str) -> None:
+@click.option("--strict", is_flag=True, help="Stop at the first bad row instead of skipping it.")
+def requests_command(sources, output: Path, note: str, strict: bool) -> None:
     """Derive the CPU/memory request law from task_events (trace folders or part files)."""
+    account = RowAccount(strict=strict)
     try:
-        law = derive_request_law(sources, note=note)
-    except ValueError as error:
+        law = derive_request_law(sources, account, note=note)
+    except ValueError as error:  # TraceError included: it names the file and line
         _fail(str(error))
     law.save(output)
     used = law.provenance["rows_used"]
-    skipped = law.provenance["rows_skipped_missing_request"]
     for kind in used:
-        click.echo(f"{kind}: {used[kind] + skipped[kind]} terminal rows = {used[kind]} used + {skipped[kind]} skipped (missing request)")
+        click.echo(f"{kind}: {used[kind]} (cpu, memory) requests")
+    click.echo(f"task_events: {account.summary()}")
     click.echo(f"wrote {output}")
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from .model import KINDS, Kind
+from .trace.accounting import RowAccount
 from .trace.checksums import sha256
 from .trace.reader import read_batches
 from .trace.schema import TaskEvent
@@ -106,26 +107,30 @@ def load_request_law(path: str | Path | None = None) -> RequestLaw:
     return request_law_from_json(data, str(path))
 
 
-def derive_request_law(sources: Iterable[str | Path], note: str = "") -> RequestLaw:
+def derive_request_law(sources: Iterable[str | Path], account: RowAccount, note: str = "") -> RequestLaw:
     """Count (cpu, memory) requests at FINISH (tasks) and KILL (services) rows of task_events.
 
-    Terminal rows with a missing request are counted as skipped, never silently dropped.
+    Every row read ends in ``account``: used (a terminal row with both requests) or skipped, as
+    not terminal, as a terminal row without a request, or as bad input (per the account's mode).
     """
     counters: dict[str, Counter] = {kind: Counter() for kind in KINDS}
-    skipped = Counter()
+    missing = Counter()
     files: dict[Path, None] = {}
-    for path, batch in read_batches(sources, "task_events"):
+    for path, batch in read_batches(sources, "task_events", account=account):
         files[path] = None
         event = batch.column("event_type")
+        terminal = 0
         for kind, code in KIND_EVENTS.items():
             rows = batch.filter(pc.equal(event, int(code)))
-            cpu, memory = rows.column("cpu_request"), rows.column("memory_request")
-            complete = pc.and_(pc.is_valid(cpu), pc.is_valid(memory))
-            skipped[kind] += len(rows) - pc.sum(complete).as_py() if len(rows) else 0
-            pairs = rows.filter(complete)
+            complete = rows.filter(pc.and_(pc.is_valid(rows.column("cpu_request")), pc.is_valid(rows.column("memory_request"))))
+            terminal += len(rows)
+            missing[kind] += len(rows) - len(complete)
+            account.used += len(complete)
+            account.skip(f"{code.name} row without a request", len(rows) - len(complete))
             counters[kind].update(
-                zip(pairs.column("cpu_request").to_pylist(), pairs.column("memory_request").to_pylist())
+                zip(complete.column("cpu_request").to_pylist(), complete.column("memory_request").to_pylist())
             )
+        account.skip("not a FINISH or KILL row", batch.num_rows - terminal)
     kinds = {}
     for kind, counter in counters.items():
         if not counter:
@@ -142,6 +147,6 @@ def derive_request_law(sources: Iterable[str | Path], note: str = "") -> Request
         "'task', KILL rows for 'service'",
         "files": {path.name: {"sha256": sha256(path)} for path in files},
         "rows_used": {kind: int(law.count.sum()) for kind, law in kinds.items()},
-        "rows_skipped_missing_request": {kind: int(skipped[kind]) for kind in KINDS},
+        "rows_skipped_missing_request": {kind: int(missing[kind]) for kind in KINDS},
     }
     return RequestLaw(kinds, provenance)
