@@ -224,6 +224,8 @@ class CellPolicy:
         """
         freed = np.fromiter(self._freed, dtype=np.int64, count=len(self._freed))
         self._freed = set()
+        if not self.pending:
+            return
         freed_mask = np.zeros(len(self.cluster), dtype=bool)
         freed_mask[freed] = True
         queue = self.pending
