@@ -1,0 +1,38 @@
+"""What the commands share: how a user error ends, the model a user chose, progress bars.
+
+Errors in user input (bad parameters, unreadable files) end with a one-line message naming the
+parameter or file and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+import click
+
+from ..model import ModelError, WorkloadModel, load_model
+from ..presets import preset
+
+#: A trace folder or a part file.
+TRACE_PATH = click.Path(exists=True, path_type=Path)
+
+
+def fail(message: str) -> NoReturn:
+    raise click.UsageError(message)
+
+
+def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
+    """The model of ``--preset`` or ``--model`` (default: the paper's 'google' preset)."""
+    if preset_name and model_file:
+        fail("give --preset or --model, not both")
+    try:
+        return load_model(model_file) if model_file else preset(preset_name or "google")
+    except (ModelError, ValueError) as error:
+        fail(str(error))
+
+
+def show_progress(progress: bool | None) -> bool:
+    """``--progress/--no-progress``, by default on when stderr is a terminal."""
+    return sys.stderr.isatty() if progress is None else progress

@@ -1,0 +1,135 @@
+"""Commands that run many simulations: ``compare`` (a campaign) and ``validate`` (a model)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from ..runner import SimulationError
+from .common import fail, show_progress
+
+_WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
+_DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see README.")
+_BATSIM = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
+_PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal).")
+
+
+@contextmanager
+def _resumable():
+    """Ctrl-C, or a worker process killed, ends the command with a message, not a traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        yield
+    except (KeyboardInterrupt, BrokenProcessPool) as error:
+        reason = "interrupted" if isinstance(error, KeyboardInterrupt) else "a worker process ended abruptly (interrupted or killed)"
+        click.echo(f"{reason}: finished runs are kept, run the same command again to resume", err=True)
+        sys.exit(130)
+
+
+def _interval(row: dict) -> str:
+    if row["mean"] is None:
+        return "-"
+    half = "" if row["ci_high"] is None else f" +- {row['ci_high'] - row['mean']:.3g}"
+    return f"{row['mean']:.4g}{half}"
+
+
+@click.command("compare")
+@click.argument("campaign_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for inputs, runs, tables and plots (resumable).")
+@_WORKERS
+@_DASK
+@_BATSIM
+@_PROGRESS
+def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
+    """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
+    from .experiments.campaign import load_campaign
+    from .experiments.compare import compare
+
+    try:
+        campaign = load_campaign(campaign_file)
+        with _resumable():
+            result = compare(
+                campaign, output, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                progress=show_progress(progress),
+            )
+    except ValueError as error:
+        fail(str(error))
+    counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
+    click.echo(f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed")
+    shown = ("energy_j", "mean_waiting_s", "utilization", "evictions", "mean_suspension_s")
+    wide = {(row["platform"], row["workload"], row["failures"], row["policy"], row["metric"]): row for row in result.summary.iter_rows(named=True)}
+    for group in result.summary.select("platform", "workload", "failures", "policy", "n").unique(["platform", "workload", "failures", "policy"], maintain_order=True).iter_rows():
+        values = ", ".join(f"{name} {_interval(wide[(*group[:4], name)])}" for name in shown if (*group[:4], name) in wide)
+        click.echo(f"{'/'.join(group[:3])} [{group[3]}], {group[4]} runs: {values}")
+    click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
+    for record in result.failed:
+        click.echo(f"run {record.run.directory} failed: {record.error}", err=True)
+    unbalanced = [record for record in result.records if record.metrics and not record.metrics["balanced"]]
+    for record in unbalanced:
+        click.echo(f"run {record.run.directory}: the accounting does not balance", err=True)
+    if result.failed or unbalanced:
+        sys.exit(1)
+
+
+@click.command("validate")
+@click.argument("original", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML the workloads run on.")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for the model, runs and report (resumable).")
+@click.option("--replications", type=click.IntRange(min=1), default=10, show_default=True, help="Workloads generated from the model and simulated.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first replication (then SEED+1, ...).")
+@click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The model to validate [default: fitted to ORIGINAL as 'fit' does by default].")
+@click.option("--policy", "policy_text", default="{}", show_default=True, help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of one simulation, seconds.")
+@_WORKERS
+@_DASK
+@_BATSIM
+@_PROGRESS
+def validate_command(original, platform, output, replications, seed, model_file, policy_text, timeout, workers, dask_address, batsim_binary, progress) -> None:
+    """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
+    import tomllib
+
+    from .experiments.campaign import policy_config
+    from .experiments.validation import validate
+
+    try:
+        policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
+        fail(f"--policy must be a TOML inline table of 'run' options ({error})")
+    except ValueError as error:
+        fail(str(error))
+    try:
+        with _resumable():
+            result = validate(
+                original, platform, output, replications=replications, seed=seed, model=model_file, policy=policy,
+                timeout=timeout, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                progress=show_progress(progress),
+            )
+    except SimulationError as error:
+        raise click.ClickException(str(error)) from error
+    except ValueError as error:
+        fail(str(error))
+
+    def show(value) -> str:
+        return "-" if value is None else f"{value:.4g}"
+
+    click.echo(f"{'metric':<24}{'original':>12}{'generated':>12}{'+- 95 %':>10}{'rel. error':>12}{'n for 5 %':>11}")
+    for c in result.metrics:
+        click.echo(
+            f"{c.metric:<24}{show(c.reference):>12}{show(c.mean):>12}{show(c.ci_half_width):>10}"
+            f"{show(c.relative_error):>12}{show(c.replications_needed):>11}"
+        )
+    if result.left_out:
+        click.echo(f"left out of Dev (missing or 0 in the original): {', '.join(result.left_out)}")
+    per_run = result.replication_deviations
+    click.echo(
+        f"Dev = {result.deviation:.4f} over {len(result.metrics) - len(result.left_out)} metrics, {len(per_run)} replications "
+        f"(one replication alone: {min(per_run):.4f} to {max(per_run):.4f}); "
+        f"replications needed for a 5 % error: {show(result.replications_needed)}"
+    )
+    for failure in result.failed_runs:
+        click.echo(f"failed: {failure}", err=True)
+    click.echo(f"wrote {output}")

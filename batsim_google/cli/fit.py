@@ -1,0 +1,132 @@
+"""The ``fit`` command: a workload model fitted to a trace, an SWF log, a workload or a task table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import polars as pl
+
+from ..fitting.batsim_input import BatsimInputError, read_batsim_workload
+from ..fitting.fidelity import fidelity_report
+from ..fitting.laws import FITTERS
+from ..fitting.model_fit import CLASSIFICATIONS, fit_model
+from ..fitting.profile import PROFILE_CHOICES
+from ..fitting.report import describe, write_report
+from ..fitting.select import CRITERIA
+from ..fitting.swf_input import SWF_PRIORITY, swf_task_table
+from ..fitting.trace_input import trace_task_table
+from ..model import ModelError, save_model
+from ..trace.accounting import RowAccount, TraceError
+from ..widths import GROUPINGS
+from .common import fail, show_progress
+
+
+def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
+    """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
+    ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
+    :mod:`batsim_google.fitting.table`)."""
+    suffix = source.suffix.lower()
+    try:
+        if source.name.lower().endswith((".swf", ".swf.gz")):
+            account = RowAccount(strict=strict)
+            frame = swf_task_table(source, account)
+            click.echo(f"swf lines: {account.summary()}")
+            click.echo(f"SWF has no priorities: every job gets priority {SWF_PRIORITY}")
+            return frame
+        if source.is_dir() or source.name.lower().endswith(".csv.gz"):
+            account = RowAccount(strict=strict)
+            frame, left_out = trace_task_table([source], account, progress=show_progress(None))
+            click.echo(f"task_events: {account.summary()}")
+            if left_out:
+                click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
+            return frame
+        if suffix == ".json":
+            return read_batsim_workload(source)
+        if suffix == ".parquet":
+            return pl.read_parquet(source)
+        if suffix == ".csv":
+            return pl.read_csv(source)
+    except (BatsimInputError, TraceError, pl.exceptions.PolarsError, OSError) as error:
+        fail(f"{source}: {error}")
+    fail(f"{source}: fit reads a trace (folder or .csv.gz part), an SWF log (.swf, .swf.gz), a Batsim workload (.json) or a task table (.parquet, .csv)")
+
+
+@click.command("fit")
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Model file to write (.toml or .json).")
+@click.option("--classes", type=click.Choice(CLASSIFICATIONS), help="apriori: Finish-ended tasks / Kill-ended services (default); kmeans: clusters.")
+@click.option("--k", type=click.IntRange(min=2), help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).")
+@click.option("--profile", type=click.Choice(PROFILE_CHOICES), default="auto", show_default=True, help="Arrival-rate profile in half-hour bins; auto: weekly if the input spans a week, daily if a day, else none.")
+@click.option("--criterion", type=click.Choice(CRITERIA), default="ks", show_default=True, help="How the best law is chosen: smallest KS statistic or smallest AIC.")
+@click.option("--groups", type=click.Choice(["none", *GROUPINGS]), default="none", show_default=True, help="Parallel jobs (a width column, e.g. SWF): makespan laws per width, or per power-of-two group of widths; none: one per class.")
+@click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTERS)}).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
+@click.option("--plots", "plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for PNG figures.")
+@click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path), help="Fit report: JSON if it ends in .json, else Markdown.")
+@click.option("--fidelity/--no-fidelity", default=True, show_default=True, help="Generate from the fitted model and compare with the input (two-sample KS per class).")
+@click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
+def fit_command(source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict) -> None:
+    """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
+    if classes == "apriori" and k is not None:
+        fail("--k needs --classes kmeans")
+    if output.suffix.lower() not in (".toml", ".json"):
+        fail(f"{output}: the model file must end in .toml or .json")
+    frame = _fit_input(source, strict)
+    try:
+        result = fit_model(
+            frame, classes=classes or ("kmeans" if k else "apriori"), k=k, profile=profile, criterion=criterion,
+            methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
+            seed=seed, strict=strict, name=f"fitted from {source.name}", groups=None if groups == "none" else groups,
+            source=str(source),
+        )
+    except TraceError as error:  # a bad row in strict mode: the message names the file and row
+        fail(str(error))
+    except (ValueError, ModelError) as error:
+        fail(f"{source}: {error}")
+    save_model(result.model, output)
+    table = result.table
+    click.echo(f"fit table: {table.rows.summary()}")
+    for c in result.classes:
+        click.echo(
+            f"{c.name} ({c.kind}, {c.tasks} tasks, frequency {c.frequency:.4g}, mass {c.mass:.4g} s, disparity "
+            f"{c.disparity:.3g}, lambda {c.priority.rate:.4g}): {describe(c.best.law)} [{c.best.method}, KS {c.best.ks:.4f}]"
+        )
+        if c.priority.note:
+            click.echo(f"  note: {c.priority.note}", err=True)
+        if c.widths is not None:
+            law = c.widths.law
+            click.echo(f"  widths: {len(law.values)} values from {min(law.values):.0f} to {max(law.values):.0f}, mean {law.mean():.4g}")
+            if c.widths.grouping is not None:
+                click.echo(
+                    f"  makespans per {c.widths.grouping} group: {len(c.widths.groups)} groups with a law of their own, "
+                    f"{c.widths.small_groups} smaller groups ({c.widths.small_group_tasks} tasks) drawing from the class's law"
+                )
+            for group in c.widths.groups:
+                click.echo(f"    widths {group.name} ({group.tasks} tasks): {describe(group.best.law)} [{group.best.method}, KS {group.best.ks:.4f}]")
+    arrivals = result.arrivals
+    if arrivals.profile is not None:
+        click.echo(f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed")
+    click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
+    if arrivals.best.note:
+        click.echo(f"  note: {arrivals.best.note}", err=True)
+    check = None
+    if fidelity:
+        check = fidelity_report(table.frame, result.model, seed)
+        scores = ", ".join(f"{c.name} {c.makespan_ks:.4f}" for c in check.classes)
+        widths = ", ".join(f"{c.name} {c.width_ks:.4f}" for c in check.classes if c.width_ks is not None)
+        click.echo(
+            f"fidelity (two-sample KS, generated vs input): makespans {scores}; inter-arrivals {check.interarrival_ks:.4f}"
+            + (f"; widths {widths}" if widths else "")
+        )
+    if report:
+        write_report(report, result, str(source), check)
+        click.echo(f"wrote report {report}")
+    if plots:
+        from .fitting.plots import (
+            write_plots,  # matplotlib loads only when figures are asked for
+        )
+
+        written = write_plots(plots, result)
+        click.echo(f"wrote {len(written)} figures to {plots}")
+    click.echo(f"wrote model {output}")
