@@ -55,7 +55,9 @@ class Simulation:
     """What to simulate and with which scheduler.
 
     ``scheduler`` builds the scheduler's command line from the endpoint it must bind
-    (``tcp://*:PORT``); Batsim connects to ``tcp://localhost:PORT``.
+    (``tcp://*:PORT``); Batsim connects to ``tcp://localhost:PORT``. ``scheduler_log=False``
+    discards the scheduler's output, for schedulers that print their whole queue at every event
+    (pybatsim's fillerSched writes tens of GB over 10k jobs).
     """
 
     platform: Path
@@ -68,6 +70,7 @@ class Simulation:
     timeout: float = 3600.0
     batsim: str = "batsim"
     environment: dict[str, str] | None = field(default=None, repr=False)
+    scheduler_log: bool = True
 
     def batsim_command(self, port: int) -> list[str]:
         command = [self.batsim, "-p", str(self.platform), "-s", f"tcp://localhost:{port}"]
@@ -147,6 +150,8 @@ def _tail(path: Path, lines: int = 15) -> str:
 def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> None:
     for name, process in processes.items():
         if process.poll() not in (None, 0):
+            if name not in logs:
+                raise SimulationError(f"{name} exited with status {process.returncode} (its output was not logged)")
             logs[name].flush()
             path = Path(logs[name].name)
             raise SimulationError(f"{name} exited with status {process.returncode}; see {path}:\n{_tail(path)}")
@@ -164,7 +169,8 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
         "scheduler": simulation.scheduler(f"tcp://*:{port}"),
         "batsim": [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
     }
-    wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll)
+    unlogged = set() if simulation.scheduler_log else {"scheduler"}
+    wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged)
     return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
 
 
@@ -190,19 +196,22 @@ def _supervise(
     timeout: float,
     environment: dict[str, str] | None,
     on_poll: Callable[[], None] | None,
+    unlogged: set[str] = frozenset(),
 ) -> float:
-    """Start the commands (logs ``output/NAME.log``) and wait for all; stop all when one fails.
+    """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) and wait for
+    all; stop all when one fails.
 
     Returns the wall-clock seconds the run took.
     """
     output.mkdir(parents=True, exist_ok=True)
-    logs = {name: (output / f"{name}.log").open("w") for name in commands}
+    logs = {name: (output / f"{name}.log").open("w") for name in commands if name not in unlogged}
     started = time.monotonic()
     processes: dict[str, subprocess.Popen] = {}
     try:
         for name, command in commands.items():
             processes[name] = subprocess.Popen(
-                command, stdout=logs[name], stderr=subprocess.STDOUT, env=environment, start_new_session=True,
+                command, stdout=logs.get(name, subprocess.DEVNULL), stderr=subprocess.STDOUT, env=environment,
+                start_new_session=True,
             )
         while any(process.poll() is None for process in processes.values()):
             _raise_on_failure(processes, logs)

@@ -4,7 +4,8 @@ The same generated workload ('google' model, seed 1) on the same 512-machine cel
 with each scheduler in this run, both with Batsim's energy plugin or both without (``--energy``); prints wall time, this scheduler's time per protocol message, and
 the ratio of wall times (target <= 1.3x fillerSched on 10k tasks). Then the wall time of this
 scheduler alone at larger sizes, to show how it grows with the task count. (pybatsim's schedFcfs
-cannot parse non-integer job ids, such as those of resubmitted jobs, hence fillerSched.)
+cannot parse non-integer job ids, such as those of resubmitted jobs, hence fillerSched. It prints
+its whole queue at every event, tens of GB over 10k jobs: its output is discarded.)
 
     uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy]
 """
@@ -52,7 +53,7 @@ def main() -> None:
                 filler = run_simulation(Simulation(
                     PLATFORM, [workload], folder / f"filler-{tasks}",
                     pybatsim_scheduler("fillerSched", timeout_ms=int(TIMEOUT * 1000)), energy=args.energy,
-                    timeout=TIMEOUT,
+                    timeout=TIMEOUT, scheduler_log=False,
                 ))
                 print(f"fillerSched  {tasks:>7} tasks: {filler.wall_seconds:8.2f} s wall")
                 print(f"ratio google-cell / fillerSched: {walls[tasks] / filler.wall_seconds:.2f}x (target <= 1.3x)")
