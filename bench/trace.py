@@ -8,8 +8,8 @@ best time of the rounds is kept (other work on the machine only slows a round do
 from it the least CPU time (all threads and child processes; less sensitive to a busy machine).
 Imports, pyarrow's lazy import of pandas included, come before timing. Throughput is MB of
 compressed input per second; the floor is gzip decompression of the same files in Python (zlib, one core); the
-``gzip -dc`` command and Arrow's CSV parse alone (from the reader's ISA-L stream) are shown for
-reference. ``read`` is the reader (parse, checks, accounting), ``stats`` adds the lifecycles and
+``gzip -dc`` command, Arrow's CSV parse alone (from the reader's ISA-L stream) and polars' CSV
+reader alone are shown for reference. ``read`` is the reader (parse, checks, accounting), ``stats`` adds the lifecycles and
 the tables, ``convert`` the lifecycles and the Batsim workload. Runs use one core, then all cores
 with one worker (Arrow's read-ahead thread decompresses) and with ``--workers`` (reading runs in a
 thread ahead of the lifecycles). Target: >= 50 % of the floor, peak memory flat in the length of
@@ -66,6 +66,20 @@ def arrow_csv(files: list[Path], workers: int) -> None:
                 pass
 
 
+def polars_csv(files: list[Path], workers: int) -> None:
+    """polars' CSV reader on the gzip parts (its own decompression and parse, nothing else): the
+    fastest typed parse we found, to show what any reader built on a library parser can reach."""
+    import pyarrow as pa
+    import polars as pl
+
+    from batsim_google.trace.schema import DEFAULT_COLUMNS
+
+    columns = DEFAULT_COLUMNS["task_events"]
+    schema = pl.from_arrow(pa.schema(columns).empty_table()).schema
+    for path in files:
+        pl.read_csv(path, has_header=False, new_columns=list(schema), schema_overrides=schema, quote_char=None)
+
+
 def read(files: list[Path], workers: int) -> None:
     from batsim_google.trace.accounting import RowAccount
     from batsim_google.trace.reader import read_batches
@@ -94,7 +108,8 @@ def convert(files: list[Path], workers: int) -> None:
 
 
 MEASURES = {
-    "gunzip (floor)": gunzip, "gzip -dc": gzip_command, "arrow csv": arrow_csv, "read": read, "stats": stats,
+    "gunzip (floor)": gunzip, "gzip -dc": gzip_command, "arrow csv": arrow_csv, "polars csv": polars_csv,
+    "read": read, "stats": stats,
     "convert": convert,
 }
 
