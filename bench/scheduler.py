@@ -3,7 +3,8 @@
 The same generated workload ('google' model, seed 1) on the same 512-machine cell, simulated once
 with each scheduler in this run, both with Batsim's energy plugin or both without (``--energy``); prints wall time, this scheduler's time per protocol message, and
 the ratio of wall times (target <= 1.3x fillerSched on 10k tasks). Then the wall time of this
-scheduler alone at larger sizes, to show how it grows with the task count. (pybatsim's schedFcfs
+scheduler alone at larger sizes, to show how it grows with the task count, and how much of it is
+the scheduler's own deciding (``bench.policy`` measures that alone, without Batsim). (pybatsim's schedFcfs
 cannot parse non-integer job ids, such as those of resubmitted jobs, hence fillerSched. It prints
 its whole queue at every event, tens of GB over 10k jobs: its output is discarded.)
 
@@ -45,9 +46,11 @@ def main() -> None:
             run = run_google_cell(PLATFORM, [workload], output, {}, timeout=TIMEOUT, energy=args.energy)
             summary, walls[tasks] = run.summary, run.simulation.wall_seconds
             per_message = summary["decision_seconds"] / summary["messages"] * 1e6
+            deciding = summary["decision_seconds"]
             print(
                 f"google-cell  {tasks:>7} tasks: {walls[tasks]:8.2f} s wall, {summary['messages']} messages, "
-                f"{per_message:6.1f} us deciding per message, {summary['attempts']} attempts"
+                f"{per_message:6.1f} us deciding per message ({deciding:.1f} s, {deciding / walls[tasks]:.0%} of the wall "
+                f"time; the rest is Batsim and the protocol), {summary['attempts']} attempts"
             )
             if tasks == args.tasks:
                 filler = run_simulation(Simulation(
