@@ -1,12 +1,15 @@
 """Benchmark: the Google-cell scheduler against pybatsim's bundled fillerSched, in real Batsim.
 
 The same generated workload ('google' model, seed 1) on the same 512-machine cell, simulated once
-with each scheduler in this run, both with Batsim's energy plugin or both without (``--energy``); prints wall time, this scheduler's time per protocol message, and
-the ratio of wall times (target <= 1.3x fillerSched on 10k tasks). Then the wall time of this
-scheduler alone at larger sizes, to show how it grows with the task count, and how much of it is
-the scheduler's own deciding (``bench.policy`` measures that alone, without Batsim). (pybatsim's schedFcfs
-cannot parse non-integer job ids, such as those of resubmitted jobs, hence fillerSched. It prints
-its whole queue at every event, tens of GB over 10k jobs: its output is discarded.)
+with each scheduler in this run, both with Batsim's energy plugin or both without (``--energy``);
+prints wall time, this scheduler's time per protocol message, and the ratio of wall times (target
+<= 1.3x fillerSched on 10k tasks). Then the wall time of this scheduler alone at larger sizes, to
+show how it grows with the task count, and how much of it is the scheduler's own deciding
+(``bench.policy`` measures that alone, without Batsim).
+
+pybatsim's schedFcfs cannot parse non-integer job ids, such as those of resubmitted jobs, hence
+fillerSched. fillerSched prints its whole queue at every event, tens of GB over 10k jobs: its
+output is discarded.
 
     uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy]
 """
