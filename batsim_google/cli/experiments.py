@@ -46,8 +46,8 @@ def _interval(row: dict) -> str:
 @_PROGRESS
 def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
     """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
-    from .experiments.campaign import load_campaign
-    from .experiments.compare import compare
+    from ..experiments.campaign import load_campaign
+    from ..experiments.compare import compare
 
     try:
         campaign = load_campaign(campaign_file)
@@ -92,8 +92,8 @@ def validate_command(original, platform, output, replications, seed, model_file,
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     import tomllib
 
-    from .experiments.campaign import policy_config
-    from .experiments.validation import validate
+    from ..experiments.campaign import policy_config
+    from ..experiments.validation import validate
 
     try:
         policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")

@@ -123,7 +123,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
         write_report(report, result, str(source), check)
         click.echo(f"wrote report {report}")
     if plots:
-        from .fitting.plots import (
+        from ..fitting.plots import (
             write_plots,  # matplotlib loads only when figures are asked for
         )
 
