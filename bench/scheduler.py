@@ -11,7 +11,7 @@ pybatsim's schedFcfs cannot parse non-integer job ids, such as those of resubmit
 fillerSched. fillerSched prints its whole queue at every event, tens of GB over 10k jobs: its
 output is discarded.
 
-    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy]
+    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy] [--no-baseline]
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--growth", type=int, nargs="*", default=[50_000, 100_000])
     parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
+    parser.add_argument(
+        "--no-baseline", dest="baseline", action="store_false",
+        help="skip fillerSched (its 10k run takes minutes) when only the growth is wanted",
+    )
     args = parser.parse_args()
     if shutil.which("batsim") is None:
         raise SystemExit("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1")
@@ -55,7 +59,7 @@ def main() -> None:
                 f"{per_message:6.1f} us deciding per message ({deciding:.1f} s, {deciding / walls[tasks]:.0%} of the wall "
                 f"time; the rest is Batsim and the protocol), {summary['attempts']} attempts"
             )
-            if tasks == args.tasks:
+            if tasks == args.tasks and args.baseline:
                 filler = run_simulation(Simulation(
                     PLATFORM, [workload], folder / f"filler-{tasks}",
                     pybatsim_scheduler("fillerSched", timeout_ms=int(TIMEOUT * 1000)), energy=args.energy,
