@@ -67,7 +67,8 @@ def _draw_widths(
 
 
 def _draw_batch(
-    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, first_id: int, start: float
+    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, first_id: int, start: float,
+    arrival_scale: float,
 ) -> tuple[TaskBatch, float]:
     """The next batch, its arrival clock starting at ``start``; and the clock at its last arrival.
 
@@ -76,7 +77,7 @@ def _draw_batch(
     """
     classes = model.classes
     size = BATCH_SIZE
-    clock = start + np.cumsum(model.interarrival_law().sample(size, rng))
+    clock = start + np.cumsum(model.interarrival_law().sample(size, rng) * arrival_scale)
     profile = model.arrival_profile
     subtime = clock if profile is None else profile.to_real_time(clock)
     class_index = rng.choice(len(classes), size=size, p=[c.frequency for c in classes])
@@ -102,11 +103,14 @@ def generate(
     *,
     tasks: int | None = None,
     duration: float | None = None,
+    arrival_scale: float = 1.0,
 ) -> Iterator[TaskBatch]:
     """Yield batches of tasks until ``tasks`` tasks or the first submission after ``duration`` s.
 
     Exactly one bound must be given. Task ids count from 0; submission times from 0 (the first
-    task arrives one inter-arrival time after 0, as in the paper's listing).
+    task arrives one inter-arrival time after 0, as in the paper's listing). ``arrival_scale``
+    multiplies every inter-arrival time (the same draws, stretched): a model of a whole cell keeps
+    its load per machine on a platform that many times smaller.
     """
     if (tasks is None) == (duration is None):
         raise ValueError("give exactly one of tasks (a count) and duration (seconds)")
@@ -114,11 +118,13 @@ def generate(
         raise ValueError(f"tasks must be >= 0 (got {tasks})")
     if duration is not None and not duration >= 0:
         raise ValueError(f"duration must be >= 0 seconds (got {duration})")
+    if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
+        raise ValueError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
     for kind in {c.kind for c in model.classes}:
         requests.for_kind(kind)
     produced, clock = 0, 0.0
     while tasks is None or produced < tasks:
-        batch, next_clock = _draw_batch(model, requests, rng, produced, clock)
+        batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))

@@ -37,14 +37,21 @@ def write_generated_workload(
     grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
     progress: bool = False,
+    arrival_scale: float = 1.0,
 ) -> int:
-    """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count."""
+    """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count.
+
+    ``arrival_scale`` multiplies the inter-arrival times (see :func:`generate`); it is recorded in
+    the file's ``meta`` when it is not 1.
+    """
     if model.max_width > nb_res:
         raise ValueError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
     class_names = pl.Series([c.name for c in model.classes])
     class_kinds = pl.Series([c.kind for c in model.classes])
     header = {"generator": "batsim-google", "seed": seed, "model": model.to_mapping(), **(meta or {})}
+    if arrival_scale != 1.0:
+        header["arrival_scale"] = arrival_scale
     bar = tqdm(
         total=tasks if tasks is not None else duration,
         unit=" tasks" if tasks is not None else " s",
@@ -52,7 +59,7 @@ def write_generated_workload(
         desc=f"{Path(path).name}",
     )
     with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
-        for batch in generate(model, requests, rng, tasks=tasks, duration=duration):
+        for batch in generate(model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale):
             writer.write(
                 pl.DataFrame(
                     {

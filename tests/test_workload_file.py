@@ -107,3 +107,24 @@ def test_writer_keeps_explicit_res_walltime_and_string_columns(tmp_path):
     assert data["jobs"][0]["user"] == 'a"b'
     assert data["profiles"]["2"]["delay"] > 0  # a zero delay is lifted to the minimum
     assert data["jobs"][2]["res"] == 1 and data["jobs"][2]["walltime"] == -1
+
+
+def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
+    """Scale 1 is the default to the byte; scale F multiplies every submission time by F (the
+    same draws), leaves every other field alone and is recorded in the meta."""
+    default = tmp_path / "default.json"
+    write_generated_workload(default, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512)
+    one = tmp_path / "one.json"
+    write_generated_workload(one, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=1.0)
+    assert one.read_bytes() == default.read_bytes()
+    scaled = tmp_path / "scaled.json"
+    factor = 12583 / 512
+    write_generated_workload(scaled, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=factor)
+    base, stretched = json.loads(default.read_text()), json.loads(scaled.read_text())
+    assert stretched["meta"]["arrival_scale"] == factor and "arrival_scale" not in base["meta"]
+    times = np.array([[a["subtime"], b["subtime"]] for a, b in zip(base["jobs"], stretched["jobs"])])
+    np.testing.assert_allclose(times[:, 1], times[:, 0] * factor, rtol=1e-5, atol=1e-5)
+    strip = [{key: value for key, value in job.items() if key != "subtime"} for job in base["jobs"]]
+    assert strip == [{key: value for key, value in job.items() if key != "subtime"} for job in stretched["jobs"]]
+    with pytest.raises(ValueError, match="arrival_scale"):
+        write_generated_workload(tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0)

@@ -28,9 +28,10 @@ from .common import chosen_model, fail, show_progress
 @click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
 @click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
 @click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
+@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Multiply inter-arrival times by this factor; 12583/N keeps a whole-cell model's load per machine on N machines.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
-def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, output, progress) -> None:
+def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
     if (tasks is None) == (duration is None):
         fail("give exactly one of --tasks and --duration")
@@ -39,7 +40,7 @@ def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requ
         requests = load_request_law(requests_file)
         count = write_generated_workload(
             output, model, requests, seed, tasks=tasks, duration=duration, nb_res=nb_res,
-            grain=grain, progress=show_progress(progress),
+            grain=grain, progress=show_progress(progress), arrival_scale=arrival_scale,
         )
     except ValueError as error:
         fail(str(error))
