@@ -59,13 +59,17 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     """Write a ready-to-simulate experiment folder from the embedded defaults.
 
     A 64-machine cell in the 2011 cell's proportions (with its energy model), a workload of the
-    paper's 'google' model sized for it, and machine failures over two days from the default
-    failure law; then the command that simulates it all.
+    paper's 'google' model at the whole cell's load per machine (inter-arrivals stretched by
+    12,583 / 64), and machine failures over two days from the default failure law; then the
+    command that simulates it all.
     """
     output.mkdir(parents=True, exist_ok=True)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
-    count = write_generated_workload(workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES)
+    count = write_generated_workload(
+        workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES,
+        arrival_scale=GOOGLE_CELL_MACHINES / DEMO_MACHINES,
+    )
     changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
     events = write_availability_events(failures, changes)
     command = (
@@ -75,7 +79,8 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     (output / "README.txt").write_text(
         "An experiment written by 'batsim-google demo':\n"
         f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
-        f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed})\n"
+        f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
+        f"  cell's load per machine (inter-arrivals x {GOOGLE_CELL_MACHINES / DEMO_MACHINES:.4g})\n"
         f"- {failures.name}: {events} machine failure/repair events over 2 days\n\n"
         f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n"
     )
