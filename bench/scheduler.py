@@ -11,7 +11,7 @@ pybatsim's schedFcfs cannot parse non-integer job ids, such as those of resubmit
 fillerSched. fillerSched prints its whole queue at every event, tens of GB over 10k jobs: its
 output is discarded.
 
-    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy] [--no-baseline]
+    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy] [--no-baseline] [--timeout S]
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from batsim_google.simulate import run_google_cell
 from batsim_google.workload import write_generated_workload
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
-TIMEOUT = 7200.0
 
 
 def main() -> None:
@@ -36,6 +35,10 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--growth", type=int, nargs="*", default=[50_000, 100_000])
     parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
+    parser.add_argument(
+        "--timeout", type=float, default=6 * 3600.0,
+        help="wall-clock limit of each simulation, seconds (50k tasks took 68 min here; 100k more than twice that)",
+    )
     parser.add_argument(
         "--no-baseline", dest="baseline", action="store_false",
         help="skip fillerSched (its 10k run takes minutes) when only the growth is wanted",
@@ -50,7 +53,7 @@ def main() -> None:
             workload = folder / f"workload-{tasks}.json"
             write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=512)
             output = folder / f"google-cell-{tasks}"
-            run = run_google_cell(PLATFORM, [workload], output, {}, timeout=TIMEOUT, energy=args.energy)
+            run = run_google_cell(PLATFORM, [workload], output, {}, timeout=args.timeout, energy=args.energy)
             summary, walls[tasks] = run.summary, run.simulation.wall_seconds
             per_message = summary["decision_seconds"] / summary["messages"] * 1e6
             deciding = summary["decision_seconds"]
@@ -62,8 +65,8 @@ def main() -> None:
             if tasks == args.tasks and args.baseline:
                 filler = run_simulation(Simulation(
                     PLATFORM, [workload], folder / f"filler-{tasks}",
-                    pybatsim_scheduler("fillerSched", timeout_ms=int(TIMEOUT * 1000)), energy=args.energy,
-                    timeout=TIMEOUT, scheduler_log=False,
+                    pybatsim_scheduler("fillerSched", timeout_ms=int(args.timeout * 1000)), energy=args.energy,
+                    timeout=args.timeout, scheduler_log=False,
                 ))
                 print(f"fillerSched  {tasks:>7} tasks: {filler.wall_seconds:8.2f} s wall")
                 print(f"ratio google-cell / fillerSched: {walls[tasks] / filler.wall_seconds:.2f}x (target <= 1.3x)")
