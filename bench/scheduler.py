@@ -8,7 +8,7 @@ show how it grows with the task count, and how much of it is the scheduler's own
 (``bench.policy`` measures that alone, without Batsim).
 
 pybatsim's schedFcfs cannot parse non-integer job ids, such as those of resubmitted jobs, hence
-fillerSched. fillerSched prints its whole queue at every event, tens of GB over 10k jobs: its
+fillerSched. fillerSched prints its whole queue at every event, 18 GB over 10k jobs here: its
 output is discarded.
 
     uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy] [--no-baseline] [--timeout S]
