@@ -28,8 +28,6 @@ def read_parameter_file(path: str | Path) -> Any:
         raise ValueError(f"{path}: {error}") from error
 
 
-
-
 class ParameterError(ValueError):
     """An invalid parameter; the message names it."""
 

@@ -24,7 +24,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import AbstractSet, Callable, Sequence
 
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
@@ -169,7 +169,7 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
         "scheduler": simulation.scheduler(f"tcp://*:{port}"),
         "batsim": [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
     }
-    unlogged = set() if simulation.scheduler_log else {"scheduler"}
+    unlogged = frozenset() if simulation.scheduler_log else frozenset({"scheduler"})
     wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged)
     return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
 
@@ -196,7 +196,7 @@ def _supervise(
     timeout: float,
     environment: dict[str, str] | None,
     on_poll: Callable[[], None] | None,
-    unlogged: set[str] = frozenset(),
+    unlogged: AbstractSet[str] = frozenset(),
 ) -> float:
     """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) and wait for
     all; stop all when one fails.

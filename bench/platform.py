@@ -102,5 +102,6 @@ def main() -> None:
                     )
                 print(line)
 
+
 if __name__ == "__main__":
     main()

@@ -18,7 +18,7 @@ from ..scheduling.placement import PLACEMENTS
 from ..scheduling.policy import ENERGY_POLICIES, RESTARTS
 from ..simulate import FRONTENDS, run_google_cell
 from ..trace.machines import MachineHistory, read_machine_history
-from .common import TRACE_PATH, fail, show_progress
+from .common import BATSIM_OPTION, TRACE_PATH, fail, show_progress
 
 
 @click.command()
@@ -38,7 +38,7 @@ from .common import TRACE_PATH, fail, show_progress
 @click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds idle before a machine sleeps (idle-sleep).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of the simulation, seconds.")
 @click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
-@click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
+@BATSIM_OPTION
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
 @click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see README).")
 def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, energy_outputs, batsim_binary, progress, frontend) -> None:
@@ -66,6 +66,8 @@ def run(platform, workloads, events, output, placement, overcommit, preemption, 
     if not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)
+
+
 def _machine_history(trace: Path, strict: bool) -> MachineHistory:
     try:
         history = read_machine_history([trace], strict=strict)

@@ -9,11 +9,10 @@ from pathlib import Path
 import click
 
 from ..runner import SimulationError
-from .common import fail, show_progress
+from .common import BATSIM_OPTION, fail, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
 _DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see README.")
-_BATSIM = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 _PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal).")
 
 
@@ -42,7 +41,7 @@ def _interval(row: dict) -> str:
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for inputs, runs, tables and plots (resumable).")
 @_WORKERS
 @_DASK
-@_BATSIM
+@BATSIM_OPTION
 @_PROGRESS
 def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
     """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
@@ -86,7 +85,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of one simulation, seconds.")
 @_WORKERS
 @_DASK
-@_BATSIM
+@BATSIM_OPTION
 @_PROGRESS
 def validate_command(original, platform, output, replications, seed, model_file, policy_text, timeout, workers, dask_address, batsim_binary, progress) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""

@@ -19,7 +19,6 @@ import shutil
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as local_as_completed
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from tqdm import tqdm
 

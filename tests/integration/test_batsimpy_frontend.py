@@ -47,7 +47,6 @@ def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
     return path
 
 
-
 def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
