@@ -37,8 +37,6 @@ class Cluster:
         self.powered = np.ones(size, dtype=bool)     # True only when ON
         self.power = [Power.ON] * size
         self.idle_since = np.zeros(size)
-        self.largest_cpu = float(self.cpu_capacity.max(initial=0.0))
-        self.largest_memory = float(self.memory_capacity.max(initial=0.0))
 
     def __len__(self) -> int:
         return len(self.cpu_capacity)

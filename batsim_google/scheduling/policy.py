@@ -381,7 +381,6 @@ class CellPolicy:
 
     def _enqueue(self, task: Task, now: float) -> None:
         task.state = TaskState.PENDING
-        task.queued_since = now
         task.queue_key = (-task.request.priority, now, next(self._sequence))
         self.pending.add(task)
 

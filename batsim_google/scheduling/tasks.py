@@ -62,7 +62,6 @@ class Task:
     restarts: int = 0
     machine: int | None = None
     start_time: float | None = None
-    queued_since: float = 0.0
     queue_key: tuple | None = None     # its place in the pending queue, while queued
     level: float = 0.0                 # the priority level evictions compare (set by the policy)
     stop_reason: StopReason | None = None
