@@ -53,6 +53,22 @@ def complete_kill_progress(message: dict | None) -> dict | None:
     return message
 
 
+class AcknowledgedRegistrations(logging.Filter):
+    """Drops pybatsim's warning that a job this scheduler registered is "already in the job list".
+
+    With ``--acknowledge-dynamic-jobs`` Batsim echoes every registration back as JOB_SUBMITTED,
+    and pybatsim 3.2.1 reports each echo as a duplicate: a three-line warning (about 450 bytes) per
+    eviction, which buried everything else in the scheduler's log.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith(f"The job '{RESUBMIT_WORKLOAD}!") and "was alredy in the job list" in message)
+
+
+ACKNOWLEDGED_REGISTRATIONS = AcknowledgedRegistrations()
+
+
 class GoogleCell(BatsimScheduler):
     """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`."""
 
@@ -64,8 +80,10 @@ class GoogleCell(BatsimScheduler):
         self._batch_started = 0.0
         self.decision_seconds = 0.0
         self.messages = 0
+        pybatsim_log = logging.getLogger("batsim.batsim")
+        pybatsim_log.addFilter(ACKNOWLEDGED_REGISTRATIONS)  # once: the same filter is never added twice
         if not self.options.get("verbose"):
-            logging.getLogger("batsim.batsim").setLevel(logging.WARNING)
+            pybatsim_log.setLevel(logging.WARNING)
 
     # ----- setup and teardown --------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ def test_preemption_evicts_lower_priorities_and_resubmits_them(tmp_path, batsim_
     assert resubmitted[0]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(resubmitted[0]["execution_time"]) == pytest.approx(100.0)  # full work again
     assert summary["balanced"] and summary["outcomes"]["completed"] == 5
+    assert "alredy in the job list" not in (tmp_path / "out" / "scheduler.log").read_text()  # pybatsim's echo warning
 
 
 def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary):
