@@ -1,12 +1,13 @@
 """Benchmark: the scheduler's own decision time as the task count grows, without Batsim.
 
-The workloads of ``bench.scheduler`` ('google' model, seed 1, 512-machine cell) replayed through
+The workloads of ``bench.scheduler`` ('google' model, seed 1, 512-machine cell, by default at the
+Google cell's load per machine, ``--arrival-scale 1`` for its stress test) replayed through
 the policy core by a minimal event loop that answers like Batsim would: a job runs for its work (a
 service until its walltime), kills and registrations are acknowledged at once. Real Batsim adds
 its own cost per event (SimGrid's sharing of machines among thousands of tasks), which
 ``bench.scheduler`` measures with it; this one isolates how the policy's cost grows.
 
-    uv run python -m bench.policy [--tasks 10000 50000 100000]
+    uv run python -m bench.policy [--tasks 10000 50000 100000] [--arrival-scale F]
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from batsim_google.scheduling.decisions import Execute, Kill, Register, Registra
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
 from batsim_google.workload import write_generated_workload
-
-PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
+from bench.scheduler import CELL_LOAD_SCALE, PLATFORM
 
 
 def replay(policy: CellPolicy, workload: dict) -> tuple[int, float]:
@@ -88,13 +88,22 @@ def replay(policy: CellPolicy, workload: dict) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[10_000, 50_000, 100_000])
+    parser.add_argument(
+        "--arrival-scale", type=float, default=CELL_LOAD_SCALE,
+        help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
+    )
     args = parser.parse_args()
+    if not args.arrival_scale > 0:
+        raise SystemExit(f"--arrival-scale must be > 0 (got {args.arrival_scale})")
     properties = [host.properties for host in compute_hosts(PLATFORM)]
     seconds = {}
     with tempfile.TemporaryDirectory() as folder:
         for tasks in args.tasks:
             path = Path(folder) / f"workload-{tasks}.json"
-            write_generated_workload(path, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=len(properties))
+            write_generated_workload(
+                path, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=len(properties),
+                arrival_scale=args.arrival_scale,
+            )
             policy = cell_policy(properties, PolicyConfig())
             events, seconds[tasks] = replay(policy, json.loads(path.read_text()))
             outcomes = ", ".join(f"{name} {count}" for name, count in policy.ledger.outcomes().items() if count)

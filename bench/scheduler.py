@@ -7,11 +7,16 @@ prints wall time, this scheduler's time per protocol message, and the ratio of w
 show how it grows with the task count, and how much of it is the scheduler's own deciding
 (``bench.policy`` measures that alone, without Batsim).
 
+The model's arrival rate is the whole 12,583-machine cell's. By default inter-arrival times are
+stretched by 12,583 / 512 (``--arrival-scale``), so the 512-machine cell carries the Google cell's
+load per machine, and the task count alone grows. ``--arrival-scale 1`` submits at the whole cell's
+rate: 24.6 times that load, a stress test in which the cell saturates and evicts all the time.
+
 pybatsim's schedFcfs cannot parse non-integer job ids, such as those of resubmitted jobs, hence
 fillerSched. fillerSched prints its whole queue at every event, 18 GB over 10k jobs here: its
 output is discarded.
 
-    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--energy] [--no-baseline] [--timeout S]
+    uv run python -m bench.scheduler [--tasks 10000] [--growth 50000 100000] [--arrival-scale F] [--energy] [--no-baseline] [--timeout S]
 """
 
 from __future__ import annotations
@@ -25,19 +30,26 @@ from batsim_google.presets import preset
 from batsim_google.requests import load_request_law
 from batsim_google.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulate import run_google_cell
-from batsim_google.workload import write_generated_workload
+from batsim_google.workload import GOOGLE_CELL_MACHINES, write_generated_workload
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
+PLATFORM_MACHINES = 512
+#: Inter-arrival stretch that gives the 512 machines the Google cell's load per machine.
+CELL_LOAD_SCALE = GOOGLE_CELL_MACHINES / PLATFORM_MACHINES
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--growth", type=int, nargs="*", default=[50_000, 100_000])
+    parser.add_argument(
+        "--arrival-scale", type=float, default=CELL_LOAD_SCALE,
+        help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
+    )
     parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
     parser.add_argument(
         "--timeout", type=float, default=6 * 3600.0,
-        help="wall-clock limit of each simulation, seconds (50k tasks took 68 min here; 100k more than twice that)",
+        help="wall-clock limit of each simulation, seconds (with --arrival-scale 1, 50k tasks took 68 min here)",
     )
     parser.add_argument(
         "--no-baseline", dest="baseline", action="store_false",
@@ -46,12 +58,18 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("batsim") is None:
         raise SystemExit("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1")
+    if not args.arrival_scale > 0:
+        raise SystemExit(f"--arrival-scale must be > 0 (got {args.arrival_scale})")
+    print(f"'google' model, seed 1, {PLATFORM_MACHINES} machines, inter-arrival times x {args.arrival_scale:.4g}")
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         walls = {}
         for tasks in [args.tasks, *args.growth]:
             workload = folder / f"workload-{tasks}.json"
-            write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=512)
+            write_generated_workload(
+                workload, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=PLATFORM_MACHINES,
+                arrival_scale=args.arrival_scale,
+            )
             output = folder / f"google-cell-{tasks}"
             run = run_google_cell(PLATFORM, [workload], output, {}, timeout=args.timeout, energy=args.energy)
             summary, walls[tasks] = run.summary, run.simulation.wall_seconds
