@@ -88,6 +88,7 @@ def submitted(*job_ids: str) -> dict:
     ]}
 
 
+@pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")  # pybatsim's own call
 def test_acknowledged_registrations_do_not_flood_the_log(caplog):
     logging.getLogger("batsim.batsim").removeFilter(ACKNOWLEDGED_REGISTRATIONS)  # as before any GoogleCell
     registered = f"{RESUBMIT_WORKLOAD}!w0_1#1"
