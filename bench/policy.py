@@ -27,7 +27,7 @@ from batsim_google.scheduling.decisions import Execute, Kill, Register, Registra
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
 from batsim_google.workload import write_generated_workload
-from bench.scheduler import CELL_LOAD_SCALE, PLATFORM
+from bench.scheduler import PLATFORM, add_arrival_scale
 
 
 def replay(policy: CellPolicy, workload: dict) -> tuple[int, float]:
@@ -88,13 +88,8 @@ def replay(policy: CellPolicy, workload: dict) -> tuple[int, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, nargs="+", default=[10_000, 50_000, 100_000])
-    parser.add_argument(
-        "--arrival-scale", type=float, default=CELL_LOAD_SCALE,
-        help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
-    )
+    add_arrival_scale(parser)
     args = parser.parse_args()
-    if not args.arrival_scale > 0:
-        raise SystemExit(f"--arrival-scale must be > 0 (got {args.arrival_scale})")
     properties = [host.properties for host in compute_hosts(PLATFORM)]
     seconds = {}
     with tempfile.TemporaryDirectory() as folder:

@@ -38,14 +38,25 @@ PLATFORM_MACHINES = 512
 CELL_LOAD_SCALE = GOOGLE_CELL_MACHINES / PLATFORM_MACHINES
 
 
+def add_arrival_scale(parser: argparse.ArgumentParser) -> None:
+    """``--arrival-scale``, shared with ``bench.policy`` so that both replay the same workloads."""
+
+    def positive(text: str) -> float:
+        if not float(text) > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0 (got {text})")
+        return float(text)
+
+    parser.add_argument(
+        "--arrival-scale", type=positive, default=CELL_LOAD_SCALE,
+        help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10_000)
     parser.add_argument("--growth", type=int, nargs="*", default=[50_000, 100_000])
-    parser.add_argument(
-        "--arrival-scale", type=float, default=CELL_LOAD_SCALE,
-        help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
-    )
+    add_arrival_scale(parser)
     parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
     parser.add_argument(
         "--timeout", type=float, default=6 * 3600.0,
@@ -58,8 +69,6 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("batsim") is None:
         raise SystemExit("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1")
-    if not args.arrival_scale > 0:
-        raise SystemExit(f"--arrival-scale must be > 0 (got {args.arrival_scale})")
     print(f"'google' model, seed 1, {PLATFORM_MACHINES} machines, inter-arrival times x {args.arrival_scale:.4g}")
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
