@@ -99,6 +99,10 @@ def test_defaults(tmp_path):
     ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",
      r"unknown key\(s\) in policies.p: restarts"),
     ("timeout = -3\n", r"timeout must be a positive number \(got -3\)"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 0}\n",
+     r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)'),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
+     r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)'),
 ])
 def test_errors_name_the_file_and_entry(tmp_path, text, message):
     path = campaign_file(tmp_path, text)
@@ -127,6 +131,30 @@ def test_plan_writes_each_input_once_and_crosses_the_runs(tmp_path):
     again = plan_campaign(campaign, output)
     assert [r.fingerprint for r in again] == [r.fingerprint for r in runs]
     assert {p: p.stat().st_mtime_ns for p in (output / "inputs").rglob("*") if p.is_file()} == stamps
+
+
+def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_path):
+    campaign = load_campaign(campaign_file(tmp_path, """
+        [platforms]
+        c12 = {cell = 12}
+        c24 = {cell = 24}
+        [workloads]
+        plain = {preset = "google", tasks = 30, seeds = [1]}
+        cell = {preset = "google", tasks = 30, seeds = [1], arrival_scale = "cell"}
+        twice = {preset = "google", tasks = 30, seeds = [1], arrival_scale = 2}
+        [policies.p]
+    """))
+    assert [w.arrival_scale for w in campaign.workloads] == [1.0, "cell", 2.0]
+    runs = plan_campaign(campaign, tmp_path / "out")
+    jobs = {(r.platform, r.workload): json.loads(r.workload_file.read_text()) for r in runs}
+    for platform, machines in (("c12", 12), ("c24", 24)):
+        plain = [job["subtime"] for job in jobs[platform, "plain"]["jobs"]]
+        for workload, scale in (("cell", 12583 / machines), ("twice", 2.0)):
+            scaled = jobs[platform, workload]
+            assert scaled["meta"]["arrival_scale"] == pytest.approx(scale)
+            rounding = (scale + 1) * 1e-6  # subtimes are written to the microsecond
+            assert [job["subtime"] for job in scaled["jobs"]] == pytest.approx([t * scale for t in plain], rel=0, abs=rounding)
+    assert "arrival_scale" not in jobs["c12", "plain"]["meta"]
 
 
 def test_a_changed_spec_writes_a_new_input_and_changes_the_fingerprint(tmp_path):

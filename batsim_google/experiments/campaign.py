@@ -14,7 +14,8 @@ from the campaign file's folder::
     [workloads]
     google = {preset = "google", tasks = 1000, seeds = [1, 2, 3]}   # or model = FILE; or duration = S
     trace = {file = "converted.json"}           # an existing workload (one replication)
-                                                # generated: optional grain = G, requests = FILE
+                                                # generated: optional grain = G, requests = FILE,
+                                                # arrival_scale = F or "cell" (see WorkloadSpec)
     [failures]                                  # optional; default: none = {}
     none = {}
     drawn = {mtbf = 86400, mttr = 3600, horizon = 172800, seeds = [1]}   # mtbf_shape, mttr_shape too
@@ -45,6 +46,8 @@ from ..presets import PRESETS
 from ..scheduling.policy import PolicyConfig
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+#: ``arrival_scale = "cell"``: each platform carries the Google cell's load per machine.
+CELL_LOAD = "cell"
 DEFAULT_TIMEOUT_S = 3600.0
 #: Failure-law keys of a campaign -> FailureLaw fields.
 LAW_KEYS = {
@@ -70,7 +73,12 @@ class PlatformSpec:
 @dataclass(frozen=True)
 class WorkloadSpec:
     """A workload ``file``, or one generated from a ``preset`` or ``model`` file, of ``tasks``
-    tasks or ``duration`` seconds, once per seed."""
+    tasks or ``duration`` seconds, once per seed.
+
+    ``arrival_scale`` multiplies the inter-arrival times, as ``generate --arrival-scale`` does;
+    ``"cell"`` (:data:`CELL_LOAD`) takes 12,583 / the platform's machines for each platform, so a
+    whole-cell model such as the presets loads every platform as the Google cell was loaded.
+    """
 
     name: str
     file: Path | None = None
@@ -81,6 +89,7 @@ class WorkloadSpec:
     seeds: tuple[int | None, ...] = (None,)
     grain: float | None = None
     requests: Path | None = None
+    arrival_scale: float | str = 1.0
 
 
 @dataclass(frozen=True)
@@ -134,6 +143,15 @@ def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
     return tuple(seeds)
 
 
+def _arrival_scale(raw: Mapping[str, Any], where: str) -> float | str:
+    value = raw.get("arrival_scale", 1.0)
+    if value == CELL_LOAD:
+        return CELL_LOAD
+    if not is_number(value) or value <= 0:
+        raise CampaignError(f'{where}.arrival_scale must be a positive number or "{CELL_LOAD}" (got {value!r})')
+    return float(value)
+
+
 def _one_of(raw: Mapping[str, Any], keys: tuple[str, ...], where: str) -> str:
     given = [key for key in keys if key in raw]
     if len(given) != 1:
@@ -154,7 +172,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
     if _one_of(raw, ("file", "preset", "model"), where) == "file":
         known_keys(raw, {"file"}, where)
         return WorkloadSpec(name, file=_path(raw, "file", where, base))
-    known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests"}, where)
+    known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale"}, where)
     if "preset" in raw and raw["preset"] not in PRESETS:
         raise CampaignError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
@@ -162,6 +180,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         name, preset=raw.get("preset"), model=_path(raw, "model", where, base),
         tasks=_positive(raw, "tasks", where, integer=True), duration=_positive(raw, "duration", where),
         seeds=_seeds(raw, where), grain=_positive(raw, "grain", where), requests=_path(raw, "requests", where, base),
+        arrival_scale=_arrival_scale(raw, where),
     )
 
 

@@ -28,8 +28,8 @@ from ..platform import compute_hosts, write_platform
 from ..presets import preset
 from ..requests import load_request_law
 from ..scheduling.policy import PolicyConfig
-from ..workload import write_generated_workload
-from .campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from ..workload import GOOGLE_CELL_MACHINES, write_generated_workload
+from .campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 
 INPUTS = "inputs"
 RUNS = "runs"
@@ -114,9 +114,11 @@ class _Inputs:
     def workload(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
         if spec.file is not None:
             return spec.file
+        scale = GOOGLE_CELL_MACHINES / machines if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
         key = _digest({
             "preset": spec.preset, "model": self.digest(spec.model), "tasks": spec.tasks, "duration": spec.duration,
             "seed": seed, "grain": spec.grain, "requests": self.digest(spec.requests), "nb_res": machines,
+            "arrival_scale": scale,
         })
         path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
 
@@ -124,7 +126,7 @@ class _Inputs:
             model = load_model(spec.model) if spec.model else preset(spec.preset)
             write_generated_workload(
                 target, model, load_request_law(spec.requests), seed, tasks=spec.tasks, duration=spec.duration,
-                nb_res=machines, grain=spec.grain,
+                nb_res=machines, grain=spec.grain, arrival_scale=scale,
             )
 
         return _write_once(path, write)
