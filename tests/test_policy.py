@@ -192,6 +192,39 @@ def test_idle_machines_sleep_and_wake_for_work():
     assert sim.running == {"w0!b": 0}
 
 
+@pytest.mark.parametrize("wake_before_evicting", [False, True])
+def test_a_task_fitting_nowhere_awake_evicts_or_waits_for_a_wake(wake_before_evicting):
+    sim = cell(2, energy="idle-sleep", idle_timeout=100.0, wake_before_evicting=wake_before_evicting)
+    sim.submit(job("low", priority=0.1, cpu=1.0, memory=1.0, work=10_000.0))
+    sim.advance(150.0)
+    assert sim.switching == {1: False}  # machine 1, idle since 0, goes to sleep
+    sim.finish_switches()
+    sim.submit(job("high", priority=0.9, cpu=1.0, memory=1.0))
+    if wake_before_evicting:
+        assert not sim.kills and sim.running == {"w0!low": 0} and sim.switching == {1: True}
+        sim.finish_switches()
+        assert sim.running == {"w0!low": 0, "w0!high": 1}
+    else:
+        (killed, executes), = sim.kills
+        assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
+        assert sim.switching == {1: True}  # for the evicted task, now queued
+
+
+def test_a_task_waiting_for_a_wake_evicts_once_no_machine_sleeps():
+    sim = cell(2, energy="idle-sleep", idle_timeout=100.0, wake_before_evicting=True)
+    sim.submit(job("low", priority=0.1, cpu=1.0, memory=1.0, work=10_000.0))
+    sim.advance(150.0)
+    sim.finish_switches()  # machine 1 asleep
+    sim.submit(job("high", priority=0.9, cpu=1.0, memory=1.0))
+    sim.submit(job("higher", priority=0.95, cpu=1.0, memory=1.0))
+    assert not sim.kills and sim.switching == {1: True}  # one machine to wake, both wait for it
+    sim.finish_switches()
+    (killed, executes), = sim.kills  # in the same pass
+    assert [e.job_id for e in executes] == ["w0!higher", "w0!high"] and killed == ("w0!low",)
+    assert sim.running["w0!higher"] == 1  # the woken machine went to the highest priority,
+    assert sim.running["w0!high"] == 0  # and with nothing asleep any more, "high" evicted
+
+
 def test_the_end_rejects_tasks_no_machine_can_ever_take():
     sim = cell(1, preemption=False)
     sim.submit(job("a", cpu=1.0, memory=1.0))

@@ -38,12 +38,14 @@ class CellMachine(RuleBasedStateMachine):
         energy=st.sampled_from(["always-on", "idle-sleep"]),
         overcommit=st.sampled_from([1.0, 1.5]),
         levels=st.sampled_from([0, 12]),
+        wake_first=st.booleans(),
     )
     @precondition(lambda self: self.sim is None)
-    def configure(self, placement, restart, resume, energy, overcommit, levels):
+    def configure(self, placement, restart, resume, energy, overcommit, levels, wake_first):
         config = PolicyConfig(
             placement=placement, restart=restart, restart_delay=30.0, resume=resume,
             energy=energy, idle_timeout=50.0, cpu_overcommit=overcommit, max_restarts=3, priority_levels=levels,
+            wake_before_evicting=wake_first,
         )
         self.overcommit = overcommit
         self.sim = FakeBatsim(CellPolicy(CPU, MEMORY, config))
@@ -133,7 +135,8 @@ class CellMachine(RuleBasedStateMachine):
     @invariant()
     def no_queued_task_could_start(self):
         """After each batch, no job Batsim holds as submitted fits on a usable machine, even by
-        evicting lower levels: skipping groups of same-shape tasks never leaves a placeable one."""
+        evicting lower levels (unless it waits for a wake-up): skipping groups of same-shape tasks
+        never leaves a placeable one."""
         if self.sim is None:
             return
         policy, levels = self.sim.policy, self.sim.policy.config.priority_levels
@@ -142,12 +145,16 @@ class CellMachine(RuleBasedStateMachine):
             return math.ceil(request.priority * levels) if levels else request.priority
 
         usable = policy.cluster.usable()
+        asleep = policy.cluster.available & ~policy.cluster.powered
+        waking_first = policy.config.wake_before_evicting and policy.config.energy == "idle-sleep"
         for job_id in self.sim.submitted:
             request = policy.by_job[job_id].request
+            # with wake_before_evicting, a task some sleeping machine could hold may wait instead of evicting
+            evicts = not (waking_first and (asleep & (CPU * self.overcommit >= request.cpu) & (MEMORY >= request.memory)).any())
             room_cpu, room_memory = CPU * self.overcommit, MEMORY.copy()
             for running_id, machine in self.sim.running.items():
                 other = policy.by_job[running_id].request
-                if level(other) >= level(request):
+                if level(other) >= level(request) or not evicts:
                     room_cpu[machine] -= other.cpu
                     room_memory[machine] -= other.memory
             fits = usable & (room_cpu >= request.cpu + 1e-9) & (room_memory >= request.memory + 1e-9)

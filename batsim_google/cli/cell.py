@@ -36,17 +36,18 @@ from .common import BATSIM_OPTION, TRACE_PATH, fail, show_progress
 @click.option("--resume/--from-scratch", default=False, show_default=True, help="Restart with the work left, or all of it.")
 @click.option("--energy", type=click.Choice(list(ENERGY_POLICIES)), default="always-on", show_default=True)
 @click.option("--idle-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True, help="Seconds idle before a machine sleeps (idle-sleep).")
+@click.option("--wake-before-evicting/--evict-before-waking", default=False, show_default=True, help="idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake rather than evict.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of the simulation, seconds.")
 @click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
 @BATSIM_OPTION
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
 @click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see README).")
-def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, timeout, energy_outputs, batsim_binary, progress, frontend) -> None:
+def run(platform, workloads, events, output, placement, overcommit, preemption, priority_levels, restart, restart_delay, max_restarts, resume, energy, idle_timeout, wake_before_evicting, timeout, energy_outputs, batsim_binary, progress, frontend) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     policy = {
         "placement": placement, "cpu_overcommit": overcommit, "preemption": preemption, "priority_levels": priority_levels,
         "restart": restart, "restart_delay": restart_delay, "max_restarts": max_restarts,
-        "resume": resume, "energy": energy, "idle_timeout": idle_timeout,
+        "resume": resume, "energy": energy, "idle_timeout": idle_timeout, "wake_before_evicting": wake_before_evicting,
     }
     try:
         summary = run_google_cell(

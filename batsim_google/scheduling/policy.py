@@ -21,7 +21,9 @@ Semantics (the trace's format document and the ICCP study):
 - a user kill stops a running task, and a pending one is rejected instead (Batsim aborts on a
   KILL_JOB for a job that is not running);
 - with ``energy = "idle-sleep"``, machines idle for ``idle_timeout`` seconds go to sleep and are
-  woken when queued tasks fit nowhere awake.
+  woken when queued tasks fit nowhere awake. A task that fits nowhere awake evicts at once, as in
+  the Google cell; with ``wake_before_evicting`` it waits for a machine to wake instead, as long as
+  a sleeping (or switching) machine could hold it, so that sleeping costs no evictions.
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -68,6 +70,7 @@ class PolicyConfig:
     resume: bool = False
     energy: str = "always-on"
     idle_timeout: float = 300.0
+    wake_before_evicting: bool = False
 
     def __post_init__(self) -> None:
         if self.placement not in PLACEMENTS:
@@ -241,6 +244,9 @@ class CellPolicy:
             allowed = freed_mask if queue.blocked[group.index] else None
             machine = self.place(self.cluster, cpu, memory, allowed)
             if machine < 0 and self.config.preemption:
+                if self._waits_for_wake(cpu, memory):
+                    queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
+                    continue
                 machine = self._evict_for(task, now, allowed)
             if machine < 0:
                 failed_shapes.append((cpu, memory))
@@ -250,6 +256,14 @@ class CellPolicy:
             self._start(task, machine, now)
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
+
+    def _waits_for_wake(self, cpu: float, memory: float) -> bool:
+        """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
+        if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
+            return False
+        cluster = self.cluster
+        asleep = cluster.available & ~cluster.powered
+        return bool(np.any(asleep & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)))
 
     def _worth_trying(self, freed: np.ndarray) -> np.ndarray:
         """Indexes of the non-empty groups not blocked, and of the blocked ones whose head fits,
