@@ -160,22 +160,41 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
     return tuple(speeds)
 
 
+def _radical(text: str, where: str) -> list[int]:
+    """The numbers of a cluster's ``radical``: comma-separated numbers and ``first-last`` ranges."""
+    numbers = []
+    try:
+        for part in text.split(","):
+            first, _, last = part.strip().partition("-")
+            numbers += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise ValueError(f"{where}: unreadable radical {text!r}") from None
+    return numbers
+
+
 def read_hosts(path: str | Path) -> list[PlatformHost]:
-    """Every ``<host>`` of a platform file, in file order, read as a stream."""
+    """Every ``<host>`` of a platform file, and every host of its ``<cluster>`` elements
+    (``prefix`` + number + ``suffix``, the cluster's speeds and properties), in file order, read
+    as a stream."""
     hosts = []
     try:
         for _, element in ET.iterparse(path):
+            if element.tag not in ("host", "cluster"):
+                continue
+            name = element.get("id", "")
+            where = f"{path}: {element.tag} {name!r}"
+            speeds = _speeds(element.get("speed", ""), where)
+            cores = int(element.get("core", "1"))
+            properties = {prop.get("id"): prop.get("value") for prop in element.iter("prop")}
             if element.tag == "host":
-                name = element.get("id", "")
-                hosts.append(
-                    PlatformHost(
-                        name=name,
-                        speeds=_speeds(element.get("speed", ""), f"{path}: host {name!r}"),
-                        cores=int(element.get("core", "1")),
-                        properties={prop.get("id"): prop.get("value") for prop in element.iter("prop")},
-                    )
-                )
-                element.clear()
+                hosts.append(PlatformHost(name, speeds, cores, properties))
+            else:
+                prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
+                hosts += [
+                    PlatformHost(f"{prefix}{number}{suffix}", speeds, cores, properties)
+                    for number in _radical(element.get("radical", ""), where)
+                ]
+            element.clear()
     except (ET.ParseError, OSError) as error:
         raise ValueError(f"{path}: {error}") from error
     return hosts

@@ -51,6 +51,23 @@ def test_hosts_per_type_properties_and_one_master(tmp_path):
         assert host.properties["sleep_pstates"] == "1:2:3"
 
 
+def test_cluster_elements_are_read_as_their_hosts(tmp_path):
+    path = tmp_path / "clusters.xml"
+    path.write_text(
+        '<platform version="4.1"><zone id="z" routing="Full">'
+        '<cluster id="c" prefix="n-" suffix=".x" radical="0-1,4" speed="2Gf, 1f" core="8" bw="1GBps" lat="1us">'
+        '<prop id="cpu_capacity" value="0.5"/></cluster>'
+        '<host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>'
+    )
+    hosts = read_hosts(path)
+    assert [h.name for h in hosts] == ["n-0.x", "n-1.x", "n-4.x", "master"]
+    assert all(h.speeds == (2e9, 1.0) and h.cores == 8 and h.properties == {"cpu_capacity": "0.5"} for h in hosts[:3])
+    assert [h.name for h in compute_hosts(path)] == ["n-0.x", "n-1.x", "n-4.x"]
+    path.write_text(path.read_text().replace('radical="0-1,4"', 'radical="0-x"'))
+    with pytest.raises(ValueError, match=r"cluster 'c': unreadable radical '0-x'"):
+        read_hosts(path)
+
+
 def test_names_are_padded_so_resource_order_is_machine_order(tmp_path):
     path = _platform(tmp_path, machines=512)
     in_file = [h.name for h in read_hosts(path) if h.computes]

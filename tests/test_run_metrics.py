@@ -166,9 +166,13 @@ def test_cpu_capacity_of_a_written_cell(tmp_path):
     assert cpu_capacity(tmp_path / "cell.xml") == pytest.approx(machines["cpu"].sum())
 
 
-def test_cpu_capacity_needs_hosts():
-    with pytest.raises(ValueError, match="cell4_energy.xml: no compute <host>"):
-        cpu_capacity(FIXTURES / "cell4_energy.xml")
+def test_cpu_capacity_reads_clusters_and_needs_compute_hosts(tmp_path):
+    assert cpu_capacity(FIXTURES / "cell4_energy.xml") == pytest.approx(1.0 + 1.0 + 0.5 + 0.5)  # two <cluster>s
+    master_only = tmp_path / "master.xml"
+    master_only.write_text('<platform version="4.1"><zone id="z" routing="Full">'
+                           '<host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>')
+    with pytest.raises(ValueError, match="master.xml: no compute host"):
+        cpu_capacity(master_only)
 
 
 def test_waits_under_the_queued_threshold_count_as_zero():

@@ -49,7 +49,7 @@ def cpu_capacity(platform: str | Path) -> float:
     """Sum of the compute hosts' ``cpu_capacity`` (1, the largest machine, when absent)."""
     hosts = compute_hosts(platform)
     if not hosts:
-        raise ValueError(f"{platform}: no compute <host> element (clusters are not read): no CPU capacity")
+        raise ValueError(f"{platform}: no compute host: no CPU capacity")
     return sum(float(host.properties.get("cpu_capacity", 1.0)) for host in hosts)
 
 

@@ -104,7 +104,7 @@ class _Inputs:
         if spec.file is not None:
             machines = len(compute_hosts(spec.file))
             if machines == 0:
-                raise ValueError(f"platforms.{spec.name}: {spec.file} has no compute <host> element (clusters are not read)")
+                raise ValueError(f"platforms.{spec.name}: {spec.file} has no compute host")
             return spec.file, machines
         key = _digest({"cell": spec.cell, "energy": self.digest(spec.energy)})
         path = self.folder / "platforms" / f"{spec.name}-{key}.xml"
