@@ -13,7 +13,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from batsim_google.platform import compute_hosts
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
 
 #: Batsim's final job states (by name, the same in pybatsim and batsim-py) -> the policy's statuses.
@@ -54,14 +56,26 @@ def sleep_pstate(properties: Mapping) -> int | None:
     return int(value.split(":")[0]) if value else None
 
 
-def cell_policy(properties: Sequence[Mapping], config: PolicyConfig) -> CellPolicy:
+def cell_policy(
+    properties: Sequence[Mapping], config: PolicyConfig, platform: str | Path | None = None,
+    events: Sequence[str | Path] = (),
+) -> CellPolicy:
     """The policy over machines described by their platform properties, in resource-id order.
 
-    ``cpu_capacity`` and ``memory_capacity`` default to 1 (the largest machine).
+    ``cpu_capacity`` and ``memory_capacity`` default to 1 (the largest machine). With the
+    ``platform`` file and the ``events`` files Batsim replays, the power manager starts no switch
+    that a failure would interrupt (see :mod:`batsim_google.scheduling.switch_guard`).
     """
     cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
     memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
-    return CellPolicy(cpu, memory, config)
+    guard = None
+    if platform is not None and events and config.energy != "always-on":
+        hosts = compute_hosts(platform)
+        if len(hosts) != len(properties):
+            raise ValueError(f"{platform}: {len(hosts)} compute <host> elements, but Batsim has {len(properties)} machines")
+        switch_on, switch_off = switch_seconds(hosts)
+        guard = SwitchGuard(failure_times(events, len(properties)), switch_on, switch_off)
+    return CellPolicy(cpu, memory, config, guard)
 
 
 class ProgressFile:

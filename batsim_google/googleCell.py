@@ -13,7 +13,9 @@ services share one profile), plus ``--forward-unknown-events`` for ``user_kill``
 
 Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), ``output`` (prefix
 of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
-simulated time is written for progress bars).
+simulated time is written for progress bars), ``platform`` and ``events`` (the platform file and
+the event files given to Batsim: with an energy policy, no pstate switch is started that a machine
+failure would interrupt, which aborts Batsim 4.2.1; see :mod:`batsim_google.scheduling.switch_guard`).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ class GoogleCell(BatsimScheduler):
         self.sleep_pstates = [sleep_pstate(p) for p in properties]
         if config.energy != "always-on" and None in self.sleep_pstates:
             raise RuntimeError(f"energy policy {config.energy!r} needs a sleep_pstates property on every host")
-        self.policy = cell_policy(properties, config)
+        self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
 
     def onSimulationEnds(self) -> None:
         output = self.options.get("output")

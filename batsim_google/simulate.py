@@ -67,7 +67,10 @@ def run_google_cell(
         command = batsimpy_frontend.command(Path(platform), Path(workloads[0]), output, policy, progress_file)
         launch = partial(run_batsim_launcher, command, output, timeout, environment, name="batsim-py")
     else:
-        options = {"policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file)}
+        options = {
+            "policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file),
+            "platform": str(Path(platform).resolve()), "events": [str(Path(e).resolve()) for e in events],
+        }
         batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
         simulation = Simulation(
             platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,

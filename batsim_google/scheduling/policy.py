@@ -46,6 +46,7 @@ from .decisions import (
 from ..priority import GOOGLE_PRIORITY_LEVELS
 from .placement import PLACEMENTS
 from .queue import PendingQueue
+from .switch_guard import SwitchGuard
 from .tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
 RESTARTS = ("none", "immediate", "delayed")
@@ -94,8 +95,12 @@ class PolicyConfig:
 class CellPolicy:
     """Decision core of the Google-cell scheduler."""
 
-    def __init__(self, cpu: np.ndarray, memory: np.ndarray, config: PolicyConfig = PolicyConfig()) -> None:
+    def __init__(
+        self, cpu: np.ndarray, memory: np.ndarray, config: PolicyConfig = PolicyConfig(),
+        switch_guard: SwitchGuard | None = None,
+    ) -> None:
         self.config = config
+        self.switch_guard = switch_guard  # failures known in advance: no switch that one interrupts
         self.cluster = Cluster(cpu, memory, config.cpu_overcommit)
         self.place = PLACEMENTS[config.placement]
         self.ledger = Ledger()
@@ -425,6 +430,8 @@ class CellPolicy:
                 fits = (room_cpu >= cpu) & (room_memory >= memory)
                 if not fits.any():
                     candidates = sleeping & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)
+                    if self.switch_guard is not None:
+                        candidates = self.switch_guard.allows(candidates, now, on=True)
                     if not candidates.any():
                         break
                     machine = int(np.argmax(candidates))
@@ -442,12 +449,13 @@ class CellPolicy:
         if self.pending:
             return  # demand exceeds what is awake: put nothing to sleep
         idle = cluster.usable() & (cluster.tasks == 0)
-        expired = idle & (now - cluster.idle_since >= self.config.idle_timeout)
-        if expired.any():
+        due = idle & (now - cluster.idle_since >= self.config.idle_timeout)
+        expired = due if self.switch_guard is None else self.switch_guard.allows(due, now, on=False)
+        if expired.any():  # a machine about to fail stays on: its failure is the next event for it
             machines = tuple(np.flatnonzero(expired).tolist())
             cluster.set_power(machines, Power.SWITCHING_OFF, now)
             self._decisions.append(SwitchOff(machines))
-        still_idle = idle & ~expired
+        still_idle = idle & ~due
         if still_idle.any():
             self._wake_at(float(cluster.idle_since[still_idle].min()) + self.config.idle_timeout, now)
 

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
+from batsim_google import googleCell
 from batsim_google.presets import preset
 from batsim_google.requests import load_request_law
+from batsim_google.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, SimulationError, pybatsim_scheduler, run_simulation
 from batsim_google.simulate import run_google_cell
 from batsim_google.workload import write_generated_workload
 
@@ -93,3 +95,48 @@ def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
     out = idle_sleep_beats_always_on(run, tmp_path)
     states = rows(out / "out_machine_states.csv")
     assert max(int(row["nb_sleeping"]) for row in states) == 4
+
+
+@pytest.mark.parametrize("wake_before_evicting", [False, True])
+def test_a_task_fitting_nowhere_awake_evicts_or_waits_for_a_wake(tmp_path, batsim_binary, wake_before_evicting):
+    jobs = [task(0, 0, 2000, priority=0.1, cpu=1.0, memory=1.0), task(1, 300, 50, priority=0.9, cpu=1.0, memory=0.5)]
+    summary, out = simulate(
+        tmp_path, jobs, batsim_binary, energy="idle-sleep", idle_timeout=60.0, wake_before_evicting=wake_before_evicting,
+    )
+    assert summary["balanced"] and out["1"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
+    if wake_before_evicting:  # the other big machine sleeps since t = 60; it wakes in 10 s here (1 flop at 0.1 f/s)
+        assert killed == [] and float(out["1"]["waiting_time"]) == pytest.approx(10.0, abs=0.1)
+    else:
+        assert killed == ["0"] and float(out["1"]["waiting_time"]) < 0.1
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_no_switch_straddles_a_known_failure(tmp_path, batsim_binary, guarded):
+    """m1 sleeps; a task only a big machine can hold, and that may evict nothing, comes at t = 300;
+    m1 fails at 305, within its 10 s wake-up. Batsim 4.2.1 ends the switch as if m1 were up, then
+    aborts at its machine_available: the scheduler, reading the same events, does not wake it."""
+    jobs = [task(0, 0, 2000, priority=0.9, cpu=1.0, memory=1.0), task(1, 300, 50, priority=0.1, cpu=1.0, memory=0.5)]
+    path = workload(tmp_path / "workload.json", jobs)
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"timestamp": 305, "type": "machine_unavailable", "resources": "1"}\n'
+                      '{"timestamp": 400, "type": "machine_available", "resources": "1"}\n')
+    output = tmp_path / "out"
+    output.mkdir()
+    options = {"policy": {"energy": "idle-sleep", "idle_timeout": 60.0}, "output": str(output / "out")}
+    if guarded:
+        options |= {"platform": str(PLATFORM), "events": [str(events)]}
+    simulation = Simulation(
+        PLATFORM, [path], output, pybatsim_scheduler(googleCell.__file__, options), events=[events], energy=True,
+        batsim_options=[*GOOGLE_CELL_BATSIM_OPTIONS, "--forward-unknown-events"], timeout=120, batsim=batsim_binary,
+    )
+    if not guarded:
+        with pytest.raises(SimulationError):
+            run_simulation(simulation)
+        assert "was not in UNAVAILABLE state" in (output / "batsim.log").read_text()
+        return
+    run_simulation(simulation)
+    out = {row["job_id"]: row for row in rows(output / "out_jobs.csv")}
+    assert out["1"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(out["1"]["starting_time"]) == pytest.approx(410.0, abs=0.1)  # woken once m1 is back at 400
+    assert json.loads((output / "out_accounting.json").read_text())["balanced"]
