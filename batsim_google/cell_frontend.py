@@ -72,7 +72,7 @@ def cell_policy(
     if platform is not None and events and config.energy != "always-on":
         hosts = compute_hosts(platform)
         if len(hosts) != len(properties):
-            raise ValueError(f"{platform}: {len(hosts)} compute <host> elements, but Batsim has {len(properties)} machines")
+            raise ValueError(f"{platform}: {len(hosts)} compute hosts, but Batsim has {len(properties)} machines")
         switch_on, switch_off = switch_seconds(hosts)
         guard = SwitchGuard(failure_times(events, len(properties)), switch_on, switch_off)
     return CellPolicy(cpu, memory, config, guard)

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from batsim_google.cell_frontend import cell_policy
 from batsim_google.platform import compute_hosts
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
@@ -73,3 +74,15 @@ def test_power_manager_wakes_and_puts_to_sleep_no_machine_about_to_fail():
     sim.policy.switch_guard = guard  # machine 2, idle since 310, would sleep at 370 but fails at 375
     sim.advance(370.0)
     assert sim.switching == {}
+
+
+def test_the_front_ends_policy_has_a_guard_with_an_energy_policy_and_events(tmp_path):
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"timestamp": 305, "type": "machine_unavailable", "resources": "1"}\n')
+    properties = [host.properties for host in compute_hosts(PLATFORM)]
+    sleepy = PolicyConfig(energy="idle-sleep")
+    assert cell_policy(properties, sleepy, PLATFORM, [events]).switch_guard is not None
+    assert cell_policy(properties, sleepy).switch_guard is None  # nothing to foresee
+    assert cell_policy(properties, PolicyConfig(), PLATFORM, [events]).switch_guard is None  # never switches
+    with pytest.raises(ValueError, match="4 compute hosts, but Batsim has 3 machines"):
+        cell_policy(properties[:3], sleepy, PLATFORM, [events])
