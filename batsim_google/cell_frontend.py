@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from batsim_google.platform import compute_hosts
+from batsim_google.platform import compute_hosts, sleep_pstates
 from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
@@ -52,8 +52,8 @@ def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, d
 
 def sleep_pstate(properties: Mapping) -> int | None:
     """The sleep pstate of a machine (first of Batsim's ``sleep_pstates``), None without one."""
-    value = properties.get("sleep_pstates")
-    return int(value.split(":")[0]) if value else None
+    pstates = sleep_pstates(properties)
+    return None if pstates is None else pstates[0]
 
 
 def cell_policy(

@@ -24,6 +24,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
@@ -148,6 +149,15 @@ class PlatformHost:
     def computes(self) -> bool:
         """Whether Batsim makes it a compute machine (neither master nor storage)."""
         return not {"master", "storage"} & set(self.properties.get("role", "").split(","))
+
+
+def sleep_pstates(properties: Mapping[str, str]) -> tuple[int, int, int] | None:
+    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates, or None."""
+    value = properties.get("sleep_pstates")
+    if not value:
+        return None
+    sleep, off, on = (int(part) for part in value.split(":"))
+    return sleep, off, on
 
 
 def _speeds(text: str, where: str) -> tuple[float, ...]:

@@ -25,6 +25,12 @@ from .requests import RequestLaw
 GOOGLE_CELL_MACHINES = GOOGLE_2011_MACHINES
 
 
+def cell_load_scale(machines: int) -> float:
+    """The inter-arrival stretch that gives ``machines`` the Google cell's load per machine, for a
+    model whose arrival rate is the whole cell's (the presets')."""
+    return GOOGLE_CELL_MACHINES / machines
+
+
 def write_generated_workload(
     path: str | Path,
     model: WorkloadModel,

@@ -30,12 +30,10 @@ from batsim_google.presets import preset
 from batsim_google.requests import load_request_law
 from batsim_google.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulate import run_google_cell
-from batsim_google.workload import GOOGLE_CELL_MACHINES, write_generated_workload
+from batsim_google.workload import cell_load_scale, write_generated_workload
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
 PLATFORM_MACHINES = 512
-#: Inter-arrival stretch that gives the 512 machines the Google cell's load per machine.
-CELL_LOAD_SCALE = GOOGLE_CELL_MACHINES / PLATFORM_MACHINES
 
 
 def add_arrival_scale(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +45,7 @@ def add_arrival_scale(parser: argparse.ArgumentParser) -> None:
         return float(text)
 
     parser.add_argument(
-        "--arrival-scale", type=positive, default=CELL_LOAD_SCALE,
+        "--arrival-scale", type=positive, default=cell_load_scale(PLATFORM_MACHINES),
         help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
     )
 

@@ -15,7 +15,7 @@ from ..platform import write_platform
 from ..presets import PRESETS, preset
 from ..requests import derive_request_law, load_request_law
 from ..trace.accounting import RowAccount
-from ..workload import GOOGLE_CELL_MACHINES, write_generated_workload
+from ..workload import GOOGLE_CELL_MACHINES, cell_load_scale, write_generated_workload
 from .common import chosen_model, fail, show_progress
 
 
@@ -68,7 +68,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
     count = write_generated_workload(
         workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES,
-        arrival_scale=GOOGLE_CELL_MACHINES / DEMO_MACHINES,
+        arrival_scale=cell_load_scale(DEMO_MACHINES),
     )
     changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
     events = write_availability_events(failures, changes)
@@ -80,7 +80,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         "An experiment written by 'batsim-google demo':\n"
         f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
         f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
-        f"  cell's load per machine (inter-arrivals x {GOOGLE_CELL_MACHINES / DEMO_MACHINES:.4g})\n"
+        f"  cell's load per machine (inter-arrivals x {cell_load_scale(DEMO_MACHINES):.4g})\n"
         f"- {failures.name}: {events} machine failure/repair events over 2 days\n\n"
         f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n"
     )

@@ -28,7 +28,7 @@ from ..platform import compute_hosts, write_platform
 from ..presets import preset
 from ..requests import load_request_law
 from ..scheduling.policy import PolicyConfig
-from ..workload import GOOGLE_CELL_MACHINES, write_generated_workload
+from ..workload import cell_load_scale, write_generated_workload
 from .campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 
 INPUTS = "inputs"
@@ -114,7 +114,7 @@ class _Inputs:
     def workload(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
         if spec.file is not None:
             return spec.file
-        scale = GOOGLE_CELL_MACHINES / machines if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
+        scale = cell_load_scale(machines) if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
         key = _digest({
             "preset": spec.preset, "model": self.digest(spec.model), "tasks": spec.tasks, "duration": spec.duration,
             "seed": seed, "grain": spec.grain, "requests": self.digest(spec.requests), "nb_res": machines,

@@ -418,6 +418,8 @@ class CellPolicy:
         for ``idle_timeout`` to sleep when nothing is queued."""
         cluster = self.cluster
         sleeping = np.array([power is Power.SLEEPING for power in cluster.power]) & cluster.available
+        if self.switch_guard is not None:  # a machine about to fail is not woken
+            sleeping = self.switch_guard.allows(sleeping, now, on=True)
         waking = np.array([power is Power.SWITCHING_ON for power in cluster.power])
         # Room already on its way: machines switching on, filled virtually by the queued tasks,
         # group by group in queue order (the rest of a group fits no better than its first task).
@@ -430,8 +432,6 @@ class CellPolicy:
                 fits = (room_cpu >= cpu) & (room_memory >= memory)
                 if not fits.any():
                     candidates = sleeping & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)
-                    if self.switch_guard is not None:
-                        candidates = self.switch_guard.allows(candidates, now, on=True)
                     if not candidates.any():
                         break
                     machine = int(np.argmax(candidates))

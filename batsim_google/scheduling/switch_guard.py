@@ -16,7 +16,8 @@ from typing import Iterable, Sequence
 import numpy as np
 from procset import ProcSet
 
-from ..platform import PlatformHost
+from ..batsim_events import UNAVAILABLE
+from ..platform import PlatformHost, sleep_pstates
 
 
 class SwitchGuard:
@@ -24,7 +25,6 @@ class SwitchGuard:
 
     def __init__(self, failures: Sequence[np.ndarray], switch_on: np.ndarray, switch_off: np.ndarray) -> None:
         self._failures = [np.sort(np.asarray(times, dtype=float)) for times in failures]
-        self._cursor = np.zeros(len(self._failures), dtype=np.int64)
         self._next = np.array([times[0] if times.size else np.inf for times in self._failures])
         self.switch_on = np.asarray(switch_on, dtype=float)
         self.switch_off = np.asarray(switch_off, dtype=float)
@@ -33,8 +33,8 @@ class SwitchGuard:
         """``machines`` (a mask) less those that would fail before a switch started ``now`` ends."""
         for machine in np.flatnonzero(self._next < now):  # each failure passes once: amortized
             times = self._failures[machine]
-            self._cursor[machine] = np.searchsorted(times, now, side="left")
-            self._next[machine] = times[self._cursor[machine]] if self._cursor[machine] < times.size else np.inf
+            coming = np.searchsorted(times, now, side="left")
+            self._next[machine] = times[coming] if coming < times.size else np.inf
         seconds = self.switch_on if on else self.switch_off
         return machines & (self._next > now + seconds)
 
@@ -50,7 +50,7 @@ def failure_times(paths: Iterable[str | Path], machines: int) -> list[np.ndarray
                     continue
                 try:
                     event = json.loads(line)
-                    if event.get("type") != "machine_unavailable":
+                    if event.get("type") != UNAVAILABLE:
                         continue
                     for machine in ProcSet.from_str(event["resources"]):
                         times[machine].append(float(event["timestamp"]))
@@ -64,8 +64,8 @@ def switch_seconds(hosts: Sequence[PlatformHost]) -> tuple[np.ndarray, np.ndarra
     virtual pstates named by ``sleep_pstates`` (sleep:off:on); 0 for a host without them."""
     on, off = np.zeros(len(hosts)), np.zeros(len(hosts))
     for index, host in enumerate(hosts):
-        value = host.properties.get("sleep_pstates")
-        if value:
-            _, off_pstate, on_pstate = (int(part) for part in value.split(":"))
+        pstates = sleep_pstates(host.properties)
+        if pstates is not None:
+            _, off_pstate, on_pstate = pstates
             on[index], off[index] = 1.0 / host.speeds[on_pstate], 1.0 / host.speeds[off_pstate]
     return on, off
