@@ -86,3 +86,22 @@ def test_the_front_ends_policy_has_a_guard_with_an_energy_policy_and_events(tmp_
     assert cell_policy(properties, PolicyConfig(), PLATFORM, [events]).switch_guard is None  # never switches
     with pytest.raises(ValueError, match="4 compute hosts, but Batsim has 3 machines"):
         cell_policy(properties[:3], sleepy, PLATFORM, [events])
+
+
+@pytest.mark.parametrize("failure", [205.0, 215.0])
+def test_a_task_waits_for_no_machine_too_close_to_failing_to_be_woken(failure):
+    guard = SwitchGuard([np.array([]), np.array([failure])], np.full(2, 10.0), np.full(2, 10.0))
+    config = PolicyConfig(energy="idle-sleep", idle_timeout=100.0, wake_before_evicting=True)
+    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), config, guard))
+    sim.submit(JobRequest("w0!low", 0.0, "task", 0.1, 1.0, 1.0, 10_000.0))
+    sim.advance(150.0)
+    assert sim.switching == {1: False}
+    sim.finish_switches()
+    sim.now = 200.0  # a wake of machine 1 would end at 210
+    sim.submit(JobRequest("w0!high", 200.0, "task", 0.9, 1.0, 1.0, 100.0))
+    if failure < 210.0:  # it fails first: not woken, so "high" evicts rather than waits for it
+        (killed, executes), = sim.kills
+        assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
+        assert sim.switching == {}
+    else:
+        assert not sim.kills and sim.switching == {1: True}

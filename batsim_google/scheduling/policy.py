@@ -249,7 +249,7 @@ class CellPolicy:
             allowed = freed_mask if queue.blocked[group.index] else None
             machine = self.place(self.cluster, cpu, memory, allowed)
             if machine < 0 and self.config.preemption:
-                if self._waits_for_wake(cpu, memory):
+                if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
                     continue
                 machine = self._evict_for(task, now, allowed)
@@ -262,13 +262,16 @@ class CellPolicy:
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
-    def _waits_for_wake(self, cpu: float, memory: float) -> bool:
-        """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
+    def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
+        """Whether a request that fits nowhere awake waits for a wake-up rather than evicting:
+        some machine that could hold it is switching (on, or off and then on again) or asleep and
+        free to wake (a machine about to fail is not woken, so it is no reason to wait)."""
         if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
             return False
         cluster = self.cluster
-        asleep = cluster.available & ~cluster.powered
-        return bool(np.any(asleep & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)))
+        switching = cluster.available & ~cluster.powered & ~self._sleeping()
+        coming = switching | self._wakeable(now)
+        return bool(np.any(coming & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)))
 
     def _worth_trying(self, freed: np.ndarray) -> np.ndarray:
         """Indexes of the non-empty groups not blocked, and of the blocked ones whose head fits,
@@ -413,13 +416,20 @@ class CellPolicy:
 
     # ----- power --------------------------------------------------------------------------------
 
+    def _sleeping(self) -> np.ndarray:
+        return np.array([power is Power.SLEEPING for power in self.cluster.power], dtype=bool)
+
+    def _wakeable(self, now: float) -> np.ndarray:
+        """Available sleeping machines that may be woken now: none that a known failure would
+        interrupt while it switches on."""
+        sleeping = self._sleeping() & self.cluster.available
+        return sleeping if self.switch_guard is None else self.switch_guard.allows(sleeping, now, on=True)
+
     def _manage_power(self, now: float) -> None:
         """Wake sleeping machines for the queued tasks that fit nowhere awake; put machines idle
         for ``idle_timeout`` to sleep when nothing is queued."""
         cluster = self.cluster
-        sleeping = np.array([power is Power.SLEEPING for power in cluster.power]) & cluster.available
-        if self.switch_guard is not None:  # a machine about to fail is not woken
-            sleeping = self.switch_guard.allows(sleeping, now, on=True)
+        sleeping = self._wakeable(now)
         waking = np.array([power is Power.SWITCHING_ON for power in cluster.power])
         # Room already on its way: machines switching on, filled virtually by the queued tasks,
         # group by group in queue order (the rest of a group fits no better than its first task).
