@@ -10,7 +10,8 @@ Imports, pyarrow's lazy import of pandas included, come before timing. Throughpu
 compressed input per second; the floor is gzip decompression of the same files in Python (zlib, one core); the
 ``gzip -dc`` command, Arrow's CSV parse alone (from the reader's ISA-L stream) and polars' CSV
 reader alone are shown for reference. ``read`` is the reader (parse, checks, accounting), ``stats`` adds the lifecycles and
-the tables, ``convert`` the lifecycles and the Batsim workload. Runs use one core, then all cores
+the tables, ``convert`` the lifecycles and the Batsim workload; ``write JSON`` is convert's last
+stage alone, from attempt tables rebuilt before timing. Runs use one core, then all cores
 with one worker (Arrow's read-ahead thread decompresses) and with ``--workers`` (reading runs in a
 thread ahead of the lifecycles). Target: >= 50 % of the floor, peak memory flat in the length of
 the input.
@@ -107,16 +108,35 @@ def convert(files: list[Path], workers: int) -> None:
         convert_trace(files, Path(folder) / "w.json", Selection(), RowAccount(), nb_res=12583, workers=workers)
 
 
+def attempt_tables(files: list[Path], workers: int) -> list:
+    """The attempt tables of the files, rebuilt before timing: the input of ``write JSON``."""
+    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.lifecycle import rebuild
+
+    return [batch.attempts for batch in rebuild(files, RowAccount())]
+
+
+def write_json(tables: list, workers: int) -> None:
+    """convert's last stage alone: selecting the attempts and writing the Batsim workload."""
+    from batsim_google.trace.convert import Selection, write_records
+
+    with tempfile.TemporaryDirectory() as folder:
+        write_records(Path(folder) / "w.json", tables, Selection(), nb_res=12583)
+
+
 MEASURES = {
     "gunzip (floor)": gunzip, "gzip -dc": gzip_command, "arrow csv": arrow_csv, "polars csv": polars_csv,
     "read": read, "stats": stats,
-    "convert": convert,
+    "convert": convert, "write JSON": write_json,
 }
+#: Input prepared before timing (default: the files themselves).
+PREPARED = {"write JSON": attempt_tables}
 
 
 def _child(name: str, files: list[Path], workers: int) -> tuple[float, float, float]:
+    data = PREPARED.get(name, lambda files, workers: files)(files, workers)
     start, cpu = time.perf_counter(), sum(os.times()[:4])  # this process and its children
-    MEASURES[name](files, workers)
+    MEASURES[name](data, workers)
     seconds, cpu = time.perf_counter() - start, sum(os.times()[:4]) - cpu
     return seconds, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

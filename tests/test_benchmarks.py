@@ -39,7 +39,7 @@ def test_benchmark_without_batsim(arguments, expected):
 
 def test_trace_benchmark(google_2011):
     output = run_bench("bench.trace", str(PART), "--rounds", "1")
-    for measure in ("gunzip (floor)", "arrow csv", "read", "stats", "convert"):
+    for measure in ("gunzip (floor)", "arrow csv", "read", "stats", "convert", "write JSON"):
         assert f"\n{measure} " in output
 
 
