@@ -288,5 +288,22 @@ def test_the_inter_arrival_law_keeps_the_observed_arrival_rate():
     assert result.arrivals.best.method == "gamma-ml"
     assert result.arrivals.best.law.mean() == pytest.approx(mean_gap, rel=0.1)
     only_lognormal = fit_model(table, profile="none", methods=["lognormal-ml"], seed=0).arrivals.best
-    assert only_lognormal.method == "lomax-dynamism" and "mean gap" in only_lognormal.note
+    assert only_lognormal.method == "lomax-dynamism" and "mean positive gap" in only_lognormal.note
     assert only_lognormal.law.mean() == pytest.approx(mean_gap, rel=1e-9)
+
+
+def test_simultaneous_submissions_keep_the_arrival_rate():
+    """Half the gaps are zero (tasks submitted together): the laws are fitted to the positive gaps,
+    and the model's law, scaled by their share, keeps the observed mean gap."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    gaps = np.where(rng.random(n) < 0.5, 0.0, rng.gamma(0.5, 4.0, n))
+    subtimes = np.cumsum(gaps)
+    table = pl.DataFrame({"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n})
+    arrivals = fit_model(table, profile="none", methods=["exponential", "gamma-ml"], seed=0).arrivals
+    positive = np.diff(subtimes)[np.diff(subtimes) > 0]
+    assert arrivals.best.method == "gamma-ml"  # fitted to the positive gaps, not replaced by a fallback
+    assert arrivals.best.law.shape == pytest.approx(0.5, rel=0.05) and arrivals.best.law.mean() == pytest.approx(positive.mean(), rel=0.03)
+    assert arrivals.positive_share == pytest.approx(len(positive) / (n - 1))
+    assert arrivals.law.shape == arrivals.best.law.shape
+    assert arrivals.law.mean() == pytest.approx(np.diff(subtimes).mean(), rel=0.03)

@@ -129,3 +129,8 @@ def test_priority_rate_by_maximum_likelihood(rate):
 def test_priorities_rising_in_density_get_the_boundary_rate_and_a_note():
     fit = fit_priority_rate(np.array([0.75, 0.8, 0.9, 1.0]))
     assert fit.rate == 1e-3 and "out of reach" in fit.note and fit.mean == pytest.approx(0.8625)
+
+
+def test_no_method_applies_to_a_sample_of_equal_values():
+    fits = fit_all(np.full(50, 7.0))
+    assert all(fit.law is None and fit.note == "all values equal 7: no continuous law describes them" for fit in fits)

@@ -213,3 +213,16 @@ def test_fit_without_groups_keeps_one_makespan_law_and_groups_need_widths():
         fit_model(table.drop("width"), methods=FAST, groups="pow2")
     bad = table.with_columns(pl.when(pl.int_range(pl.len()) < 3).then(0).otherwise(pl.col("width")).alias("width"))
     assert fit_model(bad, methods=FAST, profile="none").table.rows.skipped == {"width is not an integer >= 1": 3}
+
+
+def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them_is_refused():
+    table = _table(_parallel_model(None), 5_000, seed=4)
+    repeated = pl.DataFrame({  # one job run 30 times: a group, but no continuous law
+        "subtime": [1e9 + i for i in range(30)], "makespan": 50.0, "kind": "task", "priority": 0.2, "width": 100,
+    })
+    result = fit_model(pl.concat([table, repeated], how="vertical_relaxed"), methods=FAST, groups="pow2", profile="none")
+    widths = result.classes[0].widths
+    assert widths.constant_groups == ("65-127",) and "65-127" not in {g.name for g in widths.groups}
+    assert result.model.classes[0].makespan_law_index(np.array([100]))[0] == 0  # the class's law
+    with pytest.raises(FitInputError, match=r"class 'task': all 30 makespans equal 50 s: no continuous law"):
+        fit_model(repeated, methods=FAST, profile="none")

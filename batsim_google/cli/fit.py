@@ -101,6 +101,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
                 click.echo(
                     f"  makespans per {c.widths.grouping} group: {len(c.widths.groups)} groups with a law of their own, "
                     f"{c.widths.small_groups} smaller groups ({c.widths.small_group_tasks} tasks) drawing from the class's law"
+                    + (f"; so do groups of equal makespans: {', '.join(c.widths.constant_groups)}" if c.widths.constant_groups else "")
                 )
             for group in c.widths.groups:
                 click.echo(f"    widths {group.name} ({group.tasks} tasks): {describe(group.best.law)} [{group.best.method}, KS {group.best.ks:.4f}]")
@@ -108,6 +109,11 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     if arrivals.profile is not None:
         click.echo(f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed")
     click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
+    if arrivals.zero_gaps:
+        click.echo(
+            f"  {arrivals.zero_gaps} of {arrivals.gaps} gaps are zero (simultaneous submissions): the model's law is "
+            f"scaled by {arrivals.positive_share:.4g} to keep the mean gap, {describe(arrivals.law)}"
+        )
     if arrivals.best.note:
         click.echo(f"  note: {arrivals.best.note}", err=True)
     check = None

@@ -23,7 +23,7 @@ from typing import Iterable, Literal
 import numpy as np
 import polars as pl
 
-from ..distributions import Empirical, LogNormal, Lomax
+from ..distributions import Empirical, Law, LogNormal, Lomax
 from ..laws import INTERARRIVAL_SHAPE
 from ..model import Kind, TaskClass, WorkloadModel
 from ..trace.accounting import RowAccount
@@ -55,14 +55,16 @@ class GroupFit:
 
 @dataclass(frozen=True)
 class WidthFit:
-    """A class's width law and, with a grouping, the groups that have a makespan law of their own
-    and how many groups (and tasks) are too small for one."""
+    """A class's width law and, with a grouping, the groups that have a makespan law of their own,
+    how many groups (and tasks) are too small for one, and the groups whose makespans are all
+    equal (no continuous law): those draw from the class's law."""
 
     law: Empirical
     grouping: Grouping | None
     groups: list[GroupFit]
     small_groups: int
     small_group_tasks: int
+    constant_groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,12 @@ class ClassFit:
 @dataclass(frozen=True)
 class ArrivalFit:
     """Inter-arrival fits (in normalized time when there is a profile), the profile, and the
-    positive gaps fitted (``sample``)."""
+    positive gaps fitted (``sample``).
+
+    Simultaneous submissions (zero gaps) have no place in a continuous law: the laws are fitted to
+    the positive gaps, and the model's ``law`` is the best of them scaled by the share of positive
+    gaps, so that its mean is the mean gap, zeros included, and the arrival rate is the observed one.
+    """
 
     sample: np.ndarray
     gaps: int
@@ -103,7 +110,12 @@ class ArrivalFit:
     mean_gap: float
     fits: list[LawFit]
     best: LawFit
+    law: Law
     profile: ProfileFit | None
+
+    @property
+    def positive_share(self) -> float:
+        return (self.gaps - self.zero_gaps) / self.gaps
 
 
 @dataclass(frozen=True)
@@ -122,14 +134,15 @@ class ModelFit:
 ARRIVAL_MEAN_TOLERANCE = 0.1
 
 
-def _rate_keeping(fits: list[LawFit], mean_gap: float, sample: np.ndarray, criterion) -> LawFit:
-    """The best inter-arrival fit among those whose mean is the data's mean gap (within
+def _rate_keeping(fits: list[LawFit], sample: np.ndarray, criterion) -> LawFit:
+    """The best inter-arrival fit among those whose mean is the sample's mean gap (within
     :data:`ARRIVAL_MEAN_TOLERANCE`), so that the generated arrival rate is the observed one.
 
     A law chosen on shape alone can miss the mean by orders of magnitude (the trace's gaps are
     mostly microseconds, with a heavy tail that carries the mean). When no fit keeps the mean, the
     model paper's law is used: the Lomax of shape 4 whose mean is the mean gap (its dynamism).
     """
+    mean_gap = float(sample.mean())
     keeping = [
         fit for fit in fits
         if fit.law is not None and abs(fit.law.mean() / mean_gap - 1.0) <= ARRIVAL_MEAN_TOLERANCE
@@ -137,7 +150,7 @@ def _rate_keeping(fits: list[LawFit], mean_gap: float, sample: np.ndarray, crite
     if keeping:
         return best_fit(keeping, criterion)
     paper = Lomax(INTERARRIVAL_SHAPE, (INTERARRIVAL_SHAPE - 1.0) * mean_gap)
-    note = f"no fitted law kept the mean gap ({mean_gap:.4g} s) within {ARRIVAL_MEAN_TOLERANCE:.0%}: the paper's Lomax of that mean"
+    note = f"no fitted law kept the mean positive gap ({mean_gap:.4g} s) within {ARRIVAL_MEAN_TOLERANCE:.0%}: the paper's Lomax of that mean"
     return scored("lomax-dynamism", paper, sample, note=note)
 
 
@@ -151,9 +164,10 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     if len(positive) < 2:
         raise FitInputError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
     fits = fit_all(positive, methods)
-    mean_gap = float(gaps.mean())
-    best = _rate_keeping(fits, mean_gap, positive, criterion)
-    return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), mean_gap, fits, best, profile_fit)
+    best = _rate_keeping(fits, positive, criterion)
+    share = len(positive) / len(gaps)
+    law = best.law if share == 1.0 else best.law.scaled(share)
+    return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best, law, profile_fit)
 
 
 def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, methods) -> WidthFit:
@@ -165,18 +179,23 @@ def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, method
     grouped = rows.with_columns(
         pl.Series("group", group_names(widths, grouping)), pl.Series("first", group_bounds(widths, grouping)[0])
     )
-    groups, small, small_tasks = [], 0, 0
+    groups, small, small_tasks, constant = [], 0, 0, []
     for name, _, members in grouped.group_by("group", "first").agg("makespan").sort("first").iter_rows():
         if len(members) < MIN_GROUP_TASKS:
             small, small_tasks = small + 1, small_tasks + len(members)
             continue
+        if min(members) == max(members):
+            constant.append(name)
+            continue
         fits = fit_all(np.asarray(members), methods)
         groups.append(GroupFit(name, len(members), fits, best_fit(fits, criterion)))
-    return WidthFit(law, grouping, groups, small, small_tasks)
+    return WidthFit(law, grouping, groups, small, small_tasks, tuple(constant))
 
 
 def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods, grouping) -> ClassFit:
     makespans = rows["makespan"].to_numpy()
+    if makespans.min() == makespans.max():
+        raise FitInputError(f"class {name!r}: all {len(makespans)} makespans equal {makespans[0]:g} s: no continuous law to fit")
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
     return ClassFit(
@@ -247,7 +266,7 @@ def fit_model(
         dynamism=None,
         classes=tuple(fit.task_class() for fit in class_fits),
         name=name,
-        interarrival=arrivals.best.law,
+        interarrival=arrivals.law,
         arrival_profile=None if arrivals.profile is None else arrivals.profile.profile,
     )
     return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering)

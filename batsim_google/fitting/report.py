@@ -34,6 +34,7 @@ def _widths_mapping(widths: WidthFit) -> dict[str, Any]:
     return {
         "law": widths.law.to_mapping(), "mean": widths.law.mean(), "groups": widths.grouping,
         "small_groups": widths.small_groups, "small_group_tasks": widths.small_group_tasks,
+        "constant_groups": list(widths.constant_groups),
         "group_fits": [
             {"group": g.name, "tasks": g.tasks, "best": g.best.method, "fits": [f.to_mapping() for f in g.fits]}
             for g in widths.groups
@@ -56,6 +57,7 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 "covered_bins": profile.covered_bins, "rates": list(profile.profile.rates),
             },
             "best": arrivals.best.method,
+            "law": arrivals.law.to_mapping(),
             "fits": [f.to_mapping() for f in arrivals.fits],
         },
         "classes": [
@@ -105,6 +107,8 @@ def _widths_lines(name: str, widths: WidthFit) -> list[str]:
         f"{MIN_GROUP_TASKS} tasks have their own; {widths.small_groups} smaller groups "
         f"({widths.small_group_tasks} tasks) draw from the class's law.",
     ]
+    if widths.constant_groups:
+        lines.append(f"So do the groups whose makespans are all equal (no continuous law): {', '.join(widths.constant_groups)}.")
     for group in widths.groups:
         lines += ["", f"#### Makespans of {name}, widths {group.name} ({group.tasks} tasks)", "", *_fits_table(group.fits, group.best)]
     return lines
@@ -146,6 +150,9 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         f"{arrivals.zero_gaps} simultaneous submissions (zero gaps) left out of the fits.", "",
         *_fits_table(arrivals.fits, arrivals.best),
     ]
+    if arrivals.zero_gaps:
+        lines += ["", f"The model's law is {arrivals.best.method} scaled by the share of positive gaps "
+                  f"({_g(arrivals.positive_share)}): {describe(arrivals.law)}, of mean {_g(arrivals.law.mean())} s (mean gap {_g(arrivals.mean_gap)} s)."]
     if fit.elbow is not None:
         clustering = fit.clustering
         lines += [

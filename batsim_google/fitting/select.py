@@ -10,7 +10,7 @@ compares and what the fidelity check measures on generated data; ``aic`` the sma
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Iterable, Literal
 
 import numpy as np
@@ -52,10 +52,18 @@ class LawFit:
 
 
 def fit_law(method: str, sample: np.ndarray) -> LawFit:
-    """Fit with ``method`` (a key of :data:`FITTERS`) and score the result on the same sample."""
+    """Fit with ``method`` (a key of :data:`FITTERS`) and score the result on the same sample.
+
+    A sample of equal values (e.g. the run times of one repeated job) has no continuous law: no
+    method applies, rather than each failing its own way.
+    """
     start = time.perf_counter()
     try:
+        if np.ptp(sample) == 0:
+            raise FitFailure(f"all values equal {sample[0]:g}: no continuous law describes them")
         law = FITTERS[method](sample)
+        if not all(np.all(np.isfinite(getattr(law, f.name))) for f in fields(law)):
+            raise FitFailure(f"parameters not finite: {law}")
     except FitFailure as failure:
         return LawFit(method, None, np.inf, -np.inf, np.inf, time.perf_counter() - start, str(failure))
     return scored(method, law, sample, time.perf_counter() - start)
