@@ -21,6 +21,9 @@ _PAPER = "Da Costa et al. 2018"
 
 
 def _centroid(name: str, kind, frequency, mass, disparity, priority, table: str) -> TaskClass:
+    """A k-means class. The paper's listing would pass the centroid's Google priority (0-11) as the
+    rate itself, giving the higher-priority cluster the lower mean; the rate used is the one whose
+    mean is the centroid's priority on the ]0, 1] scale (:func:`rate_for_centroid`)."""
     return TaskClass(
         name=name,
         kind=kind,
