@@ -131,3 +131,23 @@ def test_reading_ahead_writes_the_same_workload(google_2011, tmp_path):
         jobs = convert_trace([google_2011], path, Selection(start=START, end=660.0), rows, nb_res=12583, workers=workers)
         written.append((path.read_bytes(), jobs.to_json(), rows.to_json()))
     assert written[0] == written[1] and written[0][1]["written"] > 100
+
+
+@pytest.mark.parametrize("per", ["attempt", "task"])
+def test_dropped_synthesized_records_are_excluded_and_counted_their_rows_still_used(tmp_path, per):
+    write_part(tmp_path / "trace", [
+        event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 2, 0, E.SUBMIT),
+        event(seconds_us(3), 1, 0, E.SCHEDULE, missing="0"),  # synthesized from a snapshot
+        event(seconds_us(4), 2, 0, E.SCHEDULE),
+        event(seconds_us(10), 1, 0, E.FINISH), event(seconds_us(12), 2, 0, E.FINISH),
+    ])
+    result = CliRunner().invoke(main, [
+        "trace", "convert", str(tmp_path / "trace"), "-o", str(tmp_path / "w.json"), "--per", per, "--drop-synthesized", "--strict",
+    ])
+    assert result.exit_code == 0, result.output
+    assert f"{per}s 2 = written 1 + excluded 1 (synthesized record dropped: 1)" in result.output
+    assert "rows read 6 = used 6 + skipped 0" in result.output  # job 1's FINISH is no impossible lifecycle
+    (job,) = json.loads((tmp_path / "w.json").read_text())["jobs"]
+    assert job["job_id"] == 2
+    kept, _, _ = _convert([tmp_path / "trace"], tmp_path / "all.json", per=per)
+    assert sorted(job["job_id"] for job in kept["jobs"]) == [1, 2]

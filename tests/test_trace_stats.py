@@ -16,7 +16,7 @@ from batsim_google.cli import main
 from batsim_google.trace.accounting import RowAccount
 from batsim_google.trace.lifecycle import rebuild
 from batsim_google.trace.schema import TaskEvent as E
-from batsim_google.trace.stats import LogHistogram, Moments, TraceStats
+from batsim_google.trace.stats import LogHistogram, Moments, TraceStats, render_text
 
 from trace_files import event, seconds_us, write_part
 
@@ -35,11 +35,13 @@ def tables(google_2011):
 
 @pytest.fixture(scope="module")
 def three_event_tasks(trace_reference):
-    """(end event, priority, class, makespan) of each task with 3 events, by the reference."""
+    """(end event, priority, class, makespan, schedule, end) of each task with 3 events, by the
+    reference (schedule None: never scheduled)."""
     attempts, tasks = trace_reference
     by_task = {}
     for key, _, schedule, end, code, priority, klass in attempts:
-        by_task.setdefault(key, []).append((code, priority, klass, end - schedule if schedule is not None else math.nan))
+        makespan = end - schedule if schedule is not None else math.nan
+        by_task.setdefault(key, []).append((code, priority, klass, makespan, schedule, end))
     return {key: by_task.get(key, [None])[-1] for key, count in tasks["events"].items() if count == 3}
 
 
@@ -59,7 +61,7 @@ def test_table2_end_of_three_event_tasks(tables, three_event_tasks):
 
 
 def test_tables_3_to_5_classes_priorities_groups(tables, three_event_tasks):
-    modeled = [t for t in three_event_tasks.values() if t and t[0] in (E.FINISH, E.KILL)]
+    modeled = [t for t in three_event_tasks.values() if t and t[0] in (E.FINISH, E.KILL) and t[4] is not None]
     assert tables["table3_scheduling_class"]["tasks"] == [sum(t[2] == c for t in modeled) for c in range(4)]
     assert tables["table4_priority"]["tasks"] == [sum(t[1] == p for t in modeled) for p in range(12)]
     groups = Counter(GROUP_OF[t[1]] for t in modeled)
@@ -69,9 +71,12 @@ def test_tables_3_to_5_classes_priorities_groups(tables, three_event_tasks):
 
 @pytest.mark.parametrize(("key", "code"), [("table6_makespan_finish", E.FINISH), ("table7_makespan_kill", E.KILL)])
 def test_tables_6_and_7_makespans(tables, three_event_tasks, key, code):
-    chosen = [t for t in three_event_tasks.values() if t and t[0] == code]
+    chosen = [t for t in three_event_tasks.values() if t and t[0] == code and t[4] is not None]
     table = tables[key]
-    assert table["censored"] == sum(not np.isfinite(t[3]) for t in chosen)
+    before = sum(t[4] == -math.inf for t in chosen)
+    after = sum(t[4] != -math.inf and t[5] == math.inf for t in chosen)
+    assert table["censored"] == {"scheduled_before_window": before, "ended_after_window": after}
+    assert before + after == sum(not np.isfinite(t[3]) for t in chosen) and before > 1000
     for group in ("free", "normal", "production", "monitoring", "all"):
         values = np.array([t[3] for t in chosen if np.isfinite(t[3]) and group in ("all", GROUP_OF[t[1]])])
         stats = table[group]
@@ -158,3 +163,45 @@ def test_stats_command_strict_stops_with_file_and_line(tmp_path):
     result = CliRunner().invoke(main, ["trace", "stats", str(tmp_path)])
     assert result.exit_code == 0
     assert "rows read 2 = used 1 + skipped 1 (wrong column count: 1)" in result.output
+
+
+AFTER_WINDOW_US = 2**63 - 1
+
+
+def _stats(folder, **options) -> dict:
+    stats = TraceStats(bin_width=5.0, **options)
+    account = RowAccount(strict=True)
+    for batch in rebuild([folder], account):
+        stats.update(batch)
+    return stats
+
+
+def test_the_papers_population_is_scheduled_and_unknown_makespans_are_counted_by_cause(tmp_path):
+    write_part(tmp_path, [
+        event(0, 1, 0, E.SUBMIT), event(0, 1, 0, E.SCHEDULE),  # before the window
+        event(seconds_us(1), 2, 0, E.SUBMIT), event(seconds_us(2), 3, 0, E.SUBMIT),
+        event(seconds_us(3), 3, 0, E.SCHEDULE), event(seconds_us(5), 2, 0, E.UPDATE_PENDING),
+        event(seconds_us(20), 1, 0, E.FINISH), event(seconds_us(30), 2, 0, E.KILL),  # never scheduled
+        event(AFTER_WINDOW_US, 3, 0, E.KILL),  # after the window
+    ])
+    stats = _stats(tmp_path)
+    tables = stats.tables()
+    table2 = tables["table2_end_of_three_event_tasks"]
+    assert dict(zip(table2["event"], table2["tasks"]))["Kill"] == 2 and table2["total"] == 3
+    assert tables["table3_scheduling_class"]["total"] == 2  # SUBMIT, UPDATE_PENDING, KILL is not the paper's
+    assert tables["table6_makespan_finish"]["censored"] == {"scheduled_before_window": 1, "ended_after_window": 0}
+    assert tables["table7_makespan_kill"]["censored"] == {"scheduled_before_window": 0, "ended_after_window": 1}
+    times, running = stats.running_series("kill")
+    assert times[-1] == 30.0 and running.tolist() == [0, 1, 1, 1, 1, 1, 1]  # scheduled at 3 s, to the last time seen
+    assert "makespan unknown: 0 scheduled before the window, 1 ended after it" in render_text(tables)
+
+
+def test_dropping_synthesized_records_leaves_out_their_tasks_and_nothing_else(google_2011):
+    kept, dropped = _stats(google_2011), _stats(google_2011, synthesized=False)
+    full, without = kept.tables(), dropped.tables()
+    # part 00000's 291 synthesized SUBMITs (time 0) belong to 291 tasks; their other rows still
+    # carry those tasks' states: no impossible lifecycle, no task split (the strict account passed)
+    assert without["table1_events_per_task"]["synthesized_tasks_dropped"] == 291
+    assert without["table1_events_per_task"]["total"] == full["table1_events_per_task"]["total"] - 291
+    assert "synthesized_tasks_dropped" not in full["table1_events_per_task"]
+    assert full["interarrival"] == without["interarrival"]  # synthesized submissions are at time 0

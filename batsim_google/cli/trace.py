@@ -29,7 +29,7 @@ def _reading_options(command):
     """Options shared by the commands that read the trace's task_events."""
     options = [
         click.option("--strict", is_flag=True, help="Stop at the first bad row, naming file and line (default: skip and count)."),
-        click.option("--drop-synthesized", is_flag=True, help="Drop records the trace synthesized (missing-info set)."),
+        click.option("--drop-synthesized", is_flag=True, help="Leave out the tasks and attempts with an event the trace synthesized (missing info set), counted."),
         click.option("--grace", type=click.FloatRange(min=0), default=DEFAULT_GRACE, show_default=True, help="Seconds a dead task is held for a resubmission before it is reported closed."),
         click.option("--verify", is_flag=True, help="Check files against the trace's SHA256SUM first."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results."),
@@ -55,9 +55,9 @@ def trace() -> None:
 def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress) -> None:
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
     rows = RowAccount(strict=strict)
-    stats = TraceStats(bin_width)
+    stats = TraceStats(bin_width, synthesized=not drop_synthesized)
     try:
-        for batch in rebuild(sources, rows, grace=grace, synthesized=not drop_synthesized, verify=verify, workers=workers, progress=show_progress(progress)):
+        for batch in rebuild(sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)):
             stats.update(batch)
     except TraceError as error:
         fail(str(error))
@@ -93,11 +93,11 @@ def trace_convert(sources, output, start, end, per, priority_groups, end_events,
             start=start, end=end, per=per,
             priority_groups=priority_groups or tuple(PRIORITY_GROUPS),
             end_events=end_events or ("finish", "kill"),
-            scheduling_classes=scheduling_classes or (0, 1, 2, 3),
+            scheduling_classes=scheduling_classes or (0, 1, 2, 3), synthesized=not drop_synthesized,
         )
         jobs = convert_trace(
             sources, output, selection, rows, nb_res=nb_res, grain=grain, grace=grace,
-            synthesized=not drop_synthesized, verify=verify, workers=workers, progress=show_progress(progress),
+            verify=verify, workers=workers, progress=show_progress(progress),
         )
     except (TraceError, ValueError) as error:
         fail(str(error))

@@ -8,8 +8,8 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 (FAIL, EVICT, LOST, when selected) are ``task`` s of the time they ran.
 
 Every record reaching the converter is either written or excluded for the first of these reasons,
-so that ``records = written + excluded``: submitted outside the window, still open at the end of
-the input, end event not selected, never scheduled, makespan unknown (in the trace: scheduled before the window
+so that ``records = written + excluded``: submitted outside the window, with a synthesized event
+(when those are dropped), still open at the end of the input, end event not selected, never scheduled, makespan unknown (in the trace: scheduled before the window
 or ended after it), priority group not selected, scheduling class not selected, no CPU or memory
 request, (logs with processor counts) processor count unknown or zero, more processors than
 ``nb_res``.
@@ -51,6 +51,8 @@ class Selection:
     require_requests: bool = True
     #: Priority in ]0, 1] for records without a Google priority (logs that have none).
     unknown_priority: float = 0.5
+    #: Records with an event the trace synthesized (missing info set) are kept (True) or excluded.
+    synthesized: bool = True
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -102,6 +104,11 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
     priorities = [p for group in groups for p in group]
     rules = [
         ("submitted outside the window", ~selection.in_window(pl.col(selection.submit_column)).fill_null(False)),
+    ]
+    if not selection.synthesized:
+        synthesized = pl.col("synthesized_events") > 0 if selection.per == "task" else pl.col("missing_info").is_not_null()
+        rules.append(("synthesized record dropped", synthesized))
+    rules += [
         ("still open at the end of the input", pl.col("end_event").is_null()),
         ("end event not selected", ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False)),
         ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
@@ -190,7 +197,6 @@ def convert_trace(
     nb_res: int,
     grain: float | None = None,
     grace: float = DEFAULT_GRACE,
-    synthesized: bool = True,
     verify: bool = False,
     workers: int = 1,
     progress: bool = False,
@@ -208,7 +214,7 @@ def convert_trace(
         return held.filter(selection.in_window(pl.col(selection.submit_column))).height == 0
 
     batches = rebuild(
-        sources, rows, grace=grace, synthesized=synthesized, verify=verify, workers=workers,
+        sources, rows, grace=grace, verify=verify, workers=workers,
         until=window_complete, progress=progress,
     )
     meta = {
@@ -219,7 +225,7 @@ def convert_trace(
         "end_events": list(selection.end_events),
         "priority_groups": list(selection.priority_groups),
         "scheduling_classes": list(selection.scheduling_classes),
-        "synthesized_records": "kept" if synthesized else "dropped",
+        "synthesized_records": "kept" if selection.synthesized else "dropped",
     }
     records = (batch.attempts if selection.per == "attempt" else batch.tasks for batch in batches)
     return write_records(output, records, selection, nb_res, grain=grain, meta=meta)

@@ -89,17 +89,22 @@ ATTEMPT_SCHEMA = {
     "cpu_request": pl.Float64, "memory_request": pl.Float64, "disk_request": pl.Float64,
     "different_machine": pl.Int8, "events": pl.Int32, "updates": pl.Int32, "missing_info": pl.Int8,
 }
-#: A task record is its last attempt plus the whole task's counts.
-TASK_SCHEMA = {**ATTEMPT_SCHEMA, "task_events": pl.Int32, "attempts": pl.Int32, "first_submit": pl.Float64}
+#: A task record is its last attempt plus the whole task's counts (``synthesized_events``: rows
+#: with missing info, over all its attempts).
+TASK_SCHEMA = {
+    **ATTEMPT_SCHEMA, "task_events": pl.Int32, "synthesized_events": pl.Int32, "attempts": pl.Int32,
+    "first_submit": pl.Float64,
+}
 #: The model paper's population (Section 2): tasks with exactly three events, SUBMIT, SCHEDULE and
 #: an end, that end by FINISH (finite tasks) or KILL (services); 95 % of the trace's tasks.
 MODELED_ENDS = {"finish": TaskEvent.FINISH, "kill": TaskEvent.KILL}
 
 
 def paper_population(tasks: pl.DataFrame) -> pl.DataFrame:
-    """The task records of :data:`MODELED_ENDS`' three-event tasks (Tables 3-7, the fitted data)."""
+    """The task records of :data:`MODELED_ENDS`' three-event tasks that were scheduled (Tables 3-7,
+    the fitted data): SUBMIT, SCHEDULE, end; not e.g. SUBMIT, UPDATE_PENDING, KILL."""
     ends = [int(code) for code in MODELED_ENDS.values()]
-    return tasks.filter((pl.col("task_events") == 3) & pl.col("end_event").is_in(ends))
+    return tasks.filter((pl.col("task_events") == 3) & pl.col("end_event").is_in(ends) & pl.col("schedule").is_not_null())
 
 
 _CARRIED = {
@@ -114,11 +119,14 @@ class LifecycleBatch:
 
     attempts: pl.DataFrame
     tasks: pl.DataFrame
-    #: Times (s) of the SUBMIT rows used, in time order, and whether each starts a new task.
+    #: Times (s) of the SUBMIT rows used, in time order, whether each starts a new task, and
+    #: whether the trace synthesized it (missing info set).
     submits: np.ndarray
     new_task: np.ndarray
+    synthesized_submit: np.ndarray
 
 
+_NO_SUBMITS = (np.empty(0), np.empty(0, dtype=bool), np.empty(0, dtype=bool))
 #: Held record columns that may be null.
 _NULLABLE = ["submit", "schedule", "end", "end_event", *ATTRIBUTES, "missing_info", "first_submit"]
 _HELD_TYPES = {name: numpy_type(kind) for name, kind in _CARRIED.items()}
@@ -205,6 +213,10 @@ class _Rows:
         """Line numbers (in their file) of sorted rows."""
         return self._line[self.seq[rows]]
 
+    def synthesized(self) -> np.ndarray:
+        """Mask of the sorted rows the trace synthesized (missing info set)."""
+        return np.zeros(len(self), dtype=bool) if self.missing is None else self.missing >= 0
+
     def last_valid(self, name: str, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per segment (sorted rows ``starts[i]`` to ``ends[i]``), the last non-null value of an
         attribute, and whether there is one."""
@@ -251,7 +263,7 @@ class TaskLifecycles:
         if len(chunk) == 0:
             self._hold(held, untouched)
             closed = _with_durations(self._expired()).frame(TASK_SCHEMA, self.users)
-            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, np.empty(0), np.empty(0, dtype=bool))
+            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, *_NO_SUBMITS)
         time = seconds(chunk.time)
         self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
         life, continued, stale_rows = self._lives(chunk, time, task, held)
@@ -267,7 +279,7 @@ class TaskLifecycles:
         order = np.argsort(chunk.seq[submitted], kind="stable")
         return LifecycleBatch(
             attempts.frame(ATTEMPT_SCHEMA, self.users), closed.frame(TASK_SCHEMA, self.users),
-            time[submitted][order], new_task[submitted][order],
+            time[submitted][order], new_task[submitted][order], chunk.synthesized()[submitted][order],
         )
 
     def _hold(self, held: np.ndarray, untouched: Records, segments: Records | None = None, rows: np.ndarray | None = None) -> None:
@@ -390,6 +402,8 @@ class TaskLifecycles:
         values["updates"] = add("updates", _sums(_IS_UPDATE[event], starts, ends).astype(np.int32), carried)
         values["missing_info"], valid["missing_info"] = self._missing_info(chunk, starts, held, carried)
         values["task_events"] = add("task_events", per_segment(life_last - life_first + 1).astype(np.int32), counted)
+        synthesized = per_segment(_sums(chunk.synthesized(), life_first, life_last)).astype(np.int32)
+        values["synthesized_events"] = add("synthesized_events", synthesized, counted)
         values["attempts"] = attempts_before + per_segment(_sums(submitted, life_first, life_last)).astype(np.int32)
         life_submit = submitted[life_first]
         first_submit, first_submit_valid = per_segment(np.where(life_submit, time[life_first], np.nan)), per_segment(life_submit)
@@ -426,7 +440,7 @@ class TaskLifecycles:
         live = held.take(np.flatnonzero(held.values["state"] != State.DEAD))
         return LifecycleBatch(
             _with_durations(live).frame(ATTEMPT_SCHEMA, self.users), _with_durations(held).frame(TASK_SCHEMA, self.users),
-            np.empty(0), np.empty(0, dtype=bool),
+            *_NO_SUBMITS,
         )
 
 
@@ -442,7 +456,6 @@ def rebuild(
     account: RowAccount,
     *,
     grace: float = DEFAULT_GRACE,
-    synthesized: bool = True,
     verify: bool = False,
     workers: int = 1,
     until: Callable[[TaskLifecycles], bool] | None = None,
@@ -460,7 +473,7 @@ def rebuild(
 
     def chunks(reading: RowAccount) -> Iterator[tuple[int, Path, pa.Table]]:
         batches = read_batches(
-            files, "task_events", account=reading, synthesized=synthesized, line_numbers=True,
+            files, "task_events", account=reading, line_numbers=True,
             verify=verify, workers=max(workers - 1, 1), file_ends=True,
         )
         gathered = _Chunks(batches)

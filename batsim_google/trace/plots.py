@@ -33,7 +33,7 @@ def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, z
 
 
 def _running(path: Path, stats: TraceStats, end: str, title: str) -> Path:
-    times, running = stats.running[end].series()
+    times, running = stats.running_series(end)
     figure, axes = plt.subplots(figsize=(6.4, 4.2))
     axes.plot(times / HOUR, running, linewidth=0.8)
     axes.set_xlabel("time since the start of the trace window (h)")

@@ -157,14 +157,13 @@ def _careful_chunks(path: Path, columns: Columns, skip: int) -> Iterator[_Chunk]
 class _Checks:
     """Row checks that need no lifecycle: mandatory fields, codes, finite numbers, time order."""
 
-    def __init__(self, table: str, columns: Columns, account: RowAccount, synthesized: bool) -> None:
+    def __init__(self, table: str, columns: Columns, account: RowAccount) -> None:
         self.columns = columns
         self.schema = pa.schema(columns)
         self.names = {name for name, _ in columns}
         self.mandatory = [name for name in MANDATORY[table] if name in self.names]
         self.domains = {name: bounds for name, bounds in DOMAINS[table].items() if name in self.names}
         self.account = account
-        self.synthesized = synthesized
         self.last_time = -1
 
     def __call__(self, path: Path, batch: pa.RecordBatch, lines: np.ndarray) -> tuple[pa.RecordBatch, np.ndarray]:
@@ -196,8 +195,6 @@ class _Checks:
             outside = pc.fill_null(pc.or_(pc.less(column, low), pc.greater(column, high)), False)
             reason = "unknown event type" if name == "event_type" else "value out of range"
             reject(outside.to_numpy(zero_copy_only=False), reason, name)
-        if not self.synthesized and "missing_info" in self.names:
-            reject(batch.column("missing_info").is_valid().to_numpy(zero_copy_only=False), "synthesized record dropped")
         self._check_order(batch, ok, reject)
         self.account.reject_all(path, rejections)
         if not ok.all():
@@ -230,7 +227,6 @@ def read_batches(
     table: str,
     *,
     account: RowAccount | None = None,
-    synthesized: bool = True,
     line_numbers: bool = False,
     verify: bool = False,
     workers: int = 1,
@@ -239,8 +235,9 @@ def read_batches(
     """Yield ``(file, batch)`` for every record batch of ``table`` in the given sources, in order.
 
     ``account`` (default: a strict one) decides what a bad row does and counts rows read and
-    skipped; the caller counts the rows it uses. ``synthesized=False`` drops records the trace
-    synthesized (``missing_info`` set). ``line_numbers`` adds a ``line`` column (1-based line of
+    skipped; the caller counts the rows it uses. Rows the trace synthesized (``missing_info``
+    set) are read like the others: they carry a task's state, and dropping them is a choice about
+    records (see :class:`~.stats.TraceStats`, :class:`~.convert.Selection`). ``line_numbers`` adds a ``line`` column (1-based line of
     the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
     ``workers`` > 1 parses up to that many part files ahead, each with Arrow's threads, while the
     caller works on the current one (memory: that many parts).
@@ -256,7 +253,7 @@ def read_batches(
     for path, chunks in _parsed(files, columns, workers):
         if checks is None or checks.columns != columns[path]:
             last_time = checks.last_time if checks else -1
-            checks = _Checks(table, columns[path], account, synthesized)
+            checks = _Checks(table, columns[path], account)
             checks.last_time = last_time
         for chunk in chunks:
             account.read += chunk.batch.num_rows + sum(len(lines) for lines, _, _ in chunk.rejects)

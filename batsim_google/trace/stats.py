@@ -8,12 +8,16 @@ Definitions, from the paper's text:
 - Tables 3-7 use "the tasks composed of three events" that end with FINISH or KILL (the paper
   keeps only these): counts per scheduling class (3), priority (4), priority group (5), and the
   makespan (end - schedule, seconds) per priority group for FINISH (6) and KILL (7). A task
-  scheduled before the trace window has no known makespan: it is counted as ``censored``.
+  scheduled before the trace window or ended after it has no known makespan: it is counted as
+  ``censored``, by which of the two.
 - Inter-arrival: time between consecutive SUBMIT events inside the window (every submission, as
   the paper's mean of 0.052 s over the month implies), and between first submissions of tasks.
 - Running tasks over time (Figs. 5, 6): attempts that ended with FINISH (resp. KILL), counted at
   every multiple of ``bin_width`` seconds while scheduled (from the window start if scheduled
-  before it).
+  before it, to the last sample if ended after it).
+- ``synthesized=False`` leaves out the records with an event the trace synthesized (missing info
+  set): tasks with one anywhere in their life, attempts with one, synthesized submissions. Their
+  rows still carry the tasks' states, so no other record changes; the tasks left out are counted.
 
 Nothing here keeps one value per task: counts, exact moments, and log-binned histograms (1000 bins
 per decade, so medians and CDFs are exact to 0.23 %).
@@ -115,11 +119,15 @@ class MakespanStats:
 
     moments: dict[str, Moments] = field(default_factory=lambda: {g: Moments() for g in [*GROUPS, "all"]})
     histograms: dict[str, LogHistogram] = field(default_factory=lambda: {g: LogHistogram() for g in [*GROUPS, "all"]})
-    censored: int = 0
+    #: Makespans unknown, as the task was scheduled before the window or ended after it.
+    scheduled_before: int = 0
+    ended_after: int = 0
 
-    def add(self, makespan: np.ndarray, group: np.ndarray) -> None:
+    def add(self, makespan: np.ndarray, group: np.ndarray, schedule: np.ndarray, end: np.ndarray) -> None:
         known = ~np.isnan(makespan)
-        self.censored += int(np.count_nonzero(~known))
+        before = schedule == -np.inf
+        self.scheduled_before += int(np.count_nonzero(~known & before))
+        self.ended_after += int(np.count_nonzero(~known & ~before & (end == np.inf)))
         makespan, group = makespan[known], group[known]
         for index, name in enumerate(GROUPS):
             self.moments[name].add(makespan[group == index])
@@ -127,15 +135,18 @@ class MakespanStats:
         self.moments["all"].add(makespan)
         self.histograms["all"].add(makespan)
 
-    def table(self) -> dict[str, dict[str, float]]:
+    def table(self) -> dict[str, Any]:
         return {
-            name: {
-                "count": self.moments[name].count,
-                "mean": self.moments[name].mean if self.moments[name].count else float("nan"),
-                "std": self.moments[name].std,
-                "median": self.histograms[name].quantile(0.5),
-            }
-            for name in [*GROUPS, "all"]
+            **{
+                name: {
+                    "count": self.moments[name].count,
+                    "mean": self.moments[name].mean if self.moments[name].count else float("nan"),
+                    "std": self.moments[name].std,
+                    "median": self.histograms[name].quantile(0.5),
+                }
+                for name in [*GROUPS, "all"]
+            },
+            "censored": {"scheduled_before_window": self.scheduled_before, "ended_after_window": self.ended_after},
         }
 
 
@@ -147,25 +158,33 @@ class Timeline:
         self.delta = np.zeros(0, dtype=np.int64)
 
     def add(self, start: np.ndarray, end: np.ndarray) -> None:
+        """Intervals; one that ends after the window (+inf) runs to the last sample."""
         first = np.ceil(np.maximum(start, 0.0) / self.width)
         last = np.ceil(end / self.width)
-        keep = np.isfinite(first) & np.isfinite(last) & (last > first)
-        first, last = first[keep].astype(np.int64), last[keep].astype(np.int64)
-        size = int(last.max(initial=-1)) + 1
+        keep = np.isfinite(first) & ~np.isnan(last) & (last > first)
+        first, last = first[keep].astype(np.int64), last[keep]
+        stops = last[np.isfinite(last)].astype(np.int64)
+        size = int(max(first.max(initial=-1), stops.max(initial=-1))) + 1
         if size > len(self.delta):
             self.delta = np.concatenate([self.delta, np.zeros(size - len(self.delta), dtype=np.int64)])
         self.delta += np.bincount(first, minlength=len(self.delta))[: len(self.delta)]
-        self.delta -= np.bincount(last, minlength=len(self.delta))[: len(self.delta)]
+        self.delta -= np.bincount(stops, minlength=len(self.delta))[: len(self.delta)]
 
-    def series(self) -> tuple[np.ndarray, np.ndarray]:
+    def series(self, until: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Sample times and counts, up to ``until`` seconds at least."""
         running = np.cumsum(self.delta)
+        missing = int(until // self.width) + 1 - len(running)
+        if missing > 0:  # nothing starts or stops after the last change: the count holds
+            running = np.concatenate([running, np.full(missing, running[-1] if len(running) else 0)])
         return np.arange(len(running)) * self.width, running
 
 
 class TraceStats:
     """Accumulates the statistics over :class:`LifecycleBatch` es."""
 
-    def __init__(self, bin_width: float = DEFAULT_BIN_WIDTH) -> None:
+    def __init__(self, bin_width: float = DEFAULT_BIN_WIDTH, synthesized: bool = True) -> None:
+        self.synthesized = synthesized
+        self.synthesized_tasks_dropped = 0
         self.events = np.zeros(len(EVENT_COUNTS), dtype=np.int64)
         self.tasks = 0
         self.open_tasks = 0
@@ -174,16 +193,22 @@ class TraceStats:
         self.priorities = np.zeros(PRIORITIES, dtype=np.int64)
         self.makespans = {name: MakespanStats() for name in MODELED_ENDS}
         self.running = {name: Timeline(bin_width) for name in MODELED_ENDS}
+        self.last_time = 0.0  # the latest ordinary time of an attempt: where the running curves end
         self.interarrival = {"submissions": Moments(), "new_tasks": Moments()}
         self.interarrival_histogram = LogHistogram()
         self._last_submit = {"submissions": np.nan, "new_tasks": np.nan}
 
     def update(self, batch: LifecycleBatch) -> None:
-        self._add_tasks(batch.tasks)
-        self._add_attempts(batch.attempts)
-        finite = np.isfinite(batch.submits)
-        self._add_arrivals("submissions", batch.submits[finite])
-        self._add_arrivals("new_tasks", batch.submits[finite & batch.new_task])
+        tasks, attempts, submits = batch.tasks, batch.attempts, np.isfinite(batch.submits)
+        if not self.synthesized:
+            tasks = tasks.filter(pl.col("synthesized_events") == 0)
+            self.synthesized_tasks_dropped += batch.tasks.height - tasks.height
+            attempts = attempts.filter(pl.col("missing_info").is_null())
+            submits &= ~batch.synthesized_submit
+        self._add_tasks(tasks)
+        self._add_attempts(attempts)
+        self._add_arrivals("submissions", batch.submits[submits])
+        self._add_arrivals("new_tasks", batch.submits[submits & batch.new_task])
 
     def _add_tasks(self, tasks: pl.DataFrame) -> None:
         if tasks.height == 0:
@@ -204,16 +229,25 @@ class TraceStats:
         group = priority_group_index(priority)
         end = modeled["end_event"].to_numpy()
         makespan = modeled["makespan"].fill_null(np.nan).to_numpy()
+        schedule, stop = modeled["schedule"].to_numpy(), modeled["end"].to_numpy()
         for name, code in MODELED_ENDS.items():
-            self.makespans[name].add(makespan[end == code], group[end == code])
+            chosen = end == code
+            self.makespans[name].add(makespan[chosen], group[chosen], schedule[chosen], stop[chosen])
 
     def _add_attempts(self, attempts: pl.DataFrame) -> None:
         end = attempts["end_event"].fill_null(-1).to_numpy()
         schedule = attempts["schedule"].fill_null(np.nan).to_numpy()
         stop = attempts["end"].fill_null(np.nan).to_numpy()
+        times = np.concatenate([schedule, stop])
+        self.last_time = max(self.last_time, float(np.max(times, initial=0.0, where=np.isfinite(times))))
         for name, code in MODELED_ENDS.items():
             chosen = end == code
             self.running[name].add(schedule[chosen], stop[chosen])
+
+    def running_series(self, end: str) -> tuple[np.ndarray, np.ndarray]:
+        """Tasks running at each sample (Figs. 5, 6) of the attempts ended by ``end``, up to the
+        latest time of any attempt."""
+        return self.running[end].series(self.last_time)
 
     def _add_arrivals(self, kind: str, times: np.ndarray) -> None:
         if len(times) == 0:
@@ -239,6 +273,7 @@ class TraceStats:
             "table1_events_per_task": {
                 "events": EVENT_COUNTS, "tasks": self.events.tolist(), "total": self.tasks,
                 "open_at_end": self.open_tasks,
+                **({} if self.synthesized else {"synthesized_tasks_dropped": self.synthesized_tasks_dropped}),
             },
             "table2_end_of_three_event_tasks": {
                 "event": list(self.three_event_ends), "tasks": list(self.three_event_ends.values()),
@@ -253,8 +288,8 @@ class TraceStats:
                 "group": GROUPS, "priorities": [f"{low}-{high}" if low != high else str(low) for low, high in PRIORITY_GROUPS.values()],
                 "tasks": groups.tolist(), "percent": share(groups, population),
             },
-            "table6_makespan_finish": {**self.makespans["finish"].table(), "censored": self.makespans["finish"].censored},
-            "table7_makespan_kill": {**self.makespans["kill"].table(), "censored": self.makespans["kill"].censored},
+            "table6_makespan_finish": self.makespans["finish"].table(),
+            "table7_makespan_kill": self.makespans["kill"].table(),
             "interarrival": {
                 kind: {"count": moments.count, "mean": moments.mean if moments.count else float("nan")}
                 for kind, moments in self.interarrival.items()
@@ -266,7 +301,8 @@ def render_text(tables: dict[str, Any]) -> str:
     """The tables as the paper prints them (one block per table)."""
     out = io.StringIO()
     t1 = tables["table1_events_per_task"]
-    out.write(f"Table 1. Events per task ({t1['total']} tasks, {t1['open_at_end']} still open at the end of the input)\n")
+    dropped = f"; {t1['synthesized_tasks_dropped']} with a synthesized event left out" if "synthesized_tasks_dropped" in t1 else ""
+    out.write(f"Table 1. Events per task ({t1['total']} tasks, {t1['open_at_end']} still open at the end of the input{dropped})\n")
     out.write(_row("events", t1["events"] + ["total"]) + _row("tasks", t1["tasks"] + [t1["total"]]))
     t2 = tables["table2_end_of_three_event_tasks"]
     out.write(f"\nTable 2. End event of the {t2['total']} tasks with three events\n")
@@ -282,7 +318,9 @@ def render_text(tables: dict[str, Any]) -> str:
     for key, title in (("table6_makespan_finish", "Table 6. Makespan (s) of tasks ended by Finish"),
                        ("table7_makespan_kill", "Table 7. Makespan (s) of tasks ended by Kill")):
         table = tables[key]
-        out.write(f"\n{title} ({table['censored']} scheduled before the window: makespan unknown)\n")
+        censored = table["censored"]
+        out.write(f"\n{title} (makespan unknown: {censored['scheduled_before_window']} scheduled before the window, "
+                  f"{censored['ended_after_window']} ended after it)\n")
         out.write(_row("group", ["count", "mean", "std", "median"]))
         for group in [*GROUPS, "all"]:
             stats = table[group]
