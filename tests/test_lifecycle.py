@@ -294,3 +294,23 @@ def test_new_tasks_are_first_submissions_and_resubmissions_after_the_grace(tmp_p
     submits = np.concatenate([batch.submits for batch in batches])
     new_task = np.concatenate([batch.new_task for batch in batches])
     assert submits.tolist() == [1, 2, 5, 600] and new_task.tolist() == [True, True, False, True]
+
+
+def test_rows_of_the_same_time_are_taken_in_the_order_their_lifecycle_allows(tmp_path):
+    path = write_part(tmp_path, [
+        event(seconds_us(1), 1, 0, E.SCHEDULE), event(seconds_us(1), 1, 0, E.SUBMIT),  # written the other way round
+        event(seconds_us(2), 2, 0, E.SUBMIT), event(seconds_us(3), 3, 0, E.SUBMIT),
+        event(seconds_us(4), 2, 0, E.FINISH), event(seconds_us(4), 2, 0, E.SCHEDULE),  # scheduled and done at once
+        event(seconds_us(5), 1, 0, E.FINISH),
+        event(seconds_us(6), 3, 0, E.FINISH), event(seconds_us(6), 3, 0, E.UPDATE_RUNNING),  # no order is possible
+    ])
+    attempts, tasks, account = _run([tmp_path])
+    times = {row[0]: row[1:] for row in attempts.select("job_id", "submit", "schedule", "end", "events").rows()}
+    assert times[1] == (1, 1, 5, 3) and times[2] == (2, 4, 4, 3)
+    assert account.skipped == {"impossible lifecycle: FINISH of a pending task": 1,
+                               "impossible lifecycle: UPDATE_RUNNING of a pending task": 1} and account.used == 7
+    assert account.notes == [f"{path}: 2 pair(s) of rows of a task with the same time taken in the order "
+                             "their lifecycle allows (first: lines 1 and 2)"]
+    assert "note: " in account.summary()
+    write_part(tmp_path / "good", [event(seconds_us(1), 1, 0, E.SCHEDULE), event(seconds_us(1), 1, 0, E.SUBMIT)])
+    _run([tmp_path / "good"], account=RowAccount(strict=True))  # a note is no error

@@ -27,6 +27,8 @@ class RowAccount:
     skipped: Counter = field(default_factory=Counter)
     #: Events that lose rows without a count, e.g. a truncated gzip member.
     incidents: list[str] = field(default_factory=list)
+    #: How some rows used were read, e.g. two rows of the same time taken in the other order.
+    notes: list[str] = field(default_factory=list)
 
     def reject(self, path: Path | str, lines: Sequence[int], reason: str, detail: str = "") -> None:
         """Bad rows at ``lines`` of ``path``: stop (strict) or count them under ``reason``."""
@@ -66,11 +68,15 @@ class RowAccount:
             raise TraceError(f"{path}: {message}")
         self.incidents.append(f"{path}: {message}")
 
+    def note(self, path: Path | str, message: str) -> None:
+        """A fact about rows used (not a fault: strict mode goes on)."""
+        self.notes.append(f"{path}: {message}")
+
     def hand_over(self) -> "RowAccount":
         """The counts so far, as an account of their own; this one starts again from zero."""
-        counts = RowAccount(self.strict, self.read, self.used, self.skipped, self.incidents)
+        counts = RowAccount(self.strict, self.read, self.used, self.skipped, self.incidents, self.notes)
         self.read = self.used = 0
-        self.skipped, self.incidents = Counter(), []
+        self.skipped, self.incidents, self.notes = Counter(), [], []
         return counts
 
     def add(self, other: "RowAccount") -> None:
@@ -79,6 +85,7 @@ class RowAccount:
         self.used += other.used
         self.skipped.update(other.skipped)
         self.incidents.extend(other.incidents)
+        self.notes.extend(other.notes)
 
     @property
     def total_skipped(self) -> int:
@@ -98,6 +105,8 @@ class RowAccount:
             line += f" [UNBALANCED by {self.read - self.used - self.total_skipped}]"
         for incident in self.incidents:
             line += f"\n  incident: {incident}"
+        for note in self.notes:
+            line += f"\n  note: {note}"
         return line
 
     def to_json(self) -> dict:
@@ -106,4 +115,5 @@ class RowAccount:
             "used": self.used,
             "skipped": dict(sorted(self.skipped.items())),
             "incidents": list(self.incidents),
+            **({"notes": list(self.notes)} if self.notes else {}),
         }

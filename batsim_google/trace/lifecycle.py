@@ -198,6 +198,7 @@ class _Rows:
         return len(self.seq)
 
     def keep(self, mask: np.ndarray) -> None:
+        """Keep the sorted rows of ``mask``, or put them in an order (an index array)."""
         for name in ("seq", "key", "time", "event", "missing"):
             if getattr(self, name) is not None:
                 setattr(self, name, getattr(self, name)[mask])
@@ -252,7 +253,9 @@ class TaskLifecycles:
         task_start = _starts(chunk.key)
         task = np.cumsum(task_start) - 1
         held = self.held.find(chunk.key[task_start])
-        keep = self._valid(path, chunk, task, self._held_values("state", held, State.UNSEEN))
+        carried_state = self._held_values("state", held, State.UNSEEN)
+        self._reorder_ties(path, chunk, task, carried_state)
+        keep = self._valid(path, chunk, task, carried_state)
         self.account.used += int(keep.sum())
         kept_tasks = np.zeros(len(held), dtype=bool)
         kept_tasks[task[keep]] = True
@@ -318,6 +321,26 @@ class TaskLifecycles:
         continued[life[first_rows]] = np.where(stale, -1, rows)
         return life, continued, rows[stale]
 
+    def _reorder_ties(self, path: Path, chunk: _Rows, group: np.ndarray, carried_state: np.ndarray) -> None:
+        """Swap two rows of a task that share a time when their file order is impossible and the
+        swapped one possible (e.g. SCHEDULE written before SUBMIT): the trace is sorted by time
+        only, and "may contain both SUBMIT and SCHEDULE events for the exact same microsecond"."""
+        event = chunk.event
+        before = _states_before(event, group, carried_state)
+        bad = ~_ALLOWED[before, event]
+        pair = (group[1:] == group[:-1]) & (chunk.time[1:] == chunk.time[:-1]) & (bad[1:] | bad[:-1])
+        pair &= _ALLOWED[before[:-1], event[1:]] & _ALLOWED[_STATE_AFTER[event[1:]], event[:-1]]
+        pair[1:] &= ~pair[:-1]  # no row in two pairs
+        left = np.flatnonzero(pair)
+        if left.size == 0:
+            return
+        first = chunk.lines(np.array([left[0], left[0] + 1])).tolist()
+        self.account.note(path, f"{left.size} pair(s) of rows of a task with the same time taken in the order "
+                                    f"their lifecycle allows (first: lines {min(first)} and {max(first)})")
+        order = np.arange(len(event))
+        order[left], order[left + 1] = left + 1, left
+        chunk.keep(order)
+
     def _valid(self, path: Path, chunk: _Rows, group: np.ndarray, carried_state: np.ndarray) -> np.ndarray:
         """Mask of rows with a possible lifecycle; impossible ones are rejected one per task per pass."""
         event = chunk.event
@@ -325,10 +348,7 @@ class TaskLifecycles:
         rows = slice(None)  # every row, without a copy
         while True:
             groups, events = group[rows], event[rows]
-            first = _starts(groups)
-            before = np.empty(len(events), dtype=np.intp)
-            before[1:] = _STATE_AFTER[events[:-1]]
-            before[first] = carried_state[groups[first]]
+            before = _states_before(events, groups, carried_state)
             bad = ~_ALLOWED[before, events]
             if not bad.any():
                 return keep
@@ -442,6 +462,15 @@ class TaskLifecycles:
             _with_durations(live).frame(ATTEMPT_SCHEMA, self.users), _with_durations(held).frame(TASK_SCHEMA, self.users),
             *_NO_SUBMITS,
         )
+
+
+def _states_before(events: np.ndarray, groups: np.ndarray, carried_state: np.ndarray) -> np.ndarray:
+    """Each row's state before its event: its predecessor's, or its task's carried state."""
+    first = _starts(groups)
+    before = np.empty(len(events), dtype=np.intp)
+    before[1:] = _STATE_AFTER[events[:-1]]
+    before[first] = carried_state[groups[first]]
+    return before
 
 
 def _lifecycle_reason(state: int, event: int) -> str:
