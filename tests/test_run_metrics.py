@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 
 from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
@@ -86,16 +87,29 @@ def test_suspensions_from_eviction_to_next_start(metrics):
         ("w0!0", 10.0, 30.0, False),
         ("w0!1", 10.0, 15.0, False),
         ("w0!1", 20.0, 40.0, False),
-        ("w0!7", 150.0, MAKESPAN, True),  # never started again: until the end of the run
+        ("w0!7", 150.0, 160.0, False),  # never started again: killed by its user while waiting, at 160
     ]
-    assert sorted(suspension_per_task(intervals).to_list()) == [20.0, 25.0, 75.0]
+    assert sorted(suspension_per_task(intervals).to_list()) == [10.0, 20.0, 25.0]
     steps = suspended_over_time(intervals)
-    assert steps.rows() == [(10.0, 2.0), (15.0, 1.0), (20.0, 2.0), (30.0, 1.0), (40.0, 0.0), (150.0, 1.0), (MAKESPAN, 0.0)]
+    assert steps.rows() == [(10.0, 2.0), (15.0, 1.0), (20.0, 2.0), (30.0, 1.0), (40.0, 0.0), (150.0, 1.0), (160.0, 0.0)]
     assert metrics["suspended_tasks"] == 3
-    assert metrics["mean_suspension_s"] == pytest.approx((20 + 25 + 75) / 3)
-    assert metrics["median_suspension_s"] == 25.0
+    assert metrics["mean_suspension_s"] == pytest.approx((10 + 20 + 25) / 3)
+    assert metrics["median_suspension_s"] == 20.0
     assert metrics["peak_suspended_tasks"] == 2
-    assert metrics["censored_suspensions"] == 1
+    assert metrics["censored_suspensions"] == 0
+
+
+def test_a_suspension_ends_with_its_task_or_is_censored_at_the_end_of_the_run():
+    jobs = pl.DataFrame({
+        "task_id": ["a", "b", "c", "d"], "starting_time": [0.0] * 4, "finish_time": [10.0, 20.0, 30.0, 40.0],
+        "end_reason": ["evicted"] * 4,
+    })
+    tasks = pl.DataFrame({
+        "task_id": ["a", "b", "c", "d"], "outcome": ["killed_by_user", "pending_at_end", None, "not_restarted"],
+        "ended": [50.0, 300.0, None, 40.0],
+    })
+    intervals = suspension_intervals(jobs, tasks, 300.0).sort("task_id")
+    assert intervals.rows() == [("a", 10.0, 50.0, False), ("b", 20.0, 300.0, True), ("c", 30.0, 300.0, True)]
 
 
 def test_cpu_utilization_over_time():

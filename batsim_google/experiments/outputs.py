@@ -30,7 +30,7 @@ JOB_COLUMNS = {
 ATTEMPT_COLUMNS = {"task_id": pl.String, "job_id": pl.String, "machine": pl.Int64, "end_reason": pl.String}
 TASK_COLUMNS = {
     "task_id": pl.String, "kind": pl.String, "priority": pl.Float64, "cpu": pl.Float64, "memory": pl.Float64,
-    "submit": pl.Float64, "work": pl.Float64, "restarts": pl.Int64, "outcome": pl.String,
+    "submit": pl.Float64, "work": pl.Float64, "restarts": pl.Int64, "outcome": pl.String, "ended": pl.Float64,
 }
 MACHINE_STATE_COLUMNS = {
     "time": pl.Float64, "nb_sleeping": pl.Int64, "nb_switching_on": pl.Int64, "nb_switching_off": pl.Int64,

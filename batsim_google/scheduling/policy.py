@@ -134,12 +134,12 @@ class CellPolicy:
             self.by_job[request.job_id] = task
             if not self.cluster.fits_somewhere(request.cpu, request.memory):
                 self._decisions.append(Reject((request.job_id,)))
-                self.ledger.end(task, Outcome.REJECTED, "larger than every machine")
+                self.ledger.end(task, Outcome.REJECTED, now, "larger than every machine")
                 return
         if request.job_id in self._kill_on_submission:
             self._kill_on_submission.discard(request.job_id)
             self._decisions.append(Reject((request.job_id,)))
-            self.ledger.end(task, Outcome.KILLED_BY_USER, "while being resubmitted")
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while being resubmitted")
             return
         self._enqueue(task, now)
 
@@ -156,15 +156,15 @@ class CellPolicy:
             Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason)
         )
         if status == "success":
-            self.ledger.end(task, Outcome.COMPLETED)
+            self.ledger.end(task, Outcome.COMPLETED, now)
         elif status == "walltime":
-            self.ledger.end(task, Outcome.KILLED_BY_DESIGN, "end of lifetime")
+            self.ledger.end(task, Outcome.KILLED_BY_DESIGN, now, "end of lifetime")
         elif status == "killed" and task.stop_reason is StopReason.USER_KILL:
-            self.ledger.end(task, Outcome.KILLED_BY_USER)
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now)
         elif status == "killed" and task.stop_reason is not None:
             self._restart(task, now)
         else:
-            self.ledger.end(task, Outcome.NOT_RESTARTED, f"job ended with status {status}")
+            self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"job ended with status {status}")
 
     def machines_unavailable(self, now: float, machines) -> None:
         """Machines failed: kill what runs there; they get nothing until they come back."""
@@ -196,11 +196,11 @@ class CellPolicy:
             task.stop_reason = StopReason.USER_KILL
         elif task.state is TaskState.PENDING and self._dequeue(task):
             self._decisions.append(Reject((task.job_id,)))
-            self.ledger.end(task, Outcome.KILLED_BY_USER, "while pending")
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
             self.suspended = [entry for entry in self.suspended if entry[2] is not task]
             heapq.heapify(self.suspended)
-            self.ledger.end(task, Outcome.KILLED_BY_USER, "while suspended")
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while suspended")
         elif task.state is TaskState.RESUBMITTING:  # reject the new job when it arrives
             self._kill_on_submission.add(task.job_id)
 
@@ -219,7 +219,7 @@ class CellPolicy:
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 self._manage_power(now)
-            self._finish_if_done()
+            self._finish_if_done(now)
         decisions, self._decisions = self._decisions, []
         return decisions
 
@@ -376,10 +376,10 @@ class CellPolicy:
 
     def _restart(self, task: Task, now: float) -> None:
         if task.stop_reason is StopReason.EVICTION and self.config.restart == "none":
-            self.ledger.end(task, Outcome.NOT_RESTARTED, "evicted; restart policy 'none'")
+            self.ledger.end(task, Outcome.NOT_RESTARTED, now, "evicted; restart policy 'none'")
             return
         if task.restarts >= self.config.max_restarts:
-            self.ledger.end(task, Outcome.NOT_RESTARTED, f"{task.stop_reason.value}; restart cap reached")
+            self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"{task.stop_reason.value}; restart cap reached")
             return
         if self.config.resume:
             task.remaining = max(task.remaining - (now - task.start_time), MIN_WORK)
@@ -471,7 +471,7 @@ class CellPolicy:
 
     # ----- end ----------------------------------------------------------------------------------
 
-    def _finish_if_done(self) -> None:
+    def _finish_if_done(self, now: float) -> None:
         """End the simulation once nothing can happen any more.
 
         That is: no job or external event will come, nothing runs, stops, waits to be
@@ -488,6 +488,6 @@ class CellPolicy:
         for task in list(self.pending):
             self._dequeue(task)
             self._decisions.append(Reject((task.job_id,)))
-            self.ledger.end(task, Outcome.PENDING_AT_END, "no machine could take it")
+            self.ledger.end(task, Outcome.PENDING_AT_END, now, "no machine could take it")
         self._decisions.append(RegistrationFinished())
         self.finished = True

@@ -66,6 +66,7 @@ class Task:
     level: float = 0.0                 # the priority level evictions compare (set by the policy)
     stop_reason: StopReason | None = None
     outcome: Outcome | None = None
+    ended_at: float | None = None      # when it got its outcome
     note: str = ""
 
     @property
@@ -98,12 +99,13 @@ class Ledger:
     attempts: list[Attempt] = field(default_factory=list)
     ended: int = 0
 
-    def end(self, task: Task, outcome: Outcome, note: str = "") -> None:
+    def end(self, task: Task, outcome: Outcome, now: float, note: str = "") -> None:
         if task.state is TaskState.ENDED:
             raise AssertionError(f"task {task.task_id} ended twice ({task.outcome} then {outcome})")
         task.state = TaskState.ENDED
         self.ended += 1
         task.outcome = outcome
+        task.ended_at = now
         task.note = note
         task.machine = None
 
