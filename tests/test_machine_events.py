@@ -36,7 +36,19 @@ def test_cell_in_machine_id_order_with_capacities_at_joining():
     # 5 keeps its memory at joining (0.2493), not its UPDATE's; 13's ADD lacked it, its UPDATE gave it.
     assert machines["memory"].to_list() == [0.2493, 0.2493, 1.0, 0.2498, 0.4995, 0.749, 0.4995]
     assert machines["platform_id"][4] == B
-    assert history.capacity_updates == 1
+    assert history.capacity_changes == 1  # 5's UPDATE; 13's UPDATE completes it, it changes nothing
+
+
+def test_a_returning_machine_with_other_capacities_is_counted_not_modelled(tmp_path):
+    (tmp_path / "machine_events").mkdir()
+    (tmp_path / "machine_events" / "part-00000-of-00001.csv").write_text("\n".join([
+        f"0,1,0,{B},0.5,0.5", f"0,2,0,{B},0.5,0.5",
+        "700000000,1,1,,,", f"800000000,1,0,{B},1,1",  # back with twice the capacities
+        f"900000000,2,2,other-platform,0.5,0.5",  # another platform
+    ]) + "\n")
+    history = read_machine_history([tmp_path])
+    assert history.capacity_changes == 2 and history.cell.machines["cpu"].to_list() == [0.5, 0.5]
+    assert history.account.used == 5 and history.account.balanced
 
 
 def test_availability_changes():

@@ -75,10 +75,10 @@ def _machine_history(trace: Path, strict: bool) -> MachineHistory:
     except ValueError as error:
         fail(str(error))
     click.echo(history.accounting())
-    if history.capacity_updates:
+    if history.capacity_changes:
         click.echo(
-            f"{history.capacity_updates} UPDATE rows change a machine's capacities; "
-            "hosts keep the capacities each machine had when it joined"
+            f"{history.capacity_changes} rows (UPDATE, or ADD of a returning machine) change a machine's platform "
+            "or capacities; hosts keep those each machine had when it joined"
         )
     return history
 

@@ -3,8 +3,8 @@
 - **Cell**: every machine the table describes, in machine-ID order (so Batsim resource ``i`` is the
   ``i``-th smallest machine ID), with the platform ID and CPU and memory capacities it had when it
   joined: the first value the trace gives for each, so an ADD lacking one is completed by a later
-  UPDATE. A SimGrid host has fixed capacities: later UPDATEs that change them are counted and
-  reported, not modelled. A machine never given a platform ID and positive capacities cannot be a
+  UPDATE. A SimGrid host has fixed capacities: later rows (UPDATE, or the ADD of a machine coming
+  back) that change its platform ID or capacities are counted and reported, not modelled. A machine never given a platform ID and positive capacities cannot be a
   host: its rows are skipped (counted).
 - **Availability**: a machine is up from its ADD to its REMOVE. Machines present at the start of
   the trace (time 0, "before the window") are available from t = 0; machines first added later
@@ -47,7 +47,8 @@ class MachineHistory:
     cell: Cell
     changes: AvailabilityChanges
     account: RowAccount
-    capacity_updates: int = 0
+    #: Rows giving a machine another platform ID, CPU or memory than it joined with (not modelled).
+    capacity_changes: int = 0
 
     def accounting(self) -> str:
         """``rows read = used + skipped``, with the skips by reason."""
@@ -98,12 +99,10 @@ def read_machine_history(sources: Iterable[str | Path], strict: bool = False) ->
         machines.select("platform_id", "cpu", "memory", "machine_id"),
         f"machine_events of {', '.join(map(str, sources))}",
     )
-    updates = rows.filter(pl.col("event_type") == MachineEvent.UPDATE).join(
-        machines, on="machine_id", suffix="_kept"
-    )
-    capacity_updates = updates.filter(
-        (pl.col("cpu") != pl.col("cpu_kept")) | (pl.col("memory") != pl.col("memory_kept"))
-    ).height
+    kept = rows.join(machines, on="machine_id", suffix="_kept")
+    capacity_changes = kept.filter(pl.any_horizontal(
+        (pl.col(name) != pl.col(f"{name}_kept")).fill_null(False) for name in ("platform_id", "cpu", "memory")
+    )).height
 
     moves = rows.filter(pl.col("event_type") != MachineEvent.UPDATE)
     resource = np.searchsorted(machines["machine_id"].to_numpy(), moves["machine_id"].to_numpy())
@@ -117,4 +116,4 @@ def read_machine_history(sources: Iterable[str | Path], strict: bool = False) ->
     )
     account.skip(REPEATED, int(repeated[absent.size :].sum()))
     account.used += rows.height - int(repeated[absent.size :].sum())
-    return MachineHistory(cell, changes, account, capacity_updates)
+    return MachineHistory(cell, changes, account, capacity_changes)
