@@ -19,7 +19,9 @@ runs from the first submission to the last finish (length ``T``).
 - ``mean_sojourn_s``: mean sojourn.
 
 Their "width" metrics count machines per job; every task here takes one (a share of one), so they
-would repeat the lengths and are left out. Tasks that never ran (rejected) are left out.
+would repeat the lengths and are left out. Tasks that never ran are left out: rejected, killed
+while pending, and those still queued when the simulation ended (an overloaded run's waiting is
+then understated: its ``pending_at_end`` count, among the run's metrics, says by how many tasks).
 """
 
 from __future__ import annotations
