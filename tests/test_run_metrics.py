@@ -11,20 +11,23 @@ import polars as pl
 import pytest
 
 from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
+from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import RunOutputError, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps, time_average
+from batsim_google.platform import PlatformHost
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RUN = RunOutputs(FIXTURES / "run4")
-CAPACITY = 1.0 + 1.0 + 0.5 + 0.5  # cell4_energy.xml
+PLATFORM = FIXTURES / "cell4_energy.xml"
+CAPACITY = 1.0 + 1.0 + 0.5 + 0.5  # its machines' CPU
 MAKESPAN = 225.0
 
 
 @pytest.fixture(scope="module")
 def metrics() -> dict:
-    return run_metrics(RUN, CAPACITY)
+    return run_metrics(RUN, PLATFORM)
 
 
 def test_task_times_join_batsim_jobs_to_tasks():
@@ -73,11 +76,27 @@ def test_utilization_is_allocated_cpu_time_over_capacity_times_makespan(metrics)
     assert metrics["utilization"] == pytest.approx(cpu_seconds / (CAPACITY * MAKESPAN))
 
 
-def test_energy_is_batsims_last_cumulative_figure(metrics, tmp_path):
-    assert metrics["energy_j"] == 45000.5
+def test_energy_is_batsims_last_cumulative_figure_plus_the_loads(metrics, tmp_path):
+    assert metrics["batsim_energy_j"] == 45000.5
+    # idle:full watts, so epsilon = idle; (full - idle) x load-seconds, from the jobs' stories:
+    # m0 (100 W more at full) busy 225 s; m1 (100 W) half busy 25-40 and 90-225, full 40-90;
+    # m2 (60 W) 19 s full, 28 s half (w0!6 twice); m3 (60 W) 20 s full, 5 s half
+    load = 100 * 225 + 100 * (0.5 * 15 + 50 + 0.5 * 135) + 60 * (19 + 0.5 * 28) + 60 * (20 + 0.5 * 5)
+    assert metrics["load_energy_j"] == pytest.approx(load)
+    assert metrics["energy_j"] == pytest.approx(45000.5 + load)
     for name in ("jobs.csv", "attempts.csv", "tasks.csv", "accounting.json"):
         shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
-    assert run_metrics(RunOutputs(tmp_path), CAPACITY)["energy_j"] is None  # a run without -E
+    without = run_metrics(RunOutputs(tmp_path), PLATFORM)  # a run without -E
+    assert without["energy_j"] is None and without["load_energy_j"] == pytest.approx(load)
+
+
+def test_load_energy_follows_simgrids_linear_model_and_caps_the_load():
+    host = PlatformHost("m0", (1e9,), 1, {"wattage_per_state": "100:150:200, 10:10:10", "cpu_capacity": "0.5"})
+    jobs = pl.DataFrame({"machine": [0, 0, 0], "starting_time": [0.0, 10.0, 10.0], "finish_time": [10.0, 20.0, 20.0],
+                         "cpu": [0.125, 0.5, 0.25]})
+    # 0-10: load 0.25 -> 150 - 100 + 50 x 0.25; 10-20: load 1.5, at most 1 -> 50 + 50
+    assert load_energy(jobs, [host]) == pytest.approx(10 * (50 + 12.5) + 10 * 100)
+    assert load_energy(jobs, [PlatformHost("m0", (1e9,), 1, {})]) is None  # no energy model
 
 
 def test_suspensions_from_eviction_to_next_start(metrics):
@@ -155,7 +174,7 @@ def test_step_functions_and_time_averages():
 
 def test_missing_outputs_are_named(tmp_path):
     with pytest.raises(RunOutputError, match="out_jobs.csv: no such file"):
-        run_metrics(RunOutputs(tmp_path), CAPACITY)
+        run_metrics(RunOutputs(tmp_path), PLATFORM)
     (tmp_path / "out_jobs.csv").write_text("job_id,workload_name\n1,w0\n")
     with pytest.raises(RunOutputError, match="out_jobs.csv"):
         RunOutputs(tmp_path).jobs()

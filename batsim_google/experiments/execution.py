@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from ..runner import SimulationError
 from ..simulate import run_google_cell
-from .metrics import cpu_capacity, run_metrics
+from .metrics import run_metrics
 from .outputs import JOBS, RunOutputs
 from .plan import Run
 from .queue_metrics import queue_metrics
@@ -94,7 +94,7 @@ def _execute(run: Run, batsim: str) -> dict:
         "fingerprint": run.fingerprint,
         "labels": run.labels(),
         "wall_seconds": result.simulation.wall_seconds,
-        "metrics": run_metrics(outputs, cpu_capacity(run.platform_file)),
+        "metrics": run_metrics(outputs, run.platform_file),
         "queue": queue_metrics(outputs),
     }
     partial = run.directory / (MARKER + ".part")

@@ -12,7 +12,10 @@ Definitions (times in seconds; a *task* is a workload job and all its resubmissi
 - ``utilization``: allocated CPU time over CPU capacity x makespan: the sum over jobs of the task's
   normalized CPU request x the job's execution time, divided by the sum of the machines'
   ``cpu_capacity`` (asleep or failed machines included) x the makespan;
-- ``energy_j``: Batsim's consumed energy at the end of the run (``out_consumed_energy.csv``, -E);
+- ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` (None without -E);
+  ``batsim_energy_j``: Batsim's consumed energy at the end of the run (``out_consumed_energy.csv``,
+  -E): idle, sleep, off and switching power, as jobs are delays; ``load_energy_j``: what their
+  load adds (:mod:`.load_energy`; None when the platform has no energy model);
 - ``evictions``: jobs stopped by an eviction; ``resubmissions``: Batsim jobs of the
   ``resubmit`` workload; ``failure_kills``: jobs stopped by a machine failure;
   ``lost_to_failures``: tasks not restarted after a machine failure (restart cap reached);
@@ -32,8 +35,9 @@ from pathlib import Path
 
 import polars as pl
 
-from ..platform import compute_hosts
+from ..platform import PlatformHost, compute_hosts
 from ..scheduling.tasks import Outcome, StopReason
+from .load_energy import load_energy
 from .outputs import RESUBMITTED, RunOutputs, started_jobs, task_times
 from .suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from .timeline import interval_steps
@@ -47,7 +51,10 @@ WHOLE_WORK = (Outcome.COMPLETED.value, Outcome.KILLED_BY_DESIGN.value)
 
 def cpu_capacity(platform: str | Path) -> float:
     """Sum of the compute hosts' ``cpu_capacity`` (1, the largest machine, when absent)."""
-    hosts = compute_hosts(platform)
+    return _capacity(compute_hosts(platform), platform)
+
+
+def _capacity(hosts: list[PlatformHost], platform: str | Path) -> float:
     if not hosts:
         raise ValueError(f"{platform}: no compute host: no CPU capacity")
     return sum(float(host.properties.get("cpu_capacity", 1.0)) for host in hosts)
@@ -57,8 +64,10 @@ def _value(value) -> float | None:
     return None if value is None else float(value)
 
 
-def run_metrics(outputs: RunOutputs, capacity: float) -> dict:
-    """The metrics of the run in ``outputs`` (see the module) on machines of total CPU ``capacity``."""
+def run_metrics(outputs: RunOutputs, platform: str | Path) -> dict:
+    """The metrics of the run in ``outputs`` (see the module) on the ``platform`` it simulated."""
+    hosts = compute_hosts(platform)
+    capacity = _capacity(hosts, platform)
     all_jobs = outputs.jobs()
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
@@ -76,6 +85,8 @@ def run_metrics(outputs: RunOutputs, capacity: float) -> dict:
     intervals = suspension_intervals(jobs, tasks, makespan)
     suspended = suspension_per_task(intervals)
     outcomes = dict(tasks.group_by("outcome").len().iter_rows())
+    batsim_energy = outputs.energy()
+    load = load_energy(jobs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), hosts)
     return {
         "makespan_s": makespan,
         "tasks": tasks.height,
@@ -84,7 +95,9 @@ def run_metrics(outputs: RunOutputs, capacity: float) -> dict:
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
         "mean_bounded_slowdown": _value(whole.select(slowdown.mean()).item()),
         "utilization": allocated / (capacity * makespan) if makespan > 0 else None,
-        "energy_j": outputs.energy(),
+        "energy_j": None if batsim_energy is None or load is None else batsim_energy + load,
+        "batsim_energy_j": batsim_energy,
+        "load_energy_j": load,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
         "resubmissions": all_jobs.filter(pl.col("workload_name") == RESUBMITTED).height,
         "failure_kills": jobs.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,

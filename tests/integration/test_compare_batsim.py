@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.experiments.execution import MARKER
-from batsim_google.experiments.metrics import cpu_capacity, run_metrics
+from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.queue_metrics import QUEUE_METRICS, deviation
 
@@ -88,7 +88,7 @@ def test_metrics_agree_with_batsim_and_with_the_files(campaign):
         assert row["suspended_tasks"] > 0 and 0 < row["utilization"] < 1
         marker = json.loads((Path(row["directory"]) / MARKER).read_text())
         platform = output / "inputs" / "platforms"
-        recomputed = run_metrics(RunOutputs(Path(row["directory"])), cpu_capacity(next(platform.glob("*.xml"))))
+        recomputed = run_metrics(RunOutputs(Path(row["directory"])), next(platform.glob("*.xml")))
         assert marker["metrics"] == recomputed
 
 

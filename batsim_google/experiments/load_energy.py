@@ -1,0 +1,67 @@
+"""The energy of the load, which Batsim does not see.
+
+Every job is a ``delay`` profile: Batsim waits for it, and to SimGrid its host stays idle. So
+Batsim's energy (``-E``) bills each host at its idle, sleep, off and switching power only. SimGrid's
+model of a computing host (``wattage_per_state`` "idle:epsilon:full" of pstate 0; "idle:full"
+means epsilon = idle) draws idle at no load and epsilon + (full - epsilon) x load otherwise, the
+load being the share of the host busy. Here the load of a host is the sum of the normalized CPU
+requests of the jobs it runs over its ``cpu_capacity``, at most 1 (CPU may be over-committed).
+What the load adds to Batsim's figure is, per host, the integral over the run of
+(epsilon - idle) while it runs anything plus (full - epsilon) x load.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import polars as pl
+
+from ..platform import PlatformHost
+
+#: A load below this is float residue of jobs starting and ending: the host runs nothing.
+NO_LOAD = 1e-9
+
+
+def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
+    """(idle, epsilon, full) watts of the host's computing pstate, None without an energy model."""
+    value = host.properties.get("wattage_per_state")
+    if not value:
+        return None
+    watts = [float(part) for part in value.split(",")[0].split(":")]
+    if len(watts) == 2:
+        return watts[0], watts[0], watts[1]
+    if len(watts) == 3:
+        return watts[0], watts[1], watts[2]
+    raise ValueError(f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full")
+
+
+def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | None:
+    """Joules the load adds to Batsim's energy. ``jobs``: one row per job that ran, with
+    ``machine`` (resource id), ``starting_time``, ``finish_time`` and its task's ``cpu``; ``hosts``:
+    the compute hosts in resource order. None when a host has no energy model."""
+    watts = [computing_watts(host) for host in hosts]
+    if any(w is None for w in watts):
+        return None
+    power = pl.DataFrame(
+        {
+            "machine": range(len(hosts)),
+            "capacity": [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts],
+            "idle": [w[0] for w in watts], "epsilon": [w[1] for w in watts], "full": [w[2] for w in watts],
+        },
+        schema_overrides={"machine": pl.Int64},
+    )
+    share = jobs.join(power, on="machine", how="left").select(
+        "machine", "starting_time", "finish_time", (pl.col("cpu") / pl.col("capacity")).alias("load")
+    )
+    steps = pl.concat([
+        share.select("machine", pl.col("starting_time").alias("time"), "load"),
+        share.select("machine", pl.col("finish_time").alias("time"), -pl.col("load")),
+    ]).sort("machine", "time")
+    steps = steps.with_columns(
+        pl.col("load").cum_sum().over("machine").alias("level"),
+        (pl.col("time").shift(-1).over("machine") - pl.col("time")).fill_null(0.0).alias("duration"),
+    ).join(power, on="machine", how="left")
+    extra = pl.when(pl.col("level") > NO_LOAD).then(
+        pl.col("epsilon") - pl.col("idle") + (pl.col("full") - pl.col("epsilon")) * pl.col("level").clip(upper_bound=1.0)
+    ).otherwise(0.0)
+    return float(steps.select((extra * pl.col("duration")).sum()).item())
