@@ -261,3 +261,49 @@ def test_invalid_configuration_names_the_field():
         PolicyConfig(priority_levels=-1)
     with pytest.raises(ValueError, match="idle_timeout"):
         PolicyConfig(idle_timeout=0)
+
+
+def test_levels_survive_batsims_six_decimals():
+    # Google priorities 1 and 2 -> 2/12 and 3/12; Batsim hands 2/12 back as 0.166667
+    sim = cell(1, priority_levels=12)
+    assert [sim.policy._level(p) for p in (0.083333, 0.166667, 0.25, 1.0, 1e-6)] == [1, 2, 3, 12, 1]
+    sim.submit(job("low", priority=0.166667, cpu=1.0, memory=1.0))
+    sim.submit(job("high", priority=0.25, cpu=1.0, memory=1.0))
+    (killed, executes), = sim.kills
+    assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
+
+
+def test_among_equal_priorities_the_latest_started_is_evicted():
+    for order in (["a", "b"], ["b", "a"]):
+        sim = cell(1)
+        for name in order:
+            sim.submit(job(name, priority=0.2, cpu=0.5, memory=0.5))
+            sim.now += 10
+        sim.submit(job("high", priority=0.9, cpu=0.5, memory=0.5))
+        (killed, _), = sim.kills
+        assert killed == (f"w0!{order[-1]}",)
+
+
+def test_a_delayed_restart_of_no_delay_resubmits_at_once():
+    sim = cell(1, restart="delayed", restart_delay=0.0)
+    sim.submit(job("low", priority=0.1, cpu=1.0, memory=1.0))
+    sim.submit(job("high", priority=0.9, cpu=1.0, memory=1.0))
+    assert sim.kills and "resubmit!w0_low#1" in sim.submitted  # queued again, not suspended for good
+
+
+def test_a_user_kill_before_the_jobs_submission_rejects_it_on_arrival():
+    sim = cell(1)
+    sim.policy.user_kill(sim.now, "w0!a")  # Batsim delivers the event first at the same time
+    sim.submit(job("a"))
+    task = sim.policy.ledger.tasks["w0!a"]
+    assert task.outcome is Outcome.KILLED_BY_USER and task.note == "before its submission"
+    assert not sim.running and "w0!a" in sim.done
+
+
+def test_machines_no_queued_task_fits_may_sleep_while_tasks_wait():
+    policy = CellPolicy(np.array([1.0, 0.25]), np.array([1.0, 0.25]), PolicyConfig(energy="idle-sleep", idle_timeout=60.0, preemption=False))
+    sim = FakeBatsim(policy)
+    sim.submit(job("big", cpu=1.0, memory=1.0, work=10_000.0))
+    sim.submit(job("waits", cpu=1.0, memory=1.0))
+    sim.advance(61.0)
+    assert sim.switching == {1: False}  # the small machine sleeps; "waits" could use neither machine now

@@ -105,3 +105,25 @@ def test_a_task_waits_for_no_machine_too_close_to_failing_to_be_woken(failure):
         assert sim.switching == {}
     else:
         assert not sim.kills and sim.switching == {1: True}
+
+
+def test_a_task_waits_for_machines_the_guard_keeps_asleep_instead_of_being_rejected():
+    guard = SwitchGuard([np.array([305.0]), np.array([305.0])], np.full(2, 10.0), np.full(2, 10.0))
+    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), PolicyConfig(energy="idle-sleep", idle_timeout=60.0), guard))
+    sim.advance(61.0)
+    sim.step()
+    sim.finish_switches()  # both asleep
+    sim.now = 300.0
+    sim.submit(JobRequest("w0!a", 300.0, "task", 0.5, 1.0, 1.0, 10.0))
+    sim.policy.no_more_jobs = True
+    sim.step()
+    assert not sim.finished and sim.switching == {} and "w0!a" in sim.submitted  # none woken, none rejected
+    sim.now = 305.0
+    sim.policy.machines_unavailable(sim.now, [0, 1])
+    sim.now = 400.0
+    sim.policy.machines_available(sim.now, [0, 1])
+    sim.policy.no_more_events = True
+    sim.step()
+    assert sim.switching == {0: True}
+    sim.finish_switches()
+    assert sim.running == {"w0!a": 0}

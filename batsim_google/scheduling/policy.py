@@ -55,6 +55,9 @@ ENERGY_POLICIES = ("always-on", "idle-sleep")
 RESUBMIT_WORKLOAD = "resubmit"
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
+#: A priority within this of a level's bound (x levels) is on the bound: Batsim rounds priorities to 6
+#: decimals, an error of 5e-7 x levels, far below it.
+LEVEL_TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True)
@@ -107,9 +110,10 @@ class CellPolicy:
         self.by_job: dict[str, Task] = {}
         self.pending = PendingQueue()
         self.running: dict[str, Task] = {}
-        # Running tasks per machine, and (row L) the CPU and memory of those of level < L: what an
-        # eviction may free, without a scan of every running task.
-        self._on_machine: list[set[Task]] = [set() for _ in range(len(cpu))]
+        # Running tasks per machine, in the order they started (dicts: a run is reproducible, not
+        # ordered by memory addresses), and (row L) the CPU and memory of those of level < L: what
+        # an eviction may free, without a scan of every running task.
+        self._on_machine: list[dict[Task, None]] = [{} for _ in range(len(cpu))]
         self._below_cpu = np.zeros((config.priority_levels + 2, len(cpu)))
         self._below_memory = np.zeros((config.priority_levels + 2, len(cpu)))
         self.suspended: list[tuple[float, int, Task]] = []
@@ -139,7 +143,8 @@ class CellPolicy:
         if request.job_id in self._kill_on_submission:
             self._kill_on_submission.discard(request.job_id)
             self._decisions.append(Reject((request.job_id,)))
-            self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while being resubmitted")
+            note = "before its submission" if task.job_id == task.task_id else "while being resubmitted"
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now, note)
             return
         self._enqueue(task, now)
 
@@ -188,7 +193,10 @@ class CellPolicy:
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""
         task = self.ledger.tasks.get(task_id)
-        if task is None or task.state is TaskState.ENDED:
+        if task is None:  # Batsim delivers an event before a job submitted at the same time
+            self._kill_on_submission.add(task_id)
+            return
+        if task.state is TaskState.ENDED:
             return
         if task.state is TaskState.RUNNING:
             self._stop([task], StopReason.USER_KILL, now)
@@ -314,13 +322,14 @@ class CellPolicy:
         if not candidates.any():
             return -1
         machine = int(np.argmax(np.where(candidates, free_cpu + free_memory, -np.inf)))
+        # lowest priority first; among equals the latest started, which loses the least work
         lower_here = sorted(
-            (v for v in self._on_machine[machine] if v.level < level), key=lambda v: v.request.priority
+            (v for v in self._on_machine[machine] if v.level < level), key=lambda v: (v.request.priority, -v.start_time)
         )
         chosen = []
         cpu_needed = task.request.cpu - free_cpu[machine]
         memory_needed = task.request.memory - free_memory[machine]
-        for victim in lower_here:  # lowest priority first
+        for victim in lower_here:
             if cpu_needed <= 0 and memory_needed <= 0:
                 break
             chosen.append(victim)
@@ -334,7 +343,9 @@ class CellPolicy:
         levels = self.config.priority_levels
         if not levels:
             return priority
-        return min(max(math.ceil(priority * levels), 0), levels)
+        # Batsim hands extra fields back with 6 decimals: 2/12 arrives as 0.166667, whose level
+        # must still be 2, not 3
+        return min(max(math.ceil(priority * levels - LEVEL_TOLERANCE), 1), levels)
 
     def _start(self, task: Task, machine: int, now: float) -> None:
         task.state = TaskState.RUNNING
@@ -343,7 +354,7 @@ class CellPolicy:
         task.stop_reason = None
         self.running[task.job_id] = task
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
-        self._on_machine[machine].add(task)
+        self._on_machine[machine][task] = None
         if self.config.priority_levels:
             above = int(task.level) + 1
             self._below_cpu[above:, machine] += task.request.cpu
@@ -354,7 +365,7 @@ class CellPolicy:
         """Free the room of a running task, which is no longer a candidate for eviction."""
         machine = task.machine
         self.cluster.release(machine, task.request.cpu, task.request.memory, now)
-        self._on_machine[machine].discard(task)
+        self._on_machine[machine].pop(task, None)
         if self.config.priority_levels:
             if self._on_machine[machine]:
                 above = int(task.level) + 1
@@ -386,7 +397,7 @@ class CellPolicy:
         else:
             task.remaining = task.request.work
         task.restarts += 1
-        if task.stop_reason is StopReason.EVICTION and self.config.restart == "delayed":
+        if task.stop_reason is StopReason.EVICTION and self.config.restart == "delayed" and self.config.restart_delay > 0:
             task.state = TaskState.SUSPENDED
             wake = now + self.config.restart_delay
             heapq.heappush(self.suspended, (wake, next(self._sequence), task))
@@ -427,7 +438,7 @@ class CellPolicy:
 
     def _manage_power(self, now: float) -> None:
         """Wake sleeping machines for the queued tasks that fit nowhere awake; put machines idle
-        for ``idle_timeout`` to sleep when nothing is queued."""
+        for ``idle_timeout`` to sleep, but none that a queued task could use."""
         cluster = self.cluster
         sleeping = self._wakeable(now)
         waking = np.array([power is Power.SWITCHING_ON for power in cluster.power])
@@ -456,9 +467,12 @@ class CellPolicy:
         if to_wake:
             cluster.set_power(to_wake, Power.SWITCHING_ON, now)
             self._decisions.append(SwitchOn(tuple(to_wake)))
-        if self.pending:
-            return  # demand exceeds what is awake: put nothing to sleep
         idle = cluster.usable() & (cluster.tasks == 0)
+        if self.pending:  # e.g. machines too small for every queued task may sleep
+            asked = self.pending.nonempty()
+            idle &= ~(
+                (cluster.cpu_capacity[:, None] >= self.pending.cpu[asked]) & (cluster.memory_capacity[:, None] >= self.pending.memory[asked])
+            ).any(axis=1)
         due = idle & (now - cluster.idle_since >= self.config.idle_timeout)
         expired = due if self.switch_guard is None else self.switch_guard.allows(due, now, on=False)
         if expired.any():  # a machine about to fail stays on: its failure is the next event for it
@@ -483,8 +497,8 @@ class CellPolicy:
             return  # some task is being resubmitted
         if any(power in (Power.SWITCHING_ON, Power.SWITCHING_OFF) for power in self.cluster.power):
             return
-        if self.pending and not self.no_more_events and not self.cluster.available.all():
-            return  # failed machines may come back
+        if self.pending and not self.no_more_events and not self.cluster.usable().all():
+            return  # failed machines may come back, sleeping ones be woken once no failure is near
         for task in list(self.pending):
             self._dequeue(task)
             self._decisions.append(Reject((task.job_id,)))
