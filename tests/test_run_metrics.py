@@ -97,6 +97,10 @@ def test_load_energy_follows_simgrids_linear_model_and_caps_the_load():
     # 0-10: load 0.25 -> 150 - 100 + 50 x 0.25; 10-20: load 1.5, at most 1 -> 50 + 50
     assert load_energy(jobs, [host]) == pytest.approx(10 * (50 + 12.5) + 10 * 100)
     assert load_energy(jobs, [PlatformHost("m0", (1e9,), 1, {})]) is None  # no energy model
+    idle_job = pl.DataFrame({"machine": [0], "starting_time": [0.0], "finish_time": [10.0], "cpu": [0.0]})
+    assert load_energy(idle_job, [host]) == pytest.approx(10 * 50)  # running, at ~0 % load: epsilon
+    with pytest.raises(ValueError, match="ran on machine 1, but the platform has 1 compute hosts"):
+        load_energy(idle_job.with_columns(machine=pl.lit(1)), [host])
 
 
 def test_suspensions_from_eviction_to_next_start(metrics):

@@ -205,3 +205,13 @@ def test_dropping_synthesized_records_leaves_out_their_tasks_and_nothing_else(go
     assert without["table1_events_per_task"]["total"] == full["table1_events_per_task"]["total"] - 291
     assert "synthesized_tasks_dropped" not in full["table1_events_per_task"]
     assert full["interarrival"] == without["interarrival"]  # synthesized submissions are at time 0
+
+
+def test_dropped_synthesized_submissions_leave_the_inter_arrivals(tmp_path):
+    write_part(tmp_path, [
+        event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 2, 0, E.SUBMIT, missing="2"),
+        event(seconds_us(4), 3, 0, E.SUBMIT),
+    ])
+    kept, dropped = _stats(tmp_path).tables(), _stats(tmp_path, synthesized=False).tables()
+    assert kept["interarrival"]["submissions"] == {"count": 2, "mean": 1.5}
+    assert dropped["interarrival"]["submissions"] == {"count": 1, "mean": 3.0}

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from batsim_google.distributions import Empirical, Exponential, Gamma, LogNormal
-from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, fit_model
+from batsim_google.fitting.model_fit import CONSTANT_CLASS, MIN_GROUP_TASKS, fit_model
 from batsim_google.fitting.table import FitInputError
 from batsim_google.generator import generate
 from batsim_google.model import ModelError, TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
@@ -215,7 +215,7 @@ def test_fit_without_groups_keeps_one_makespan_law_and_groups_need_widths():
     assert fit_model(bad, methods=FAST, profile="none").table.rows.skipped == {"width is not an integer >= 1": 3}
 
 
-def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them_is_refused():
+def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them_is_set_aside():
     table = _table(_parallel_model(None), 5_000, seed=4)
     repeated = pl.DataFrame({  # one job run 30 times: a group, but no continuous law
         "subtime": [1e9 + i for i in range(30)], "makespan": 50.0, "kind": "task", "priority": 0.2, "width": 100,
@@ -224,5 +224,11 @@ def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them
     widths = result.classes[0].widths
     assert widths.constant_groups == ("65-127",) and "65-127" not in {g.name for g in widths.groups}
     assert result.model.classes[0].makespan_law_index(np.array([100]))[0] == 0  # the class's law
-    with pytest.raises(FitInputError, match=r"class 'task': all 30 makespans equal 50 s: no continuous law"):
+    with pytest.raises(FitInputError, match=r"no class of 20 tasks or more whose makespans differ"):
         fit_model(repeated, methods=FAST, profile="none")
+    services = table.filter(pl.col("kind") == "task").head(400).with_columns(kind=pl.lit("service"), makespan=pl.lit(7.0))
+    both = fit_model(pl.concat([table, services]), methods=FAST, profile="none")
+    assert [c.name for c in both.classes] == ["task"]  # the constant class is set aside, counted
+    assert both.table.rows.skipped == {CONSTANT_CLASS: 400} and both.table.rows.balanced
+    with pytest.raises(FitInputError, match=r"class\(es\) \['service'\]: all makespans equal"):
+        fit_model(pl.concat([table, services]), methods=FAST, profile="none", strict=True)

@@ -7,7 +7,7 @@ means epsilon = idle) draws idle at no load and epsilon + (full - epsilon) x loa
 load being the share of the host busy. Here the load of a host is the sum of the normalized CPU
 requests of the jobs it runs over its ``cpu_capacity``, at most 1 (CPU may be over-committed).
 What the load adds to Batsim's figure is, per host, the integral over the run of
-(epsilon - idle) while it runs anything plus (full - epsilon) x load.
+(epsilon - idle) while it runs any job (even one asking for no CPU) plus (full - epsilon) x load.
 """
 
 from __future__ import annotations
@@ -17,10 +17,6 @@ from typing import Sequence
 import polars as pl
 
 from ..platform import PlatformHost
-
-#: A load below this is float residue of jobs starting and ending: the host runs nothing.
-NO_LOAD = 1e-9
-
 
 def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
     """(idle, epsilon, full) watts of the host's computing pstate, None without an energy model."""
@@ -50,18 +46,23 @@ def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | No
         },
         schema_overrides={"machine": pl.Int64},
     )
+    unknown = jobs.filter(~pl.col("machine").is_between(0, len(hosts) - 1))
+    if unknown.height:
+        raise ValueError(f"a job ran on machine {unknown['machine'][0]}, but the platform has {len(hosts)} compute hosts")
     share = jobs.join(power, on="machine", how="left").select(
         "machine", "starting_time", "finish_time", (pl.col("cpu") / pl.col("capacity")).alias("load")
     )
+    # +1 job and +load at a start, -1 and -load at a finish; between two steps, what runs is constant
     steps = pl.concat([
-        share.select("machine", pl.col("starting_time").alias("time"), "load"),
-        share.select("machine", pl.col("finish_time").alias("time"), -pl.col("load")),
+        share.select("machine", pl.col("starting_time").alias("time"), "load", pl.lit(1).alias("jobs")),
+        share.select("machine", pl.col("finish_time").alias("time"), -pl.col("load"), pl.lit(-1).alias("jobs")),
     ]).sort("machine", "time")
     steps = steps.with_columns(
-        pl.col("load").cum_sum().over("machine").alias("level"),
+        pl.col("load").cum_sum().over("machine").clip(0.0, 1.0).alias("level"),  # clip: float residue too
+        pl.col("jobs").cum_sum().over("machine").alias("running"),
         (pl.col("time").shift(-1).over("machine") - pl.col("time")).fill_null(0.0).alias("duration"),
     ).join(power, on="machine", how="left")
-    extra = pl.when(pl.col("level") > NO_LOAD).then(
-        pl.col("epsilon") - pl.col("idle") + (pl.col("full") - pl.col("epsilon")) * pl.col("level").clip(upper_bound=1.0)
+    extra = pl.when(pl.col("running") > 0).then(
+        pl.col("epsilon") - pl.col("idle") + (pl.col("full") - pl.col("epsilon")) * pl.col("level")
     ).otherwise(0.0)
     return float(steps.select((extra * pl.col("duration")).sum()).item())

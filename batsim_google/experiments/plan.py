@@ -4,7 +4,8 @@ Generated inputs are named by a digest of what defines them (``google-s1-n64-3f9
 so an input is reused whatever run needs it and by any later invocation, and a changed spec
 writes a new file. Files are written under a temporary name and renamed when complete, so a file
 that exists is whole. Each run carries a fingerprint of its inputs' contents and its policy, which
-its completion marker keeps (see :mod:`.execution`).
+its completion marker keeps (see :mod:`.execution`), and the version of what a run writes and
+measures, so that a run of an older version is simulated again rather than mixed with new ones.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from .campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSp
 INPUTS = "inputs"
 RUNS = "runs"
 DIGEST_CHARS = 10
+#: Version of a run's outputs and metrics: raised when they change meaning (2: the load's energy,
+#: tasks' end times).
+RUN_OUTPUTS_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                             fingerprint = _digest({
                                 "platform": inputs.digest(platform_file), "workload": inputs.digest(workload_file),
                                 "events": inputs.digest(events_file), "policy": dataclasses.asdict(config),
-                                "energy_outputs": campaign.energy_outputs,
+                                "energy_outputs": campaign.energy_outputs, "outputs": RUN_OUTPUTS_VERSION,
                             })
                             runs.append(Run(
                                 platform.name, workload.name, workload_seed, failures.name, failure_seed, policy,

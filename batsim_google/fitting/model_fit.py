@@ -39,6 +39,7 @@ CLASSIFICATIONS: tuple[Classification, ...] = ("apriori", "kmeans")
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
 MIN_CLASS_TASKS = 20
 SMALL_CLASS = f"in a class of fewer than {MIN_CLASS_TASKS} tasks"
+CONSTANT_CLASS = "in a class whose makespans are all equal (no continuous law)"
 #: Fewest tasks a group of widths needs for a makespan law of its own.
 MIN_GROUP_TASKS = MIN_CLASS_TASKS
 
@@ -194,8 +195,6 @@ def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, method
 
 def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods, grouping) -> ClassFit:
     makespans = rows["makespan"].to_numpy()
-    if makespans.min() == makespans.max():
-        raise FitInputError(f"class {name!r}: all {len(makespans)} makespans equal {makespans[0]:g} s: no continuous law to fit")
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
     return ClassFit(
@@ -251,10 +250,15 @@ def fit_model(
     small = [n for n in names if 0 < sizes.get(n, 0) < MIN_CLASS_TASKS]
     if small and strict:
         raise FitInputError(f"class(es) {small} have fewer than {MIN_CLASS_TASKS} tasks: too few to fit")
-    kept = [(n, kind) for n, kind in zip(names, kinds) if sizes.get(n, 0) >= MIN_CLASS_TASKS]
+    spread = dict(labelled.group_by("class").agg((pl.col("makespan").max() > pl.col("makespan").min()).alias("spread")).iter_rows())
+    constant = [n for n in names if sizes.get(n, 0) >= MIN_CLASS_TASKS and not spread[n]]
+    if constant and strict:
+        raise FitInputError(f"class(es) {constant}: all makespans equal: no continuous law to fit")
+    kept = [(n, kind) for n, kind in zip(names, kinds) if sizes.get(n, 0) >= MIN_CLASS_TASKS and n not in constant]
     if not kept:
-        raise FitInputError(f"no class has {MIN_CLASS_TASKS} tasks or more (sizes: {sizes})")
+        raise FitInputError(f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ (sizes: {sizes})")
     rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
+    rows.set_aside(CONSTANT_CLASS, sum(sizes[n] for n in constant))
     labelled = labelled.filter(pl.col("class").is_in([n for n, _ in kept]))
     table = TaskTable(labelled, rows)
     class_fits = [

@@ -126,7 +126,6 @@ class LifecycleBatch:
     synthesized_submit: np.ndarray
 
 
-_NO_SUBMITS = (np.empty(0), np.empty(0, dtype=bool), np.empty(0, dtype=bool))
 #: Held record columns that may be null.
 _NULLABLE = ["submit", "schedule", "end", "end_event", *ATTRIBUTES, "missing_info", "first_submit"]
 _HELD_TYPES = {name: numpy_type(kind) for name, kind in _CARRIED.items()}
@@ -266,7 +265,7 @@ class TaskLifecycles:
         if len(chunk) == 0:
             self._hold(held, untouched)
             closed = _with_durations(self._expired()).frame(TASK_SCHEMA, self.users)
-            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, *_NO_SUBMITS)
+            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, *_no_submits())
         time = seconds(chunk.time)
         self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
         life, continued, stale_rows = self._lives(chunk, time, task, held)
@@ -324,13 +323,14 @@ class TaskLifecycles:
     def _reorder_ties(self, path: Path, chunk: _Rows, group: np.ndarray, carried_state: np.ndarray) -> None:
         """Swap two rows of a task that share a time when their file order is impossible and the
         swapped one possible (e.g. SCHEDULE written before SUBMIT): the trace is sorted by time
-        only, and "may contain both SUBMIT and SCHEDULE events for the exact same microsecond"."""
+        only, and "may contain both SUBMIT and SCHEDULE events for the exact same microsecond".
+        Pairs split between two chunks are not seen: their rows are judged in file order."""
         event = chunk.event
         before = _states_before(event, group, carried_state)
         bad = ~_ALLOWED[before, event]
         pair = (group[1:] == group[:-1]) & (chunk.time[1:] == chunk.time[:-1]) & (bad[1:] | bad[:-1])
         pair &= _ALLOWED[before[:-1], event[1:]] & _ALLOWED[_STATE_AFTER[event[1:]], event[:-1]]
-        pair[1:] &= ~pair[:-1]  # no row in two pairs
+        pair[1:] &= ~pair[:-1]  # no row in two pairs (of a chain of three, only the first is kept)
         left = np.flatnonzero(pair)
         if left.size == 0:
             return
@@ -460,8 +460,13 @@ class TaskLifecycles:
         live = held.take(np.flatnonzero(held.values["state"] != State.DEAD))
         return LifecycleBatch(
             _with_durations(live).frame(ATTEMPT_SCHEMA, self.users), _with_durations(held).frame(TASK_SCHEMA, self.users),
-            *_NO_SUBMITS,
+            *_no_submits(),
         )
+
+
+def _no_submits() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The submission columns of a batch without submissions."""
+    return np.empty(0), np.empty(0, dtype=bool), np.empty(0, dtype=bool)
 
 
 def _states_before(events: np.ndarray, groups: np.ndarray, carried_state: np.ndarray) -> np.ndarray:

@@ -47,7 +47,8 @@ class MachineHistory:
     cell: Cell
     changes: AvailabilityChanges
     account: RowAccount
-    #: Rows giving a machine another platform ID, CPU or memory than it joined with (not modelled).
+    #: Rows giving a machine another platform ID, CPU or memory than it joined with (not modelled;
+    #: a repeated ADD is counted here too, though skipped for the availability).
     capacity_changes: int = 0
 
     def accounting(self) -> str:

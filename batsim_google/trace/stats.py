@@ -308,7 +308,7 @@ def render_text(tables: dict[str, Any]) -> str:
     out.write(f"\nTable 2. End event of the {t2['total']} tasks with three events\n")
     out.write(_row("event", t2["event"]) + _row("tasks", t2["tasks"]) + _row("percent", _pct(t2["percent"])))
     t3 = tables["table3_scheduling_class"]
-    out.write(f"\nTable 3. Scheduling class ({t3['total']} three-event tasks ended by Finish or Kill)\n")
+    out.write(f"\nTable 3. Scheduling class ({t3['total']} tasks of three events: Submit, Schedule, Finish or Kill)\n")
     out.write(_row("class", t3["class"]) + _row("tasks", t3["tasks"]) + _row("percent", _pct(t3["percent"])))
     t4 = tables["table4_priority"]
     out.write("\nTable 4. Priority\n" + _row("priority", t4["priority"]) + _row("tasks", t4["tasks"]))

@@ -82,7 +82,8 @@ def test_metrics_agree_with_batsim_and_with_the_files(campaign):
         batsim = schedule(row["directory"])
         assert row["makespan_s"] == pytest.approx(float(batsim["makespan"]), abs=1e-5)
         # Batsim's own total counts from the first submission; ours from time 0 (a few joules apart).
-        assert row["energy_j"] == pytest.approx(float(batsim["consumed_joules"]), rel=1e-6)
+        assert row["batsim_energy_j"] == pytest.approx(float(batsim["consumed_joules"]), rel=1e-6)
+        assert 0 < row["load_energy_j"] and row["energy_j"] == pytest.approx(row["batsim_energy_j"] + row["load_energy_j"])
         assert row["balanced"] and row["tasks"] == 1100
         assert row["evictions"] > 0 and row["resubmissions"] == row["evictions"]  # no failures, immediate restarts
         assert row["suspended_tasks"] > 0 and 0 < row["utilization"] < 1
