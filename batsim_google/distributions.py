@@ -14,7 +14,7 @@ Model files write a law as a table, e.g. ``{law = "gamma", shape = 0.6, scale = 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
@@ -59,19 +59,6 @@ class Law:
 
     def sample(self, size: int, rng: np.random.Generator) -> np.ndarray:
         return type(self).draw([self], np.zeros(size, dtype=np.intp), rng)
-
-    #: How each parameter follows a change of unit of the variable (see :meth:`scaled`): a
-    #: ``"scale"`` is multiplied by the factor, a ``"rate"`` divided by it, a ``"log"`` shifted by its log.
-    _units: ClassVar[dict[str, str]] = {}
-
-    def scaled(self, factor: float) -> "Law":
-        """The law of ``factor`` times the variable (same shape, mean times ``factor``)."""
-        change = {"scale": lambda v: v * factor, "rate": lambda v: v / factor, "log": lambda v: v + math.log(factor)}
-        values = {}
-        for name, unit in self._units.items():
-            value = getattr(self, name)
-            values[name] = tuple(change[unit](v) for v in value) if isinstance(value, tuple) else change[unit](value)
-        return replace(self, **values)
 
     def to_mapping(self) -> dict[str, Any]:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -130,7 +117,6 @@ class LogNormal(_ScipyLaw):
     """ln X ~ Normal(mu, sigma): median e^mu, mean e^(mu + sigma^2/2)."""
 
     name: ClassVar[str] = "lognormal"
-    _units: ClassVar[dict[str, str]] = {"mu": "log"}
     mu: float
     sigma: float
 
@@ -147,7 +133,6 @@ class Pareto(_ScipyLaw):
     """Pareto (type I): P(X > x) = (scale / x)^shape for x >= scale."""
 
     name: ClassVar[str] = "pareto"
-    _units: ClassVar[dict[str, str]] = {"scale": "scale"}
     shape: float
     scale: float
 
@@ -164,7 +149,6 @@ class Lomax(_ScipyLaw):
     """
 
     name: ClassVar[str] = "lomax"
-    _units: ClassVar[dict[str, str]] = {"scale": "scale"}
     shape: float
     scale: float
 
@@ -176,7 +160,6 @@ class Lomax(_ScipyLaw):
 @dataclass(frozen=True)
 class Exponential(_ScipyLaw):
     name: ClassVar[str] = "exponential"
-    _units: ClassVar[dict[str, str]] = {"rate": "rate"}
     rate: float
 
     @staticmethod
@@ -187,7 +170,6 @@ class Exponential(_ScipyLaw):
 @dataclass(frozen=True)
 class Gamma(_ScipyLaw):
     name: ClassVar[str] = "gamma"
-    _units: ClassVar[dict[str, str]] = {"scale": "scale"}
     shape: float
     scale: float
 
@@ -283,7 +265,6 @@ class HyperExponential(_Mixture):
     """Mixture of exponentials (Gaevoy et al., formulas 16-20): coefficient of variation >= 1."""
 
     name: ClassVar[str] = "hyperexponential"
-    _units: ClassVar[dict[str, str]] = {"rates": "rate"}
     weights: tuple[float, ...]
     rates: tuple[float, ...]
 
@@ -297,7 +278,6 @@ class HyperGamma(_Mixture):
     """Mixture of gamma laws (Gaevoy et al., formulas 31-35)."""
 
     name: ClassVar[str] = "hypergamma"
-    _units: ClassVar[dict[str, str]] = {"scales": "scale"}
     weights: tuple[float, ...]
     shapes: tuple[float, ...]
     scales: tuple[float, ...]
@@ -313,7 +293,6 @@ class Empirical(Law):
     jobs with their frequencies (Gaevoy et al.'s array of probabilities)."""
 
     name: ClassVar[str] = "empirical"
-    _units: ClassVar[dict[str, str]] = {"values": "scale"}
     values: tuple[float, ...]
     weights: tuple[float, ...]
 

@@ -77,7 +77,10 @@ def _draw_batch(
     """
     classes = model.classes
     size = BATCH_SIZE
-    clock = start + np.cumsum(model.interarrival_law().sample(size, rng) * arrival_scale)
+    gaps = model.interarrival_law().sample(size, rng)
+    if model.simultaneous:  # (no draw otherwise: models without it draw as they always did)
+        gaps[rng.random(size) < model.simultaneous] = 0.0
+    clock = start + np.cumsum(gaps * arrival_scale)
     profile = model.arrival_profile
     subtime = clock if profile is None else profile.to_real_time(clock)
     class_index = rng.choice(len(classes), size=size, p=[c.frequency for c in classes])

@@ -6,7 +6,9 @@ Errors name the offending parameter the way a model file spells it, e.g. ``class
 The paper's parameters are the defaults: inter-arrivals follow its Lomax law of mean ``dynamism``
 and a class's makespans the log-normal of its ``mass`` and ``disparity``. A fitted model may name
 another law instead (``interarrival``, a class's ``makespan``; see :mod:`.distributions`) and a
-periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`). A class of
+periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`), and a share of
+submissions made at the same time as the previous one (``simultaneous``: a job's tasks submitted
+together, zero gaps no continuous law has). A class of
 parallel jobs gives its ``width`` (processors per job) as an empirical law and may draw makespans
 from separate laws per group of widths (``groups``, ``makespan_by_group``; see :mod:`.widths`).
 """
@@ -151,7 +153,8 @@ class TaskClass:
 @dataclass(frozen=True)
 class WorkloadModel:
     """Arrivals (``dynamism``, the mean inter-arrival time in seconds, or an ``interarrival``
-    law; optionally an arrival-rate profile) and the task classes."""
+    law; optionally an arrival-rate profile and a share of ``simultaneous`` submissions) and the
+    task classes."""
 
     dynamism: float | None
     classes: tuple[TaskClass, ...]
@@ -159,6 +162,8 @@ class WorkloadModel:
     source: str = field(default="", compare=False)
     interarrival: Law | None = None
     arrival_profile: ArrivalProfile | None = None
+    #: Share of the gaps between submissions that are 0; the others follow the inter-arrival law.
+    simultaneous: float = 0.0
 
     def __post_init__(self) -> None:
         if self.interarrival is None:
@@ -169,6 +174,7 @@ class WorkloadModel:
             self.interarrival.check("interarrival")
         if self.arrival_profile is not None:
             self.arrival_profile.check("arrival_profile")
+        require("simultaneous", self.simultaneous, 0.0 <= self.simultaneous < 1.0, "in [0, 1)")
         if not self.classes:
             raise ModelError("classes must list at least one class")
         for index, task_class in enumerate(self.classes):
@@ -196,6 +202,8 @@ class WorkloadModel:
             mapping["interarrival"] = self.interarrival.to_mapping()
         if self.arrival_profile is not None:
             mapping["arrival_profile"] = self.arrival_profile.to_mapping()
+        if self.simultaneous:
+            mapping["simultaneous"] = self.simultaneous
         mapping["classes"] = [c.to_mapping() for c in self.classes]
         return mapping
 
@@ -206,7 +214,7 @@ class WorkloadModel:
 
 
 _CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan", "width", "groups", "makespan_by_group"}
-_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile"}
+_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous"}
 
 
 def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: bool) -> float | None:
@@ -271,6 +279,7 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
             if data.get("arrival_profile") is None
             else ArrivalProfile.from_mapping(data["arrival_profile"], "arrival_profile")
         ),
+        simultaneous=number(data, "simultaneous", "") if "simultaneous" in data else 0.0,
     )
 
 

@@ -181,14 +181,3 @@ def test_mixture_moments_and_median():
     assert float(law.cdf(law.median())) == pytest.approx(0.5, abs=1e-9)
     assert law.n_parameters == 5 and HyperExponential((0.2, 0.3, 0.5), (1, 2, 3)).n_parameters == 5
 
-
-@pytest.mark.parametrize("name", list(CASES))
-def test_a_scaled_law_is_the_law_of_the_scaled_variable(name):
-    law = CASES[name][0]
-    factor = 0.37
-    scaled = law.scaled(factor)
-    assert type(scaled) is type(law) and scaled != law
-    x = law.median() * np.array([0.1, 0.5, 1.0, 2.0, 10.0])
-    assert scaled.cdf(factor * x) == pytest.approx(law.cdf(x), rel=1e-9, abs=1e-12)  # P(cX <= cx) = P(X <= x)
-    if np.isfinite(law.mean()):  # the Pareto of shape 1.5 has none
-        assert scaled.mean() == pytest.approx(factor * law.mean(), rel=1e-9)

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 from click.testing import CliRunner
 
 from batsim_google.cli import main
@@ -25,6 +26,7 @@ from batsim_google.requests import load_request_law
 from batsim_google.workload import write_generated_workload
 
 from batsim_google.fitting.trace_input import trace_task_table
+from batsim_google.generator import generate
 from batsim_google.trace.accounting import RowAccount, TraceError
 
 FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lomax-ml"]
@@ -292,18 +294,23 @@ def test_the_inter_arrival_law_keeps_the_observed_arrival_rate():
     assert only_lognormal.law.mean() == pytest.approx(mean_gap, rel=1e-9)
 
 
-def test_simultaneous_submissions_keep_the_arrival_rate():
+def test_simultaneous_submissions_are_a_share_of_zero_gaps_in_the_model():
     """Half the gaps are zero (tasks submitted together): the laws are fitted to the positive gaps,
-    and the model's law, scaled by their share, keeps the observed mean gap."""
+    the model draws zeros at their share, and its workloads keep the observed rate and shape."""
     rng = np.random.default_rng(5)
     n = 20_000
     gaps = np.where(rng.random(n) < 0.5, 0.0, rng.gamma(0.5, 4.0, n))
     subtimes = np.cumsum(gaps)
     table = pl.DataFrame({"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n})
-    arrivals = fit_model(table, profile="none", methods=["exponential", "gamma-ml"], seed=0).arrivals
-    positive = np.diff(subtimes)[np.diff(subtimes) > 0]
+    result = fit_model(table, profile="none", methods=["exponential", "gamma-ml"], seed=0)
+    arrivals, model = result.arrivals, result.model
+    observed = np.diff(subtimes)
     assert arrivals.best.method == "gamma-ml"  # fitted to the positive gaps, not replaced by a fallback
-    assert arrivals.best.law.shape == pytest.approx(0.5, rel=0.05) and arrivals.best.law.mean() == pytest.approx(positive.mean(), rel=0.03)
-    assert arrivals.positive_share == pytest.approx(len(positive) / (n - 1))
-    assert arrivals.law.shape == arrivals.best.law.shape
-    assert arrivals.law.mean() == pytest.approx(np.diff(subtimes).mean(), rel=0.03)
+    assert arrivals.best.law.shape == pytest.approx(0.5, rel=0.05)
+    assert arrivals.best.law.mean() == pytest.approx(observed[observed > 0].mean(), rel=0.03)
+    assert model.simultaneous == arrivals.simultaneous == pytest.approx(np.mean(observed == 0))
+    batches = generate(model, load_request_law(), np.random.default_rng(1), tasks=n)
+    generated = np.diff(np.concatenate([batch.subtime for batch in batches]))
+    assert np.mean(generated == 0) == pytest.approx(model.simultaneous, abs=0.015)
+    assert generated.mean() == pytest.approx(observed.mean(), rel=0.05)
+    assert stats.ks_2samp(generated, observed).statistic < 0.02  # zeros and shape alike

@@ -31,6 +31,8 @@ def google_mapping() -> dict:
         (("classes", 0, "mass"), "big", "classes[0].mass must be a finite number"),
         (("classes", 0, "mass"), float("nan"), "classes[0].mass must be a finite number"),
         (("classes", 1, "name"), "task", "classes[].name must be unique"),
+        (("simultaneous",), 1.0, "simultaneous must be in [0, 1"),
+        (("simultaneous",), -0.1, "simultaneous must be in [0, 1"),
     ],
 )
 def test_invalid_parameters_are_named(path, value, message):
@@ -71,6 +73,9 @@ def test_toml_and_json_model_files(tmp_path):
     as_json = tmp_path / "model.json"
     as_json.write_text(json.dumps(model.to_mapping()))
     assert load_model(as_json) == model
+    assert "simultaneous" not in model.to_mapping()
+    together = model_from_mapping({**model.to_mapping(), "simultaneous": 0.4})
+    assert together.simultaneous == 0.4 and model_from_mapping(together.to_mapping()) == together
 
 
 def test_model_file_errors_name_the_file(tmp_path):

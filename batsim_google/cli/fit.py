@@ -111,8 +111,8 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
     if arrivals.zero_gaps:
         click.echo(
-            f"  {arrivals.zero_gaps} of {arrivals.gaps} gaps are zero (simultaneous submissions): the model's law is "
-            f"scaled by {arrivals.positive_share:.4g} to keep the mean gap, {describe(arrivals.law)}"
+            f"  {arrivals.zero_gaps} of {arrivals.gaps} gaps are zero (simultaneous submissions): "
+            f"the model draws them at that share (simultaneous = {arrivals.simultaneous:.4g})"
         )
     if arrivals.best.note:
         click.echo(f"  note: {arrivals.best.note}", err=True)

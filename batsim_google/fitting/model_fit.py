@@ -23,7 +23,7 @@ from typing import Iterable, Literal
 import numpy as np
 import polars as pl
 
-from ..distributions import Empirical, Law, LogNormal, Lomax
+from ..distributions import Empirical, LogNormal, Lomax
 from ..laws import INTERARRIVAL_SHAPE
 from ..model import Kind, TaskClass, WorkloadModel
 from ..trace.accounting import RowAccount
@@ -101,8 +101,8 @@ class ArrivalFit:
     positive gaps fitted (``sample``).
 
     Simultaneous submissions (zero gaps) have no place in a continuous law: the laws are fitted to
-    the positive gaps, and the model's ``law`` is the best of them scaled by the share of positive
-    gaps, so that its mean is the mean gap, zeros included, and the arrival rate is the observed one.
+    the positive gaps, and the model draws zero gaps at their observed share (``simultaneous``), so
+    that both the shape of the gaps and the arrival rate are the observed ones.
     """
 
     sample: np.ndarray
@@ -111,12 +111,12 @@ class ArrivalFit:
     mean_gap: float
     fits: list[LawFit]
     best: LawFit
-    law: Law
     profile: ProfileFit | None
 
     @property
-    def positive_share(self) -> float:
-        return (self.gaps - self.zero_gaps) / self.gaps
+    def simultaneous(self) -> float:
+        """Share of the gaps that are zero."""
+        return self.zero_gaps / self.gaps
 
 
 @dataclass(frozen=True)
@@ -166,9 +166,7 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
         raise FitInputError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
     fits = fit_all(positive, methods)
     best = _rate_keeping(fits, positive, criterion)
-    share = len(positive) / len(gaps)
-    law = best.law if share == 1.0 else best.law.scaled(share)
-    return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best, law, profile_fit)
+    return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best, profile_fit)
 
 
 def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, methods) -> WidthFit:
@@ -270,7 +268,8 @@ def fit_model(
         dynamism=None,
         classes=tuple(fit.task_class() for fit in class_fits),
         name=name,
-        interarrival=arrivals.law,
+        interarrival=arrivals.best.law,
+        simultaneous=arrivals.simultaneous,
         arrival_profile=None if arrivals.profile is None else arrivals.profile.profile,
     )
     return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering)

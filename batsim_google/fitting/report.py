@@ -57,7 +57,7 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 "covered_bins": profile.covered_bins, "rates": list(profile.profile.rates),
             },
             "best": arrivals.best.method,
-            "law": arrivals.law.to_mapping(),
+            "simultaneous": arrivals.simultaneous,
             "fits": [f.to_mapping() for f in arrivals.fits],
         },
         "classes": [
@@ -151,8 +151,9 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         *_fits_table(arrivals.fits, arrivals.best),
     ]
     if arrivals.zero_gaps:
-        lines += ["", f"The model's law is {arrivals.best.method} scaled by the share of positive gaps "
-                  f"({_g(arrivals.positive_share)}): {describe(arrivals.law)}, of mean {_g(arrivals.law.mean())} s (mean gap {_g(arrivals.mean_gap)} s)."]
+        lines += ["", f"The model draws zero gaps at their share ({_g(arrivals.simultaneous)}, `simultaneous`), "
+                  f"the others from {arrivals.best.method}: a mean gap of "
+                  f"{_g((1 - arrivals.simultaneous) * arrivals.best.law.mean())} s (observed {_g(arrivals.mean_gap)} s)."]
     if fit.elbow is not None:
         clustering = fit.clustering
         lines += [
