@@ -43,6 +43,9 @@ SERVICE_PROFILE = "service"
 SERVICE_DELAY = 1e12
 
 
+#: Most grains a makespan may count (profile names and steps are 64-bit integers).
+MAX_STEPS = 1e15
+
 class WorkloadWriter:
     """Write a Batsim workload to ``path`` batch by batch; use as a context manager.
 
@@ -80,12 +83,19 @@ class WorkloadWriter:
 
     def __exit__(self, kind, error, trace) -> None:
         if error is None:
-            self.close()
+            try:
+                self.close()
+            except BaseException:  # e.g. the last batch's write failed: no half-written file either
+                self._discard()
+                raise
         else:
-            self._formatter.shutdown(cancel_futures=True)
-            self._out.close()
-            self._profiles.close()
-            self.path.unlink(missing_ok=True)
+            self._discard()
+
+    def _discard(self) -> None:
+        self._formatter.shutdown(cancel_futures=True)
+        self._out.close()
+        self._profiles.close()
+        self.path.unlink(missing_ok=True)
 
     def write(self, jobs: pl.DataFrame) -> None:
         """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
@@ -95,6 +105,11 @@ class WorkloadWriter:
             raise ValueError(f"jobs lack column(s) {missing}")
         if jobs.height == 0:
             return
+        numbers = [name for name in ("subtime", "delay", "walltime") if name in jobs.columns]
+        not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite() for name in numbers))
+        if not_finite.height:
+            row = not_finite.row(0, named=True)
+            raise ValueError(f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers")
         self._wait()
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
         services = jobs.filter(is_service)
@@ -127,6 +142,9 @@ class WorkloadWriter:
         if self.grain is None:
             name = pl.col("id").cast(pl.String)
             return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS))
+        ratio = jobs.select((delay / self.grain).max()).item()
+        if ratio >= MAX_STEPS:
+            raise ValueError(f"a makespan of {ratio * self.grain:g} s is more than {MAX_STEPS:.0e} grains of {self.grain:g} s")
         steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64)).to_series()
         task_steps = steps.filter(jobs.select(~is_service).to_series())
         new = pl.Series(sorted(set(task_steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)

@@ -187,10 +187,11 @@ def _padded(rows: Sequence[Sequence[float]], fill: float) -> np.ndarray:
 def draw_categories(weights: Sequence[Sequence[float]], index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """For each entry of ``index``, a category drawn with the probabilities ``weights[index[j]]``.
 
-    One uniform per entry against the cumulative weights (rows of any length); a uniform beyond
-    a row's rounded total takes its last category, never a padding one.
+    One uniform per entry against the cumulative weights (rows of any length), divided by their
+    total (weights sum to 1 within a tolerance): a category of weight 0 is never drawn, nor padding.
     """
     cumulative = np.cumsum(_padded(weights, 0.0), axis=1)
+    cumulative /= cumulative[:, -1:]
     last = np.array([len(row) - 1 for row in weights])
     uniform = rng.random(len(index))
     return np.minimum((uniform[:, None] >= cumulative[index]).sum(axis=1), last[index])

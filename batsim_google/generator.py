@@ -83,7 +83,8 @@ def _draw_batch(
     clock = start + np.cumsum(gaps * arrival_scale)
     profile = model.arrival_profile
     subtime = clock if profile is None else profile.to_real_time(clock)
-    class_index = rng.choice(len(classes), size=size, p=[c.frequency for c in classes])
+    frequency = np.array([c.frequency for c in classes])
+    class_index = rng.choice(len(classes), size=size, p=frequency / frequency.sum())  # sums to 1 within 1e-6
     width, law_index, laws = _draw_widths(classes, class_index, rng)
     makespan = draw_by_class(laws, law_index, rng)
     rates = np.array([c.priority_rate for c in classes])[class_index]
@@ -119,8 +120,8 @@ def generate(
         raise ValueError("give exactly one of tasks (a count) and duration (seconds)")
     if tasks is not None and tasks < 0:
         raise ValueError(f"tasks must be >= 0 (got {tasks})")
-    if duration is not None and not duration >= 0:
-        raise ValueError(f"duration must be >= 0 seconds (got {duration})")
+    if duration is not None and not (duration >= 0 and np.isfinite(duration)):
+        raise ValueError(f"duration must be a finite number >= 0 of seconds (got {duration})")
     if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
         raise ValueError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
     for kind in {c.kind for c in model.classes}:

@@ -34,6 +34,7 @@ def priority_law(rate):
 
 
 def draw_priorities(rate, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-    """Priorities in ]0, 1]: the truncated exponential, with an exact 0 (probability 2^-53) lifted."""
+    """Priorities in ]0, 1]: the truncated exponential, with an exact 0 (probability 2^-53) lifted
+    and scipy's inverse CDF kept from passing 1 by an ulp."""
     values = priority_law(rate).rvs(size=size, random_state=rng)
-    return np.maximum(values, np.finfo(float).tiny)
+    return np.clip(values, np.finfo(float).tiny, 1.0)

@@ -41,8 +41,9 @@ class EmpiricalRequests:
     def __post_init__(self) -> None:
         if not (len(self.cpu) == len(self.memory) == len(self.count)) or len(self.cpu) == 0:
             raise ValueError("cpu, memory and count must be non-empty lists of one length")
-        if np.any(self.count <= 0) or np.any(self.cpu < 0) or np.any(self.memory < 0):
-            raise ValueError("counts must be > 0 and requests >= 0")
+        values = np.concatenate([self.count, self.cpu, self.memory]).astype(float)
+        if not np.isfinite(values).all() or np.any(self.count <= 0) or np.any(self.cpu < 0) or np.any(self.memory < 0):
+            raise ValueError("counts must be finite and > 0, requests finite and >= 0")
 
     def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``size`` (cpu, memory) pairs drawn with replacement, weighted by count."""

@@ -128,3 +128,41 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     assert strip == [{key: value for key, value in job.items() if key != "subtime"} for job in stretched["jobs"]]
     with pytest.raises(ValueError, match="arrival_scale"):
         write_generated_workload(tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0)
+
+
+def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, monkeypatch):
+    path = tmp_path / "w.json"
+    jobs = pl.DataFrame({"id": [0, 1], "subtime": [0.0, 1.0], "delay": [5.0, float("inf")]})
+    with pytest.raises(ValueError, match=r"job 1: subtime = 1.0, delay = inf: times must be finite"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(jobs)
+    assert not path.exists()
+    with pytest.raises(ValueError, match="more than 1e\\+15 grains of 1e-12 s"):
+        with WorkloadWriter(path, 4, grain=1e-12) as writer:
+            writer.write(jobs.head(1).with_columns(delay=pl.lit(1e4)))
+    assert not path.exists()
+    import batsim_google.batsim_json as batsim_json
+
+    def full_disk(frame):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(batsim_json, "_ndjson", full_disk)  # fails in the background writer, seen at close
+    with pytest.raises(OSError, match="No space left"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(jobs.head(1))
+    assert not path.exists()
+
+
+def test_frequencies_within_the_tolerance_generate_and_no_zero_weight_is_drawn(tmp_path):
+    from batsim_google.distributions import draw_categories
+    from batsim_google.model import model_from_mapping
+
+    data = preset("google").to_mapping()
+    data["classes"][1]["frequency"] = 0.3000005  # sums to 1 within the model's 1e-6
+    model = model_from_mapping(data)
+    assert write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, tasks=100) == 100
+    drawn = draw_categories([(0.5, 0.0), (0.25, 0.75)], np.repeat([0, 1], 10_000), np.random.default_rng(0))
+    assert not drawn[:10_000].any()  # a uniform beyond a row's total picks no weight-0 category
+    assert abs(drawn[10_000:].mean() - 0.75) < 0.02
+    with pytest.raises(ValueError, match="duration must be a finite number"):
+        write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, duration=float("inf"))

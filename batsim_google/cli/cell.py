@@ -107,7 +107,7 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
 @click.argument("platform_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim events file (JSON lines) to write.")
 @click.option("--horizon", type=click.FloatRange(min=0, min_open=True), help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].")
-@click.option("--seed", type=int, help="Seed of the random generator [default: 0].")
+@click.option("--seed", type=click.IntRange(min=0), help="Seed of the random generator [default: 0].")
 @click.option("--mtbf", type=click.FloatRange(min=0, min_open=True), help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].")
 @click.option("--mtbf-shape", type=click.FloatRange(min=0, min_open=True), help="Weibull shape of the time between failures [default: 1, exponential].")
 @click.option("--mttr", type=click.FloatRange(min=0, min_open=True), help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].")

@@ -79,7 +79,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 @click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML the workloads run on.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for the model, runs and report (resumable).")
 @click.option("--replications", type=click.IntRange(min=1), default=10, show_default=True, help="Workloads generated from the model and simulated.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first replication (then SEED+1, ...).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the first replication (then SEED+1, ...).")
 @click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The model to validate [default: fitted to ORIGINAL as 'fit' does by default].")
 @click.option("--policy", "policy_text", default="{}", show_default=True, help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of one simulation, seconds.")

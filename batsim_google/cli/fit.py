@@ -61,7 +61,7 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
 @click.option("--criterion", type=click.Choice(CRITERIA), default="ks", show_default=True, help="How the best law is chosen: smallest KS statistic or smallest AIC.")
 @click.option("--groups", type=click.Choice(["none", *GROUPINGS]), default="none", show_default=True, help="Parallel jobs (a width column, e.g. SWF): makespan laws per width, or per power-of-two group of widths; none: one per class.")
 @click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTERS)}).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
 @click.option("--plots", "plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for PNG figures.")
 @click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path), help="Fit report: JSON if it ends in .json, else Markdown.")
 @click.option("--fidelity/--no-fidelity", default=True, show_default=True, help="Generate from the fitted model and compare with the input (two-sample KS per class).")

@@ -24,7 +24,7 @@ from .common import chosen_model, fail, show_progress
 @click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model file (.toml or .json).")
 @click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random generator.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
 @click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
 @click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
 @click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
@@ -54,7 +54,7 @@ DEMO_HORIZON_S = 2 * DAY
 @click.command()
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("experiment"), show_default=True, help="Folder to write.")
 @click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
     """Write a ready-to-simulate experiment folder from the embedded defaults.
 
