@@ -150,7 +150,7 @@ class BatsimPyCell:
 
     def _on_submitted(self, job: Job) -> None:
         delay = getattr(job.profile, "delay", 0.0)
-        request = job_request(job.id, job.subtime, job.metadata, job.walltime or -1.0, delay)
+        request = job_request(job.id, job.subtime, job.metadata, job.walltime or -1.0, delay, job.res)
         self._policy().job_submitted(self.sim.current_time, request)
 
     def _on_completed(self, job: Job) -> None:

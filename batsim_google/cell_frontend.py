@@ -33,20 +33,27 @@ def end_status(state_name: str) -> str:
     return END_STATUS.get(state_name, "failed")
 
 
-def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float) -> JobRequest:
-    """The policy's view of a workload job, from its extra fields (defaults when absent).
+def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float, machines: int = 1) -> JobRequest:
+    """The policy's view of a workload job, from its extra fields (defaults when absent or null:
+    a job without a CPU or memory request takes none, e.g. a converted SWF log's).
 
     A task's work is its profile's ``delay``; a service's is its lifetime, its ``walltime``.
     """
-    kind = fields.get("kind", "task")
+    kind = fields.get("kind") or "task"
+
+    def given(name: str, default: float) -> float:
+        value = fields.get(name)
+        return default if value is None else float(value)
+
     return JobRequest(
         job_id=job_id,
         subtime=float(subtime),
         kind=kind,
-        priority=float(fields.get("priority", 0.5)),
-        cpu=float(fields.get("cpu", 0.0)),
-        memory=float(fields.get("memory", 0.0)),
+        priority=given("priority", 0.5),
+        cpu=given("cpu", 0.0),
+        memory=given("memory", 0.0),
         work=float(walltime if kind == "service" else delay),
+        machines=int(machines),
     )
 
 

@@ -126,7 +126,7 @@ class GoogleCell(BatsimScheduler):
 
     def onJobSubmission(self, job: Job) -> None:
         delay = (job.profile_dict or {}).get("delay", 0.0)
-        request = job_request(job.id, job.submit_time, job.json_dict, job.requested_time, delay)
+        request = job_request(job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources)
         self.policy.job_submitted(self.bs.time(), request)
 
     def onJobCompletion(self, job: Job) -> None:

@@ -307,3 +307,11 @@ def test_machines_no_queued_task_fits_may_sleep_while_tasks_wait():
     sim.submit(job("waits", cpu=1.0, memory=1.0))
     sim.advance(61.0)
     assert sim.switching == {1: False}  # the small machine sleeps; "waits" could use neither machine now
+
+
+def test_a_job_of_several_machines_is_rejected_with_the_reason():
+    sim = cell(2)
+    sim.submit(JobRequest("w0!wide", 0.0, "task", 0.5, 0.1, 0.1, 10.0, machines=2))
+    task = sim.policy.ledger.tasks["w0!wide"]
+    assert task.outcome is Outcome.REJECTED and task.note == "asks for 2 machines; tasks here take one"
+    assert "w0!wide" in sim.done

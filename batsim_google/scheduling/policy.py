@@ -136,6 +136,10 @@ class CellPolicy:
             task = Task(request, request.job_id, remaining=request.work, level=self._level(request.priority))
             self.ledger.tasks[task.task_id] = task
             self.by_job[request.job_id] = task
+            if request.machines != 1:
+                self._decisions.append(Reject((request.job_id,)))
+                self.ledger.end(task, Outcome.REJECTED, now, f"asks for {request.machines} machines; tasks here take one")
+                return
             if not self.cluster.fits_somewhere(request.cpu, request.memory):
                 self._decisions.append(Reject((request.job_id,)))
                 self.ledger.end(task, Outcome.REJECTED, now, "larger than every machine")

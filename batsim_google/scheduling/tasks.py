@@ -49,6 +49,7 @@ class JobRequest:
     cpu: float = 0.0
     memory: float = 0.0
     work: float = 0.0  # seconds: a task's delay, a service's lifetime (its walltime)
+    machines: int = 1  # Batsim's res: a Google task takes one machine (or a share of it)
 
 
 @dataclass(eq=False)

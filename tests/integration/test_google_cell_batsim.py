@@ -140,3 +140,15 @@ def test_no_switch_straddles_a_known_failure(tmp_path, batsim_binary, guarded):
     assert out["1"]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(out["1"]["starting_time"]) == pytest.approx(410.0, abs=0.1)  # woken once m1 is back at 400
     assert json.loads((output / "out_accounting.json").read_text())["balanced"]
+
+
+def test_jobs_of_several_machines_or_without_requests_are_handled_not_fatal(tmp_path, batsim_binary):
+    """A converted SWF log's jobs: some take several processors, none asks for memory."""
+    jobs = [{**task(i, i, 10.0), "res": 2 if i == 1 else 1} for i in range(3)]
+    jobs[2]["memory"] = None
+    summary, out = simulate(tmp_path, jobs, batsim_binary)
+    assert out["1"]["final_state"] == "REJECTED"
+    assert out["0"]["final_state"] == out["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert summary["balanced"] and summary["outcomes"]["rejected"] == 1
+    tasks = (tmp_path / "out" / "out_tasks.csv").read_text()
+    assert "asks for 2 machines; tasks here take one" in tasks
