@@ -127,3 +127,12 @@ def test_a_task_waits_for_machines_the_guard_keeps_asleep_instead_of_being_rejec
     assert sim.switching == {0: True}
     sim.finish_switches()
     assert sim.running == {"w0!a": 0}
+
+
+def test_an_energy_policy_on_a_platform_without_sleep_states_is_refused_before_launch(tmp_path):
+    from batsim_google.simulate import run_google_cell
+
+    platform = tmp_path / "awake.xml"
+    platform.write_text("\n".join(line for line in PLATFORM.read_text().splitlines() if "sleep_pstates" not in line))
+    with pytest.raises(ValueError, match=r"energy policy 'idle-sleep' needs a sleep_pstates property on every host \(4 without"):
+        run_google_cell(platform, [], tmp_path / "out", {"energy": "idle-sleep"}, batsim="/nonexistent")

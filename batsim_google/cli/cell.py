@@ -141,5 +141,5 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
     down = int((~changes.available).sum())
     click.echo(
         f"wrote {lines} events to {output}: {down} machine unavailabilities, "
-        f"{len(changes) - down} returns, on {len(hosts)} machines"
+        f"{len(changes) - down} returns, on {len(np.unique(changes.resource))} of the {len(hosts)} machines"
     )

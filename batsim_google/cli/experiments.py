@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..experiments.execution import DaskUnreachable
 from ..runner import SimulationError
 from .common import BATSIM_OPTION, fail, show_progress
 
@@ -23,6 +24,8 @@ def _resumable():
 
     try:
         yield
+    except DaskUnreachable as error:
+        fail(str(error))
     except (KeyboardInterrupt, BrokenProcessPool) as error:
         reason = "interrupted" if isinstance(error, KeyboardInterrupt) else "a worker process ended abruptly (interrupted or killed)"
         click.echo(f"{reason}: finished runs are kept, run the same command again to resume", err=True)

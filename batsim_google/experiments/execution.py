@@ -45,6 +45,13 @@ class RunRecord:
     error: str | None = None
 
 
+#: Seconds to wait for a Dask scheduler before giving up.
+DASK_CONNECT_SECONDS = 30
+
+
+class DaskUnreachable(RuntimeError):
+    """The Dask scheduler given does not answer."""
+
 def completed(run: Run) -> dict | None:
     """The marker of a complete run (see the module), None otherwise."""
     marker = run.directory / MARKER
@@ -87,7 +94,7 @@ def _execute(run: Run, batsim: str) -> dict:
             events=[run.events_file] if run.events_file else [], timeout=run.timeout, batsim=batsim,
             energy=run.energy_outputs,
         )
-    except SimulationError as error:
+    except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
     outputs = RunOutputs(run.directory)
     marker = {
@@ -133,7 +140,11 @@ def execute_runs(
         if dask_address:
             from distributed import Client, as_completed
 
-            with Client(dask_address) as client:
+            try:
+                client = Client(dask_address, timeout=DASK_CONNECT_SECONDS)
+            except OSError as error:
+                raise DaskUnreachable(f"no Dask scheduler answers at {dask_address} ({error})") from error
+            with client:
                 futures = {client.submit(execute_run, runs[i], batsim, pure=False): i for i in todo}
                 try:
                     _collect(as_completed(futures), futures, runs, records, bar)
