@@ -3,6 +3,8 @@ failures, power and the end of the simulation."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -315,3 +317,14 @@ def test_a_job_of_several_machines_is_rejected_with_the_reason():
     task = sim.policy.ledger.tasks["w0!wide"]
     assert task.outcome is Outcome.REJECTED and task.note == "asks for 2 machines; tasks here take one"
     assert "w0!wide" in sim.done
+
+
+@pytest.mark.parametrize("option, message", [
+    ({"restart_delay": "x"}, "restart_delay must be a number (got 'x')"),
+    ({"max_restarts": 1.5}, "max_restarts must be a whole number (got 1.5)"),
+    ({"resume": "yes"}, "resume must be true or false (got 'yes')"),
+    ({"preemption": 0}, "preemption must be true or false (got 0)"),
+])
+def test_options_of_the_wrong_type_are_named(option, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        PolicyConfig(**option)

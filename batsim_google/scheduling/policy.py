@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -58,6 +58,11 @@ MIN_WORK = 1e-6
 #: A priority within this of a level's bound (x levels) is on the bound: Batsim rounds priorities to 6
 #: decimals, an error of 5e-7 x levels, far below it.
 LEVEL_TOLERANCE = 1e-4
+#: The types an option of :class:`PolicyConfig` accepts, by annotation.
+_OPTION_TYPES = {
+    "bool": ((bool,), "true or false"), "int": ((int,), "a whole number"), "float": ((int, float), "a number"),
+    "str": ((str,), "a string"),
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,10 @@ class PolicyConfig:
     wake_before_evicting: bool = False
 
     def __post_init__(self) -> None:
+        for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
+            value, (kinds, expected) = getattr(self, f.name), _OPTION_TYPES[f.type]
+            if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, kinds):
+                raise ValueError(f"{f.name} must be {expected} (got {value!r})")
         if self.placement not in PLACEMENTS:
             raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
         if self.restart not in RESTARTS:
