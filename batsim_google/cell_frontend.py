@@ -63,6 +63,16 @@ def sleep_pstate(properties: Mapping) -> int | None:
     return None if pstates is None else pstates[0]
 
 
+def require_sleep_pstates(properties: Sequence[Mapping], energy: str, where: str) -> None:
+    """An energy policy switches machines to sleep: every host needs Batsim's ``sleep_pstates``."""
+    if energy == "always-on":
+        return
+    missing = [index for index, props in enumerate(properties) if sleep_pstates(props) is None]
+    if missing:
+        raise ValueError(f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
+                         f"({len(missing)} without, e.g. host {missing[0]})")
+
+
 def cell_policy(
     properties: Sequence[Mapping], config: PolicyConfig, platform: str | Path | None = None,
     events: Sequence[str | Path] = (),

@@ -26,7 +26,9 @@ import time
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batsim_google.cell_frontend import ProgressFile, cell_policy, end_status, job_request, sleep_pstate
+from batsim_google.cell_frontend import (
+    ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
+)
 from batsim_google.scheduling.accounting import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
@@ -107,9 +109,8 @@ class GoogleCell(BatsimScheduler):
                 "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
                 "evicted and failed tasks come back as new jobs"
             )
+        require_sleep_pstates(properties, config.energy, "Batsim's platform")
         self.sleep_pstates = [sleep_pstate(p) for p in properties]
-        if config.energy != "always-on" and None in self.sleep_pstates:
-            raise RuntimeError(f"energy policy {config.energy!r} needs a sleep_pstates property on every host")
         self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
 
     def onSimulationEnds(self) -> None:

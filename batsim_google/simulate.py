@@ -16,11 +16,12 @@ from pathlib import Path
 from tqdm import tqdm
 
 from . import googleCell
+from .cell_frontend import require_sleep_pstates
+from .platform import compute_hosts
 from .runner import (
     GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, SimulationResult, pybatsim_scheduler,
     run_batsim_launcher, run_simulation,
 )
-from .platform import compute_hosts, sleep_pstates
 from .scheduling.accounting import SUMMARY
 from .scheduling.policy import PolicyConfig
 
@@ -58,11 +59,8 @@ def run_google_cell(
     if frontend not in FRONTENDS:
         raise ValueError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
     energy_policy = policy.get("energy", "always-on")
-    if energy_policy != "always-on":
-        asleep = [host.name for host in compute_hosts(platform) if sleep_pstates(host.properties) is None]
-        if asleep:
-            raise ValueError(f"{platform}: energy policy {energy_policy!r} needs a sleep_pstates property on every host "
-                             f"({len(asleep)} without, e.g. {asleep[0]})")
+    if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
+        require_sleep_pstates([host.properties for host in compute_hosts(platform)], energy_policy, str(platform))
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     progress_file = output / PROGRESS_FILE
