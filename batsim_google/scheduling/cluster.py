@@ -41,6 +41,10 @@ class Cluster:
     def __len__(self) -> int:
         return len(self.cpu_capacity)
 
+    def in_power(self, *states: Power) -> np.ndarray:
+        """Mask of the machines in one of these power states."""
+        return np.array([power in states for power in self.power], dtype=bool)
+
     def fits_somewhere(self, cpu: float, memory: float) -> bool:
         """Whether some machine of the cell, empty, could hold the request."""
         return bool(np.any((self.cpu_capacity >= cpu) & (self.memory_capacity >= memory)))

@@ -290,7 +290,7 @@ class CellPolicy:
         if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
             return False
         cluster = self.cluster
-        switching = cluster.available & ~cluster.powered & ~self._sleeping()
+        switching = cluster.available & cluster.in_power(Power.SWITCHING_ON, Power.SWITCHING_OFF)
         coming = switching | self._wakeable(now)
         return bool(np.any(coming & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)))
 
@@ -440,13 +440,10 @@ class CellPolicy:
 
     # ----- power --------------------------------------------------------------------------------
 
-    def _sleeping(self) -> np.ndarray:
-        return np.array([power is Power.SLEEPING for power in self.cluster.power], dtype=bool)
-
     def _wakeable(self, now: float) -> np.ndarray:
         """Available sleeping machines that may be woken now: none that a known failure would
         interrupt while it switches on."""
-        sleeping = self._sleeping() & self.cluster.available
+        sleeping = self.cluster.in_power(Power.SLEEPING) & self.cluster.available
         return sleeping if self.switch_guard is None else self.switch_guard.allows(sleeping, now, on=True)
 
     def _manage_power(self, now: float) -> None:
@@ -454,7 +451,7 @@ class CellPolicy:
         for ``idle_timeout`` to sleep, but none that a queued task could use."""
         cluster = self.cluster
         sleeping = self._wakeable(now)
-        waking = np.array([power is Power.SWITCHING_ON for power in cluster.power])
+        waking = cluster.in_power(Power.SWITCHING_ON)
         # Room already on its way: machines switching on, filled virtually by the queued tasks,
         # group by group in queue order (the rest of a group fits no better than its first task).
         room_cpu = np.where(waking, cluster.cpu_capacity, 0.0)
@@ -508,7 +505,7 @@ class CellPolicy:
             return
         if self.ledger.open != len(self.pending):
             return  # some task is being resubmitted
-        if any(power in (Power.SWITCHING_ON, Power.SWITCHING_OFF) for power in self.cluster.power):
+        if self.cluster.in_power(Power.SWITCHING_ON, Power.SWITCHING_OFF).any():
             return
         if self.pending and not self.no_more_events and not self.cluster.usable().all():
             return  # failed machines may come back, sleeping ones be woken once no failure is near
