@@ -41,10 +41,9 @@ REQUIRED = ("id", "subtime", "delay")
 #: The profile shared by all services, and its delay (about 31,700 years): longer than any lifetime.
 SERVICE_PROFILE = "service"
 SERVICE_DELAY = 1e12
-
-
 #: Most grains a makespan may count (profile names and steps are 64-bit integers).
 MAX_STEPS = 1e15
+
 
 class WorkloadWriter:
     """Write a Batsim workload to ``path`` batch by batch; use as a context manager.

@@ -52,6 +52,7 @@ DASK_CONNECT_SECONDS = 30
 class DaskUnreachable(RuntimeError):
     """The Dask scheduler given does not answer."""
 
+
 def completed(run: Run) -> dict | None:
     """The marker of a complete run (see the module), None otherwise."""
     marker = run.directory / MARKER

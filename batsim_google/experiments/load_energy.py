@@ -18,6 +18,7 @@ import polars as pl
 
 from ..platform import PlatformHost
 
+
 def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
     """(idle, epsilon, full) watts of the host's computing pstate, None without an energy model."""
     value = host.properties.get("wattage_per_state")

@@ -9,10 +9,10 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 
 Every record reaching the converter is either written or excluded for the first of these reasons,
 so that ``records = written + excluded``: submitted outside the window, with a synthesized event
-(when those are dropped), still open at the end of the input, end event not selected, never scheduled, makespan unknown (in the trace: scheduled before the window
-or ended after it), priority group not selected, scheduling class not selected, no CPU or memory
-request, (logs with processor counts) processor count unknown or zero, more processors than
-``nb_res``.
+(when those are dropped), still open at the end of the input, end event not selected, never
+scheduled, makespan unknown (in the trace: scheduled before the window or ended after it),
+priority group not selected, scheduling class not selected, no CPU or memory request, (logs with
+processor counts) processor count unknown or zero, more processors than ``nb_res``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@
   ``i``-th smallest machine ID), with the platform ID and CPU and memory capacities it had when it
   joined: the first value the trace gives for each, so an ADD lacking one is completed by a later
   UPDATE. A SimGrid host has fixed capacities: later rows (UPDATE, or the ADD of a machine coming
-  back) that change its platform ID or capacities are counted and reported, not modelled. A machine never given a platform ID and positive capacities cannot be a
-  host: its rows are skipped (counted).
+  back) that change its platform ID or capacities are counted and reported, not modelled. A
+  machine never given a platform ID and positive capacities cannot be a host: its rows are skipped
+  (counted).
 - **Availability**: a machine is up from its ADD to its REMOVE. Machines present at the start of
   the trace (time 0, "before the window") are available from t = 0; machines first added later
   are unavailable from t = 0 until their ADD. An ADD of a present machine or a REMOVE of an absent

@@ -237,8 +237,8 @@ def read_batches(
     ``account`` (default: a strict one) decides what a bad row does and counts rows read and
     skipped; the caller counts the rows it uses. Rows the trace synthesized (``missing_info``
     set) are read like the others: they carry a task's state, and dropping them is a choice about
-    records (see :class:`~.stats.TraceStats`, :class:`~.convert.Selection`). ``line_numbers`` adds a ``line`` column (1-based line of
-    the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
+    records (see :class:`~.stats.TraceStats`, :class:`~.convert.Selection`). ``line_numbers``
+    adds a ``line`` column (1-based line of the row in its file). ``verify`` checks files against the trace's SHA256SUM first.
     ``workers`` > 1 parses up to that many part files ahead, each with Arrow's threads, while the
     caller works on the current one (memory: that many parts).
     ``file_ends`` yields ``(file, None)`` after the last batch of each file, so that a caller can
