@@ -5,7 +5,7 @@
 - Batsim: wall time and peak resident memory (the Batsim process's own rusage) of a complete
   simulation of a 1,000-job generated workload with fillerSched, on the full cell and,
   as the baseline, on the 64-machine cell; with and without the energy plugin (-E). The peak is
-  the Batsim process's own (see batsim_google.runner).
+  the Batsim process's own (see batsim_google.simulation.runner).
   Target: Batsim's peak memory < 300 MB on the full cell.
 
     uv run python -m bench.platform [--jobs 1000]
@@ -21,13 +21,13 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 
-from batsim_google.cell import Cell, google_2011_cell
-from batsim_google.energy import EnergyModel, load_energy_model
-from batsim_google.platform import CORE_SPEED, SLEEP_PSTATES, cores, host_names, write_platform
-from batsim_google.presets import preset
-from batsim_google.requests import load_request_law
-from batsim_google.runner import Simulation, pybatsim_scheduler, run_simulation
-from batsim_google.workload import write_generated_workload
+from batsim_google.platform.cell import Cell, google_2011_cell
+from batsim_google.platform.energy import EnergyModel, load_energy_model
+from batsim_google.platform.simgrid_xml import CORE_SPEED, SLEEP_PSTATES, cores, host_names, write_platform
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.generate.workload import write_generated_workload
 
 MB = 1 << 20
 TARGET_MB = 300

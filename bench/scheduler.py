@@ -26,11 +26,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from batsim_google.presets import preset
-from batsim_google.requests import load_request_law
-from batsim_google.runner import Simulation, pybatsim_scheduler, run_simulation
-from batsim_google.simulate import run_google_cell
-from batsim_google.workload import cell_load_scale, write_generated_workload
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.run import run_google_cell
+from batsim_google.generate.workload import cell_load_scale, write_generated_workload
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
 PLATFORM_MACHINES = 512

@@ -82,7 +82,7 @@ def polars_csv(files: list[Path], workers: int) -> None:
 
 
 def read(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.reader import read_batches
 
     for _ in read_batches(files, "task_events", account=RowAccount(), workers=workers):
@@ -90,7 +90,7 @@ def read(files: list[Path], workers: int) -> None:
 
 
 def stats(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.lifecycle import rebuild
     from batsim_google.trace.stats import TraceStats
 
@@ -101,7 +101,7 @@ def stats(files: list[Path], workers: int) -> None:
 
 
 def convert(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.convert import Selection, convert_trace
 
     with tempfile.TemporaryDirectory() as folder:
@@ -110,7 +110,7 @@ def convert(files: list[Path], workers: int) -> None:
 
 def attempt_tables(files: list[Path], workers: int) -> list:
     """The attempt tables of the files, rebuilt before timing: the input of ``write JSON``."""
-    from batsim_google.trace.accounting import RowAccount
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.lifecycle import rebuild
 
     return [batch.attempts for batch in rebuild(files, RowAccount())]

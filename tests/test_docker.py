@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from batsim_google.runner import GOOGLE_CELL_BATSIM_OPTIONS
+from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS
 
 DOCKER = Path(__file__).resolve().parents[1] / "docker"
 

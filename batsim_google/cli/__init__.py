@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import click
 
-from .. import __version__
-from .cell import failures_command, platform_command, run
-from .experiments import compare_command, validate_command
-from .fit import fit_command
-from .trace import swf, trace
-from .workload import demo, generate, requests_command
+from batsim_google import __version__
+from batsim_google.cli.platform import failures_command, platform_command
+from batsim_google.cli.run import run
+from batsim_google.cli.experiments import compare_command, validate_command
+from batsim_google.cli.fit import fit_command
+from batsim_google.cli.trace import swf, trace
+from batsim_google.cli.generate import demo, generate, requests_command
 
 
 @click.group()

@@ -12,8 +12,8 @@ from typing import NoReturn
 
 import click
 
-from ..model import ModelError, WorkloadModel, load_model
-from ..presets import preset
+from batsim_google.model.workload_model import ModelError, WorkloadModel, load_model
+from batsim_google.model.presets import preset
 
 #: A trace folder or a part file.
 TRACE_PATH = click.Path(exists=True, path_type=Path)

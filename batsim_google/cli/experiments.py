@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ..experiments.execution import DaskUnreachable
-from ..runner import SimulationError
-from .common import BATSIM_OPTION, fail, show_progress
+from batsim_google.experiments.execution import DaskUnreachable
+from batsim_google.simulation.runner import SimulationError
+from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
 _DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see README.")
@@ -48,8 +48,8 @@ def _interval(row: dict) -> str:
 @_PROGRESS
 def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
     """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
-    from ..experiments.campaign import load_campaign
-    from ..experiments.compare import compare
+    from batsim_google.experiments.campaign import load_campaign
+    from batsim_google.experiments.compare import compare
 
     try:
         campaign = load_campaign(campaign_file)
@@ -94,8 +94,8 @@ def validate_command(original, platform, output, replications, seed, model_file,
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     import tomllib
 
-    from ..experiments.campaign import policy_config
-    from ..experiments.validation import validate
+    from batsim_google.experiments.campaign import policy_config
+    from batsim_google.experiments.validation import validate
 
     try:
         policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")

@@ -7,19 +7,19 @@ from pathlib import Path
 import click
 import polars as pl
 
-from ..fitting.batsim_input import BatsimInputError, read_batsim_workload
-from ..fitting.fidelity import fidelity_report
-from ..fitting.laws import FITTERS
-from ..fitting.model_fit import CLASSIFICATIONS, fit_model
-from ..fitting.profile import PROFILE_CHOICES
-from ..fitting.report import describe, write_report
-from ..fitting.select import CRITERIA
-from ..fitting.swf_input import SWF_PRIORITY, swf_task_table
-from ..fitting.trace_input import trace_task_table
-from ..model import ModelError, save_model
-from ..trace.accounting import RowAccount, TraceError
-from ..widths import GROUPINGS
-from .common import fail, show_progress
+from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
+from batsim_google.fitting.fidelity import fidelity_report
+from batsim_google.fitting.law_fitters import FITTERS
+from batsim_google.fitting.model_fit import CLASSIFICATIONS, fit_model
+from batsim_google.fitting.profile import PROFILE_CHOICES
+from batsim_google.fitting.report import describe, write_report
+from batsim_google.fitting.select import CRITERIA
+from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
+from batsim_google.fitting.trace_input import trace_task_table
+from batsim_google.model.workload_model import ModelError, save_model
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.model.widths import GROUPINGS
+from batsim_google.cli.common import fail, show_progress
 
 
 def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
@@ -129,7 +129,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
         write_report(report, result, str(source), check)
         click.echo(f"wrote report {report}")
     if plots:
-        from ..fitting.plots import (
+        from batsim_google.fitting.fit_figures import (
             write_plots,  # matplotlib loads only when figures are asked for
         )
 

@@ -7,22 +7,22 @@ from pathlib import Path
 
 import click
 
-from ..swf import header_processors, read_swf
-from ..swf import read_header as read_swf_header
-from ..trace.accounting import RowAccount, TraceError
-from ..trace.convert import END_EVENTS, Selection, convert_trace, write_records
-from ..trace.lifecycle import DEFAULT_GRACE, rebuild
-from ..trace.plots import draw_figures
-from ..trace.schema import PRIORITY_GROUPS
-from ..trace.stats import (
+from batsim_google.trace.swf import header_processors, read_swf
+from batsim_google.trace.swf import read_header as read_swf_header
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.trace.convert import END_EVENTS, Selection, convert_trace, write_records
+from batsim_google.trace.lifecycle import DEFAULT_GRACE, rebuild
+from batsim_google.trace.stats_figures import draw_figures
+from batsim_google.trace.schema import PRIORITY_GROUPS
+from batsim_google.trace.stats import (
     DEFAULT_BIN_WIDTH,
     TraceStats,
     render_csv,
     render_json,
     render_text,
 )
-from ..workload import GOOGLE_CELL_MACHINES
-from .common import fail, show_progress
+from batsim_google.generate.workload import GOOGLE_CELL_MACHINES
+from batsim_google.cli.common import fail, show_progress
 
 
 def _reading_options(command):

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config import ParameterError, is_number, known_keys, read_parameter_file, table
-from ..failures import DAY, TRACE_DAYS, FailureLaw
-from ..presets import PRESETS
-from ..scheduling.policy import PolicyConfig
+from batsim_google.parameters import ParameterError, is_number, known_keys, read_parameter_file, table
+from batsim_google.platform.failures import DAY, TRACE_DAYS, FailureLaw
+from batsim_google.model.presets import PRESETS
+from batsim_google.scheduling.policy import PolicyConfig
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: ``arrival_scale = "cell"``: each platform carries the Google cell's load per machine.

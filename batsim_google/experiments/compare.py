@@ -7,11 +7,11 @@ from pathlib import Path
 
 import polars as pl
 
-from .campaign import Campaign
-from .execution import RunRecord, execute_runs
-from .plan import plan_campaign
-from .plots import write_plots
-from .report import runs_table, summary_table, write_tables
+from batsim_google.experiments.campaign import Campaign
+from batsim_google.experiments.execution import RunRecord, execute_runs
+from batsim_google.experiments.plan import plan_campaign
+from batsim_google.experiments.figures import write_plots
+from batsim_google.experiments.report import runs_table, summary_table, write_tables
 
 PLOTS = "plots"
 

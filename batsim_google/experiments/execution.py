@@ -22,12 +22,12 @@ from dataclasses import asdict, dataclass
 
 from tqdm import tqdm
 
-from ..runner import SimulationError
-from ..simulate import run_google_cell
-from .metrics import run_metrics
-from .outputs import JOBS, RunOutputs
-from .plan import Run
-from .queue_metrics import queue_metrics
+from batsim_google.simulation.runner import SimulationError
+from batsim_google.simulation.run import run_google_cell
+from batsim_google.experiments.metrics import run_metrics
+from batsim_google.experiments.outputs import JOBS, RunOutputs
+from batsim_google.experiments.plan import Run
+from batsim_google.experiments.queue_metrics import queue_metrics
 
 MARKER = "done.json"
 

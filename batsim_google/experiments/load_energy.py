@@ -16,7 +16,7 @@ from typing import Sequence
 
 import polars as pl
 
-from ..platform import PlatformHost
+from batsim_google.platform.simgrid_xml import PlatformHost
 
 
 def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:

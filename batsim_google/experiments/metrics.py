@@ -35,12 +35,12 @@ from pathlib import Path
 
 import polars as pl
 
-from ..platform import PlatformHost, compute_hosts
-from ..scheduling.tasks import Outcome, StopReason
-from .load_energy import load_energy
-from .outputs import RESUBMITTED, RunOutputs, started_jobs, task_times
-from .suspension import suspended_over_time, suspension_intervals, suspension_per_task
-from .timeline import interval_steps
+from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
+from batsim_google.scheduling.tasks import Outcome, StopReason
+from batsim_google.experiments.load_energy import load_energy
+from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs, started_jobs, task_times
+from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
+from batsim_google.experiments.timeline import interval_steps
 
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long.
 SLOWDOWN_BOUND_S = 10.0

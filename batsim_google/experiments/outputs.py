@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from ..runner import OUTPUT_PREFIX
-from ..scheduling.accounting import ATTEMPTS, SUMMARY, TASKS
+from batsim_google.simulation.runner import OUTPUT_PREFIX
+from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
 
 JOBS = "jobs.csv"
 MACHINE_STATES = "machine_states.csv"

@@ -20,17 +20,17 @@ from typing import Callable
 
 import numpy as np
 
-from ..batsim_events import write_availability_events
-from ..cell import google_2011_cell
-from ..energy import load_energy_model
-from ..failures import draw_failures
-from ..model import load_model
-from ..platform import compute_hosts, write_platform
-from ..presets import preset
-from ..requests import load_request_law
-from ..scheduling.policy import PolicyConfig
-from ..workload import cell_load_scale, write_generated_workload
-from .campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.platform.batsim_events import write_availability_events
+from batsim_google.platform.cell import google_2011_cell
+from batsim_google.platform.energy import load_energy_model
+from batsim_google.platform.failures import draw_failures
+from batsim_google.model.workload_model import load_model
+from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.generate.workload import cell_load_scale, write_generated_workload
+from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 
 INPUTS = "inputs"
 RUNS = "runs"

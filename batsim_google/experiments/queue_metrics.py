@@ -31,8 +31,8 @@ from typing import Mapping
 
 import polars as pl
 
-from .outputs import RunOutputs, task_times
-from .timeline import time_average
+from batsim_google.experiments.outputs import RunOutputs, task_times
+from batsim_google.experiments.timeline import time_average
 
 QUEUED_THRESHOLD_S = 1.0
 QUEUE_METRICS = (

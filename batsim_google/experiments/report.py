@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from .execution import RunRecord
-from .statistics import aggregate
+from batsim_google.experiments.execution import RunRecord
+from batsim_google.experiments.statistics import aggregate
 
 #: What a replication group shares.
 GROUP = ["platform", "workload", "failures", "policy"]

@@ -19,16 +19,16 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from ..fitting.batsim_input import read_batsim_workload
-from ..fitting.model_fit import fit_model
-from ..model import save_model
-from ..runner import SimulationError
-from ..scheduling.policy import PolicyConfig
-from .campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
-from .execution import execute_runs
-from .plan import plan_campaign
-from .queue_metrics import QUEUE_METRICS, deviation
-from .statistics import ERROR, half_width, replications_needed
+from batsim_google.fitting.batsim_input import read_batsim_workload
+from batsim_google.fitting.model_fit import fit_model
+from batsim_google.model.workload_model import save_model
+from batsim_google.simulation.runner import SimulationError
+from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.experiments.execution import execute_runs
+from batsim_google.experiments.plan import plan_campaign
+from batsim_google.experiments.queue_metrics import QUEUE_METRICS, deviation
+from batsim_google.experiments.statistics import ERROR, half_width, replications_needed
 
 MODEL = "model.toml"
 REPORT = "validation.json"

@@ -16,9 +16,9 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from ..generator import generate
-from ..model import WorkloadModel
-from ..requests import RequestLaw, load_request_law
+from batsim_google.generate.generator import generate
+from batsim_google.model.workload_model import WorkloadModel
+from batsim_google.model.request_law import RequestLaw, load_request_law
 
 
 @dataclass(frozen=True)

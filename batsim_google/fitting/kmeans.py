@@ -21,7 +21,7 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import silhouette_samples
 from sklearn.preprocessing import StandardScaler
 
-from .table import TaskTable
+from batsim_google.fitting.table import TaskTable
 
 K_RANGE = range(2, 11)
 #: Tasks on which silhouettes are computed (all of them below that).

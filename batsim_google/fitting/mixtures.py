@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, special
 
-from ..distributions import HyperExponential, HyperGamma
+from batsim_google.model.laws import HyperExponential, HyperGamma
 
 #: Bounds of the log-parameters (in units of the median): keep exp() finite and shapes sane.
 LOG_RATE_BOUND = 40.0

@@ -10,7 +10,7 @@ is fitted first when asked for, the inter-arrival laws then on the gaps in norma
 
 Parallel jobs (a ``width`` column, e.g. from an SWF log) get, per class, the empirical law of their
 widths (the exact histogram) and, when ``groups`` is given, makespan laws per group of widths
-(:mod:`batsim_google.widths`): a group of at least :data:`MIN_GROUP_TASKS` tasks gets the best law
+(:mod:`batsim_google.model.widths`): a group of at least :data:`MIN_GROUP_TASKS` tasks gets the best law
 fitted to its own makespans; a smaller group gets none, and its jobs draw from the class's law,
 fitted on all the class's tasks (counted in the fit, never dropped).
 """
@@ -23,16 +23,16 @@ from typing import Iterable, Literal
 import numpy as np
 import polars as pl
 
-from ..distributions import Empirical, LogNormal, Lomax
-from ..laws import INTERARRIVAL_SHAPE
-from ..model import Kind, TaskClass, WorkloadModel
-from ..trace.accounting import RowAccount
-from ..widths import Grouping, group_bounds, group_names
-from .kmeans import Clustering, KScore, cluster, elbow
-from .priority import PriorityFit, fit_priority_rate
-from .profile import ProfileChoice, ProfileFit, fit_arrival_profile, profile_period
-from .select import Criterion, LawFit, best_fit, fit_all, scored
-from .table import FitInputError, TaskTable, task_table
+from batsim_google.model.laws import Empirical, LogNormal, Lomax
+from batsim_google.model.workload_model import INTERARRIVAL_SHAPE
+from batsim_google.model.workload_model import Kind, TaskClass, WorkloadModel
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.model.widths import Grouping, group_bounds, group_names
+from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
+from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
+from batsim_google.fitting.profile import ProfileChoice, ProfileFit, fit_arrival_profile, profile_period
+from batsim_google.fitting.select import Criterion, LawFit, best_fit, fit_all, scored
+from batsim_google.fitting.table import FitInputError, TaskTable, task_table
 
 Classification = Literal["apriori", "kmeans"]
 CLASSIFICATIONS: tuple[Classification, ...] = ("apriori", "kmeans")
@@ -46,7 +46,7 @@ MIN_GROUP_TASKS = MIN_CLASS_TASKS
 
 @dataclass(frozen=True)
 class GroupFit:
-    """The makespan laws of one group of widths (named as in :mod:`batsim_google.widths`)."""
+    """The makespan laws of one group of widths (named as in :mod:`batsim_google.model.widths`)."""
 
     name: str
     tasks: int

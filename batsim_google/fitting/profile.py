@@ -13,7 +13,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..arrival_profile import DAY, HALF_HOUR, WEEK, ArrivalProfile
+from batsim_google.model.arrival_profile import DAY, HALF_HOUR, WEEK, ArrivalProfile
 
 ProfileChoice = Literal["auto", "weekly", "daily", "none"]
 PROFILE_CHOICES: tuple[ProfileChoice, ...] = ("auto", "weekly", "daily", "none")

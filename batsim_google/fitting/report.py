@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..distributions import Law
-from .fidelity import Fidelity
-from .model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
-from .select import LawFit
+from batsim_google.model.laws import Law
+from batsim_google.fitting.fidelity import Fidelity
+from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
+from batsim_google.fitting.select import LawFit
 
 
 def _g(value: float) -> str:

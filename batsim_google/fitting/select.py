@@ -16,8 +16,8 @@ from typing import Iterable, Literal
 import numpy as np
 from scipy import stats
 
-from ..distributions import Law
-from .laws import FITTERS, FitFailure
+from batsim_google.model.laws import Law
+from batsim_google.fitting.law_fitters import FITTERS, FitFailure
 
 Criterion = Literal["ks", "aic"]
 CRITERIA: tuple[Criterion, ...] = ("ks", "aic")

@@ -1,7 +1,7 @@
 """An SWF log of parallel jobs as a fitting input: one row per job, with its width.
 
-The log is read by :func:`batsim_google.swf.read_swf` (lines counted in its
-:class:`~batsim_google.trace.accounting.RowAccount`; unknown fields, SWF's -1, stay null). Every
+The log is read by :func:`batsim_google.trace.swf.read_swf` (lines counted in its
+:class:`~batsim_google.trace.row_accounting.RowAccount`; unknown fields, SWF's -1, stay null). Every
 job is a finite ``task`` whatever its status: it held its processors for its run time. The width
 is the allocated processor count (else the requested one). SWF has no priority: every job gets
 :data:`SWF_PRIORITY`, as ``swf convert`` does by default. Jobs whose run time or width is unknown
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from ..swf import read_swf
-from ..trace.accounting import RowAccount
+from batsim_google.trace.swf import read_swf
+from batsim_google.trace.row_accounting import RowAccount
 
 #: The priority of every job (SWF logs have none): the middle of ]0, 1].
 SWF_PRIORITY = 0.5

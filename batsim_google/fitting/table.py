@@ -7,13 +7,13 @@ Columns (other columns are ignored):
 - ``kind`` (``task`` / ``service``) or ``end_event`` (``FINISH`` / ``KILL``, or the trace's codes
   4 / 5): the model paper's a-priori split, Finish-ended tasks and Kill-ended services;
 - ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
-  mapped with :func:`batsim_google.priority.unit_priority`);
+  mapped with :func:`batsim_google.model.priority.unit_priority`);
 - ``scheduling_class``, an integer 0..3, optional (k-means uses it when present);
 - ``width``, an integer >= 1, optional: the resources (processors) of a parallel job.
 
 A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
 (:mod:`.swf_input`) produce it. Rows are accounted for by the project's
-:class:`~batsim_google.trace.accounting.RowAccount`: a row that breaks a rule is skipped and counted
+:class:`~batsim_google.trace.row_accounting.RowAccount`: a row that breaks a rule is skipped and counted
 by reason (rows read = rows used + rows skipped), or, in strict mode, stops the fit with the row
 number (from 1) and the rule.
 """
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from ..priority import GOOGLE_PRIORITY_LEVELS
-from ..trace.accounting import RowAccount
-from ..trace.schema import TaskEvent
+from batsim_google.model.priority import GOOGLE_PRIORITY_LEVELS
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.schema import TaskEvent
 
 KIND_OF_END_EVENT = {
     "FINISH": "task", str(int(TaskEvent.FINISH)): "task",

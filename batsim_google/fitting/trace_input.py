@@ -14,8 +14,8 @@ from typing import Iterable
 
 import polars as pl
 
-from ..trace.accounting import RowAccount
-from ..trace.lifecycle import DEFAULT_GRACE, paper_population, rebuild
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.lifecycle import DEFAULT_GRACE, paper_population, rebuild
 
 CENSORED = "makespan unknown (a time outside the trace window)"
 

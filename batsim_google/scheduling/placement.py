@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 
-from .cluster import Cluster
+from batsim_google.scheduling.cluster import Cluster
 
 Placement = Callable[[Cluster, float, float, np.ndarray | None], int]
 

@@ -9,7 +9,7 @@ Semantics (the trace's format document and the ICCP study):
 - pending tasks are served by priority, then by the time they were queued;
 - a task that fits nowhere may *evict* running tasks of strictly lower priority (Google's EVICT);
   priorities are compared by level: ]0, 1] cut into ``priority_levels`` equal bands (12, Google's
-  levels, the inverse of :func:`batsim_google.priority.unit_priority`), so that tasks of one level
+  levels, the inverse of :func:`batsim_google.model.priority.unit_priority`), so that tasks of one level
   never evict each other and an eviction cannot cascade down a continuum of priorities; 0 levels
   compares the raw values. The machine chosen is the candidate with the most free CPU+memory
   (fewest evictions), and on it the lowest priorities go first;
@@ -39,15 +39,15 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .cluster import Cluster, Power
-from .decisions import (
+from batsim_google.scheduling.cluster import Cluster, Power
+from batsim_google.scheduling.decisions import (
     Decision, Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
-from ..priority import GOOGLE_PRIORITY_LEVELS
-from .placement import PLACEMENTS
-from .queue import PendingQueue
-from .switch_guard import SwitchGuard
-from .tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
+from batsim_google.model.priority import GOOGLE_PRIORITY_LEVELS
+from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.scheduling.queue import PendingQueue
+from batsim_google.scheduling.switch_guard import SwitchGuard
+from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
 RESTARTS = ("none", "immediate", "delayed")
 ENERGY_POLICIES = ("always-on", "idle-sleep")

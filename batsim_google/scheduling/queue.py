@@ -19,7 +19,7 @@ from typing import Iterator
 import numpy as np
 from sortedcontainers import SortedList
 
-from .tasks import Task
+from batsim_google.scheduling.tasks import Task
 
 Shape = tuple[float, float]
 

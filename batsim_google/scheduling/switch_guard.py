@@ -16,8 +16,8 @@ from typing import Iterable, Sequence
 import numpy as np
 from procset import ProcSet
 
-from ..batsim_events import UNAVAILABLE
-from ..platform import PlatformHost, sleep_pstates
+from batsim_google.platform.batsim_events import UNAVAILABLE
+from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
 
 
 class SwitchGuard:

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Iterable
 
-from .accounting import TraceError
+from batsim_google.trace.row_accounting import TraceError
 
 SUMS_FILE = "SHA256SUM"
 _CHUNK = 1 << 20

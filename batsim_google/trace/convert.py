@@ -1,4 +1,4 @@
-"""Rebuilt tasks -> Batsim workload, in the generator's format (:mod:`batsim_google.batsim_json`).
+"""Rebuilt tasks -> Batsim workload, in the generator's format (:mod:`batsim_google.generate.batsim_json`).
 
 A Batsim job is either one task attempt (SUBMIT to its end) or one task: submitted at its first
 submission, lasting the makespan of its last attempt (the run that ended it; earlier attempts were
@@ -25,11 +25,11 @@ from typing import Any, Iterable, Literal, Mapping
 
 import polars as pl
 
-from ..batsim_json import TIME_DECIMALS, WorkloadWriter
-from ..priority import unit_priority
-from .accounting import RowAccount
-from .lifecycle import DEFAULT_GRACE, State, TaskLifecycles, rebuild
-from .schema import PRIORITY_GROUPS, TaskEvent
+from batsim_google.generate.batsim_json import TIME_DECIMALS, WorkloadWriter
+from batsim_google.model.priority import unit_priority
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.lifecycle import DEFAULT_GRACE, State, TaskLifecycles, rebuild
+from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent
 
 END_EVENTS = {event.name.lower(): int(event) for event in (TaskEvent.EVICT, TaskEvent.FAIL, TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.LOST)}
 Granularity = Literal["attempt", "task"]

@@ -16,8 +16,8 @@ from typing import Iterable
 
 import numpy as np
 
-from .records import Records
-from .task_keys import key_order, task_keys
+from batsim_google.trace.records import Records
+from batsim_google.trace.task_keys import key_order, task_keys
 
 #: Rows below which dead rows are left in place (compacting costs more than it saves).
 _MIN_COMPACT = 1 << 14

@@ -29,13 +29,13 @@ import polars as pl
 import pyarrow as pa
 from tqdm import tqdm
 
-from .accounting import RowAccount
-from .held import HeldTasks
-from .readahead import ReadAhead
-from .reader import read_batches, source_files
-from .records import Records, UserCodes, concat, numpy_type
-from .schema import TaskEvent, seconds
-from .task_keys import key_order, packable, task_ids, task_keys
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.held import HeldTasks
+from batsim_google.trace.readahead import ReadAhead
+from batsim_google.trace.reader import read_batches, source_files
+from batsim_google.trace.records import Records, UserCodes, concat, numpy_type
+from batsim_google.trace.schema import TaskEvent, seconds
+from batsim_google.trace.task_keys import key_order, packable, task_ids, task_keys
 
 #: Rows processed together: large enough to amortize the per-chunk work, small enough to stay flat.
 CHUNK_ROWS = 1 << 18

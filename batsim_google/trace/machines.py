@@ -11,7 +11,7 @@
   the trace (time 0, "before the window") are available from t = 0; machines first added later
   are unavailable from t = 0 until their ADD. An ADD of a present machine or a REMOVE of an absent
   one changes nothing and is skipped (counted); events after the trace window (2^63-1) too.
-  :mod:`batsim_google.batsim_events` turns the rest into an events file Batsim accepts.
+  :mod:`batsim_google.platform.batsim_events` turns the rest into an events file Batsim accepts.
 
 The machine_events table is small (one part, ~38k rows for the 29 days of the 2011 cell), so its
 rows are gathered in one table; memory grows with the number of machine events, not with tasks.
@@ -29,11 +29,11 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
-from ..batsim_events import AvailabilityChanges, availability_changes
-from ..cell import Cell
-from .accounting import RowAccount, TraceError
-from .reader import read_batches
-from .schema import AFTER_WINDOW, MachineEvent, seconds
+from batsim_google.platform.batsim_events import AvailabilityChanges, availability_changes
+from batsim_google.platform.cell import Cell
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.trace.reader import read_batches
+from batsim_google.trace.schema import AFTER_WINDOW, MachineEvent, seconds
 
 TABLE = "machine_events"
 AFTER = "after the trace window"

@@ -14,7 +14,7 @@ import queue
 import threading
 from typing import Callable, Generic, Iterator, TypeVar
 
-from .accounting import RowAccount
+from batsim_google.trace.row_accounting import RowAccount
 
 Item = TypeVar("Item")
 #: Chunks waiting for the caller: enough to keep both sides busy, few enough to bound memory.

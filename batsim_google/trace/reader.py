@@ -26,10 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from . import checksums
-from .accounting import RowAccount, TraceError
-from .fields import LineStream, parse_numbers, split_fields
-from .schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
+from batsim_google.trace import checksums
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
+from batsim_google.trace.schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
 
 __all__ = ["BLOCK_SIZE", "TraceError", "open_text", "part_files", "read_batches", "source_files"]
 

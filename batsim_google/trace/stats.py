@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from .lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
-from .schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
+from batsim_google.trace.lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
+from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
 
 EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
 END_NAMES = {int(event): event.name.capitalize() for event in (TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.FAIL, TaskEvent.EVICT, TaskEvent.LOST)}

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from batsim_google.runner import SimulationError
+from batsim_google.simulation.runner import SimulationError
 from batsim_google.scheduling.policy import PolicyConfig
-from batsim_google.simulate import run_google_cell
+from batsim_google.simulation.run import run_google_cell
 
 batsimpy_frontend = pytest.importorskip(
-    "batsim_google.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
+    "batsim_google.simulation.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
 )
 from cell_scenarios import PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task
 from cell_scenarios import workload as our_workload

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
-from batsim_google.platform import compute_hosts
-from batsim_google.workload import GOOGLE_CELL_MACHINES
+from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.generate.workload import GOOGLE_CELL_MACHINES
 
 
 def write_demo(folder) -> tuple[str, str]:

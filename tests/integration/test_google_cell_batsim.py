@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from batsim_google import googleCell
-from batsim_google.presets import preset
-from batsim_google.requests import load_request_law
-from batsim_google.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, SimulationError, pybatsim_scheduler, run_simulation
-from batsim_google.simulate import run_google_cell
-from batsim_google.workload import write_generated_workload
+from batsim_google.simulation import googleCell
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, SimulationError, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.run import run_google_cell
+from batsim_google.generate.workload import write_generated_workload
 
 from cell_scenarios import (
     PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task, workload,

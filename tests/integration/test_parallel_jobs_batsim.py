@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from procset import ProcSet
 
-from batsim_google.distributions import Empirical, Exponential, Gamma
+from batsim_google.model.laws import Empirical, Exponential, Gamma
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.fitting.swf_input import swf_task_table
-from batsim_google.model import TaskClass, WorkloadModel
-from batsim_google.requests import load_request_law
-from batsim_google.runner import Simulation, run_simulation
-from batsim_google.trace.accounting import RowAccount
-from batsim_google.workload import write_generated_workload
+from batsim_google.model.workload_model import TaskClass, WorkloadModel
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.runner import Simulation, run_simulation
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.generate.workload import write_generated_workload
 
 from test_generated_workload_batsim import pybatsim
 

@@ -1,0 +1,109 @@
+"""Commands that write workloads: ``generate``, ``demo`` and ``requests``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+
+from batsim_google.platform.batsim_events import write_availability_events
+from batsim_google.platform.cell import google_2011_cell
+from batsim_google.platform.energy import load_energy_model
+from batsim_google.platform.failures import DAY, FailureLaw, draw_failures
+from batsim_google.platform.simgrid_xml import write_platform
+from batsim_google.model.presets import PRESETS, preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.trace.derive_requests import derive_request_law
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.generate.workload import GOOGLE_CELL_MACHINES, cell_load_scale, write_generated_workload
+from batsim_google.cli.common import chosen_model, fail, show_progress
+
+
+@click.command()
+@click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)), help="A model from the paper (default: google).")
+@click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model file (.toml or .json).")
+@click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
+@click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
+@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
+@click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
+@click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
+@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Multiply inter-arrival times by this factor; 12583/N keeps a whole-cell model's load per machine on N machines.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress) -> None:
+    """Generate a Google-like workload as a Batsim JSON file."""
+    if (tasks is None) == (duration is None):
+        fail("give exactly one of --tasks and --duration")
+    model = chosen_model(preset_name, model_file)
+    try:
+        requests = load_request_law(requests_file)
+        count = write_generated_workload(
+            output, model, requests, seed, tasks=tasks, duration=duration, nb_res=nb_res,
+            grain=grain, progress=show_progress(progress), arrival_scale=arrival_scale,
+        )
+    except ValueError as error:
+        fail(str(error))
+    click.echo(f"wrote {count} jobs to {output}")
+
+
+DEMO_MACHINES = 64
+DEMO_HORIZON_S = 2 * DAY
+
+
+@click.command()
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("experiment"), show_default=True, help="Folder to write.")
+@click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+def demo(output: Path, tasks: int, seed: int) -> None:
+    """Write a ready-to-simulate experiment folder from the embedded defaults.
+
+    A 64-machine cell in the 2011 cell's proportions (with its energy model), a workload of the
+    paper's 'google' model at the whole cell's load per machine (inter-arrivals stretched by
+    12,583 / 64), and machine failures over two days from the default failure law; then the
+    command that simulates it all.
+    """
+    output.mkdir(parents=True, exist_ok=True)
+    platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
+    write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
+    count = write_generated_workload(
+        workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES,
+        arrival_scale=cell_load_scale(DEMO_MACHINES),
+    )
+    changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
+    events = write_availability_events(failures, changes)
+    command = (
+        f"uv run batsim-google run --platform {platform} --workload {workload} "
+        f"--events {failures} -o {output / 'results'}"
+    )
+    (output / "README.txt").write_text(
+        "An experiment written by 'batsim-google demo':\n"
+        f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
+        f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
+        f"  cell's load per machine (inter-arrivals x {cell_load_scale(DEMO_MACHINES):.4g})\n"
+        f"- {failures.name}: {events} machine failure/repair events over 2 days\n\n"
+        f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n"
+    )
+    click.echo(f"wrote {platform}, {workload} ({count} jobs) and {failures} ({events} events)")
+    click.echo(f"simulate with:\n  {command}")
+
+
+@click.command("requests")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--note", default="", help="Where the trace comes from, kept in the law's provenance.")
+@click.option("--strict", is_flag=True, help="Stop at the first bad row instead of skipping it.")
+def requests_command(sources, output: Path, note: str, strict: bool) -> None:
+    """Derive the CPU/memory request law from task_events (trace folders or part files)."""
+    account = RowAccount(strict=strict)
+    try:
+        law = derive_request_law(sources, account, note=note)
+    except ValueError as error:  # TraceError included: it names the file and line
+        fail(str(error))
+    law.save(output)
+    used = law.provenance["rows_used"]
+    for kind in used:
+        click.echo(f"{kind}: {used[kind]} (cpu, memory) requests")
+    click.echo(f"task_events: {account.summary()}")
+    click.echo(f"wrote {output}")

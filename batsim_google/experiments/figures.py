@@ -1,0 +1,182 @@
+"""A campaign's figures, as PNG files (matplotlib, no display needed).
+
+- ``energy_vs_waiting.png``: per platform, workload and failures (marker) and policy (colour),
+  the mean energy against the mean waiting time over the seeds, with their 95 % intervals, and
+  each run as a faint dot;
+- ``timeline-SCENARIO.png``: CPU utilization over time per policy, then each policy's machines
+  by state (Batsim's machine states; unavailable = machines in none of them), for the first
+  replication of each policy;
+- ``suspension-SCENARIO.png``: the CDF of the time tasks spent suspended (all replications
+  together), and the number of tasks suspended over time (first replication), per policy (the
+  ICCP study's Figures 1 and 2).
+
+A scenario is a platform, workload and failures combination.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from batsim_google.fitting.fit_figures import ecdf_points  # noqa: E402
+from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
+from batsim_google.experiments.metrics import cpu_capacity, cpu_utilization_over_time  # noqa: E402
+from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
+from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
+
+SCENARIO = ["platform", "workload", "failures"]
+MARKERS = "osD^v<>pPhX*"
+STATES = (
+    ("nb_computing", "computing"), ("nb_idle", "idle"), ("nb_switching_on", "switching on"),
+    ("nb_switching_off", "switching off"), ("nb_sleeping", "sleeping"), ("unavailable", "unavailable"),
+)
+#: Time axis units: the first whose span limit exceeds the run's length.
+TIME_UNITS = ((2 * 3600.0, 1.0, "s"), (7 * 86400.0, 3600.0, "h"), (np.inf, 86400.0, "days"))
+
+
+def _time_unit(span: float) -> tuple[float, str]:
+    return next((scale, name) for limit, scale, name in TIME_UNITS if span <= limit)
+
+
+def scenario_name(row: dict) -> str:
+    return "-".join(str(row[key]) for key in SCENARIO)
+
+
+def _styles(policies: list[str]) -> dict[str, dict]:
+    """Colour and line style per policy (styles differ so that equal curves stay visible)."""
+    colours, lines = plt.get_cmap("tab10"), ("-", "--", ":", "-.")
+    return {policy: {"color": colours(i % 10), "linestyle": lines[i % len(lines)]} for i, policy in enumerate(policies)}
+
+
+def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> None:
+    wide = summary.filter(pl.col("metric").is_in(["energy_j", "mean_waiting_s"])).pivot(
+        "metric", index=["platform", "workload", "failures", "policy"], values=["mean", "ci_low", "ci_high"]
+    )
+    policies = runs["policy"].unique(maintain_order=True).to_list()
+    colours = {policy: style["color"] for policy, style in _styles(policies).items()}
+    scenarios = runs.select(SCENARIO).unique(maintain_order=True).rows(named=True)
+    figure, axes = plt.subplots(figsize=(8, 5.5))
+    ended = runs.filter(pl.col("status") != "failed")
+    for index, scenario in enumerate(scenarios):
+        marker = MARKERS[index % len(MARKERS)]
+        for policy in policies:
+            match = {**scenario, "policy": policy}
+            dots = ended.filter(*[pl.col(k) == v for k, v in match.items()])
+            axes.scatter(dots["mean_waiting_s"], dots["energy_j"], color=colours[policy], marker=marker, alpha=0.25, s=18)
+            group = wide.filter(*[pl.col(k) == v for k, v in match.items()])
+            row = group.row(0, named=True) if group.height else {}
+            x, y = row.get("mean_mean_waiting_s"), row.get("mean_energy_j")
+            if x is None or y is None:  # no run of the group started a task, or no energy output
+                continue
+            xerr = [[x - (row["ci_low_mean_waiting_s"] or x)], [(row["ci_high_mean_waiting_s"] or x) - x]]
+            yerr = [[y - (row["ci_low_energy_j"] or y)], [(row["ci_high_energy_j"] or y) - y]]
+            axes.errorbar([x], [y], xerr=xerr, yerr=yerr, color=colours[policy], marker=marker, markersize=8, capsize=3,
+                          label=f"{policy} ({scenario_name(scenario)})")
+    axes.set_xlabel("mean waiting time (s)")
+    axes.set_ylabel("energy (J)")
+    axes.set_title("Energy against waiting time: mean and 95 % interval over seeds")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _first_replications(runs: pl.DataFrame) -> pl.DataFrame:
+    """Per policy of a scenario, its run of the smallest seeds."""
+    return runs.filter(pl.col("status") != "failed").sort("workload_seed", "failure_seed", nulls_last=True).unique(
+        "policy", keep="first", maintain_order=True
+    )
+
+
+def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
+    """``runs``: one scenario's runs."""
+    first = _first_replications(runs)
+    capacity, machines = cpu_capacity(platform_file), len(compute_hosts(platform_file))
+    styles = _styles(first["policy"].to_list())
+    scale, unit = _time_unit(float(first["makespan_s"].max()))
+    figure, axes = plt.subplots(1 + first.height, 1, figsize=(9, 2.6 * (1 + first.height)), sharex=True)
+    for row in first.iter_rows(named=True):
+        usage = cpu_utilization_over_time(RunOutputs(Path(row["directory"])), capacity)
+        axes[0].step(usage["time"] / scale, usage["value"], where="post", label=row["policy"], **styles[row["policy"]])
+    axes[0].set_ylabel("CPU utilization")
+    axes[0].legend(fontsize=8)
+    axes[0].set_title(f"{scenario_name(first.row(0, named=True))}: first replication of each policy")
+    for ax, row in zip(axes[1:], first.iter_rows(named=True)):
+        states = RunOutputs(Path(row["directory"])).machine_states()
+        counted = [name for name, _ in STATES[:-1]]
+        states = states.with_columns((machines - pl.sum_horizontal(counted)).alias("unavailable"))
+        ax.stackplot(states["time"] / scale, *[states[name] for name, _ in STATES], labels=[label for _, label in STATES], step="post")
+        ax.set_ylabel(f"machines\n({row['policy']})")
+        ax.set_ylim(0, machines)
+        ax.legend(fontsize=7, loc="upper right", ncols=3)
+    axes[-1].set_xlabel(f"time ({unit})")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def _intervals(directory: str) -> pl.DataFrame:
+    outputs = RunOutputs(Path(directory))
+    jobs = started_jobs(outputs)
+    return suspension_intervals(jobs, outputs.tasks(), float(jobs["finish_time"].max() or 0.0))
+
+
+def suspension(path: Path, runs: pl.DataFrame) -> None:
+    """``runs``: one scenario's runs."""
+    ended = runs.filter(pl.col("status") != "failed")
+    policies = ended["policy"].unique(maintain_order=True).to_list()
+    styles = _styles(policies)
+    figure, (cdf, count) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for policy in policies:
+        directories = ended.filter(pl.col("policy") == policy)["directory"].to_list()
+        totals = np.concatenate([suspension_per_task(_intervals(d)).to_numpy() for d in directories])
+        if totals.size == 0:
+            cdf.plot([], [], label=f"{policy}: no suspension", **styles[policy])
+            continue
+        values, shares = ecdf_points(totals)
+        cdf.step(values, shares, where="post", label=f"{policy} ({totals.size} tasks)", **styles[policy])
+    first = {row["policy"]: _intervals(row["directory"]) for row in _first_replications(ended).iter_rows(named=True)}
+    last = max((float(intervals["end"].max()) for intervals in first.values() if intervals.height), default=1.0)
+    scale, unit = _time_unit(last)  # the axis spans the suspensions, not the whole run
+    for policy, intervals in first.items():
+        steps = suspended_over_time(intervals)
+        count.step(np.r_[0.0, steps["time"].to_numpy()] / scale, np.r_[0, steps["value"].to_numpy()], where="post",
+                   label=policy, **styles[policy])
+    cdf.set_xscale("log")
+    cdf.set_xlabel("time suspended per task (s)")
+    cdf.set_ylabel("share of suspended tasks")
+    cdf.set_title("CDF of suspension time (all replications)")
+    count.set_xlabel(f"time ({unit})")
+    count.set_ylabel("tasks suspended")
+    count.set_title("Suspended tasks over time (first replication)")
+    for ax in (cdf, count):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def write_plots(output: Path, runs: pl.DataFrame, summary: pl.DataFrame, platform_files: dict[str, Path]) -> list[Path]:
+    """All figures of the module in ``output``; ``platform_files``: platform name -> file."""
+    output.mkdir(parents=True, exist_ok=True)
+    written = []
+    if {"energy_j", "mean_waiting_s"} <= set(summary["metric"]):  # no energy without Batsim's -E
+        written.append(output / "energy_vs_waiting.png")
+        energy_vs_waiting(written[0], runs, summary)
+    ended = runs.filter(pl.col("status") != "failed")
+    for scenario in ended.select(SCENARIO).unique(maintain_order=True).rows(named=True):
+        scenario_runs = ended.filter(*[pl.col(k) == v for k, v in scenario.items()])
+        name = scenario_name(scenario)
+        written.append(output / f"timeline-{name}.png")
+        timeline(written[-1], scenario_runs, platform_files[scenario["platform"]])
+        written.append(output / f"suspension-{name}.png")
+        suspension(written[-1], scenario_runs)
+    return written

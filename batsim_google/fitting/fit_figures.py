@@ -1,0 +1,150 @@
+"""Figures of a fit, as PNG files (matplotlib, no display needed).
+
+- ``makespan_<class>.png``, ``makespan_<class>_width_<group>.png`` (parallel jobs, makespan laws
+  per group of widths) and ``interarrival.png``: the empirical distribution function against
+  every fitted law's, on a log time axis (like the model paper's Figs. 3, 7 and 8);
+- ``elbow.png``: inertia and mean distance to the closest centroid for each k (its Fig. 12);
+- ``silhouette.png``: silhouettes of a sample of tasks per cluster (its Figs. 11 and 13);
+- ``arrival_profile.png``: the normalized arrival rate over the period.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+import numpy as np  # noqa: E402
+
+from batsim_google.model.widths import group_names  # noqa: E402
+from batsim_google.fitting.kmeans import feature_names  # noqa: E402
+from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
+from batsim_google.fitting.select import LawFit  # noqa: E402
+
+#: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
+ECDF_POINTS = 2_000
+
+
+def ecdf_points(sample: np.ndarray, points: int = ECDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``points`` steps (value, cumulative share) of the empirical distribution function
+    of a non-empty ``sample``, evenly spread in probability."""
+    ordered = np.sort(sample)
+    levels = np.linspace(0.0, 1.0, min(points, len(ordered)))
+    picks = np.minimum((levels * len(ordered)).astype(int), len(ordered) - 1)
+    return ordered[picks], (picks + 1) / len(ordered)
+
+
+def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit, title: str, unit: str) -> None:
+    values, shares = ecdf_points(sample)
+    grid = np.geomspace(values[0], values[-1], 400)
+    figure, axes = plt.subplots(figsize=(8, 5))
+    axes.step(values, shares, where="post", color="black", linewidth=2.2, label="empirical")
+    for fit in fits:
+        if fit.law is None:
+            continue
+        style = {"linewidth": 2.0} if fit is best else {"linewidth": 1.0, "alpha": 0.8}
+        axes.plot(grid, fit.law.cdf(grid), label=f"{fit.method} (KS {fit.ks:.3f})", **style)
+    axes.set_xscale("log")
+    axes.set_ylim(0, 1)
+    axes.set_xlabel(f"{unit} (log scale)")
+    axes.set_ylabel("cumulative probability")
+    axes.set_title(title)
+    axes.legend(fontsize=7, loc="lower right")
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _elbow(path: Path, fit: ModelFit) -> None:
+    ks = [s.k for s in fit.elbow]
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    axes.plot(ks, [s.inertia for s in fit.elbow], "o-", label="inertia")
+    axes.set_xlabel("k")
+    axes.set_ylabel("inertia (sum of squared distances)")
+    other = axes.twinx()
+    other.plot(ks, [s.mean_distance for s in fit.elbow], "s--", color="tab:orange", label="mean distance to closest centroid")
+    other.set_ylabel("mean distance to closest centroid")
+    axes.set_title(f"k-means on standardized {', '.join(feature_names(fit.table))}")
+    handles = axes.get_legend_handles_labels()[0] + other.get_legend_handles_labels()[0]
+    axes.legend(handles=handles, loc="upper right", fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _silhouette(path: Path, fit: ModelFit) -> None:
+    clustering = fit.clustering
+    figure, axes = plt.subplots(figsize=(7, 6))
+    bottom = 0
+    for label in range(clustering.k):
+        values = np.sort(clustering.sample_silhouettes[clustering.sample_labels == label])
+        axes.fill_betweenx(np.arange(bottom, bottom + len(values)), 0, values, alpha=0.7)
+        axes.text(-0.05, bottom + len(values) / 2, str(label), ha="right", va="center")
+        bottom += len(values) + 10
+    axes.axvline(clustering.silhouette, color="red", linestyle="--", label=f"mean {clustering.silhouette:.2f}")
+    axes.set_xlim(-1, 1)
+    axes.set_yticks([])
+    axes.set_xlabel("silhouette")
+    axes.set_ylabel("cluster (tasks of the sample)")
+    axes.set_title(f"Silhouettes of a {clustering.k}-clustering ({len(clustering.sample_labels)} tasks sampled)")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def _profile(path: Path, fit: ModelFit) -> None:
+    profile = fit.arrivals.profile
+    rates = np.asarray(profile.profile.rates)
+    hours = np.arange(len(rates) + 1) * profile.profile.bin_width / 3600.0
+    figure, axes = plt.subplots(figsize=(10, 4))
+    axes.stairs(rates, hours, fill=True, alpha=0.4, label="normalized arrival rate")
+    if profile.covered_bins < len(rates):
+        unseen = np.where(profile.exposure > 0, np.nan, rates)
+        axes.stairs(unseen, hours, color="grey", hatch="//", label="not observed (mean rate)")
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_xlabel("hours from the start of the period")
+    axes.set_ylabel("rate / mean rate")
+    axes.set_xticks(np.arange(0, hours[-1] + 1, 24 if hours[-1] > 24 else 2))
+    axes.set_title(f"Arrival-rate profile ({len(rates)} bins of {profile.profile.bin_width / 60:g} min)")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
+    """Write the figures of ``fit`` into ``folder`` (created if needed); return their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    frame = fit.table.frame
+    for c in fit.classes:
+        path = folder / f"makespan_{c.name}.png"
+        sample = frame.filter(frame["class"] == c.name)["makespan"].to_numpy()
+        _cdf_figure(path, sample, c.fits, c.best, f"Makespans of {c.name} ({c.tasks} tasks)", "makespan, s")
+        written.append(path)
+        if c.widths is not None and c.widths.groups:
+            rows = frame.filter(frame["class"] == c.name)
+            groups = group_names(rows["width"].to_numpy(), c.widths.grouping)
+            for group in c.widths.groups:
+                path = folder / f"makespan_{c.name}_width_{group.name}.png"
+                title = f"Makespans of {c.name}, widths {group.name} ({group.tasks} tasks)"
+                _cdf_figure(path, rows["makespan"].to_numpy()[groups == group.name], group.fits, group.best, title, "makespan, s")
+                written.append(path)
+    profile = fit.arrivals.profile
+    path = folder / "interarrival.png"
+    unit = "inter-arrival time, s" + (" (normalized time)" if profile is not None else "")
+    _cdf_figure(path, fit.arrivals.sample, fit.arrivals.fits, fit.arrivals.best, "Inter-arrival times", unit)
+    written.append(path)
+    if fit.elbow is not None:
+        written += [folder / "elbow.png", folder / "silhouette.png"]
+        _elbow(written[-2], fit)
+        _silhouette(written[-1], fit)
+    if profile is not None:
+        written.append(folder / "arrival_profile.png")
+        _profile(written[-1], fit)
+    return written

@@ -1,0 +1,140 @@
+"""Vectorized generator of Google-like tasks (Da Costa et al. 2018, Section 6).
+
+Tasks are drawn in fixed-size batches, each law once per batch with per-task parameter arrays, so
+the cost per task is a few numpy operations. All draws come from the one ``numpy.random.Generator``
+given, in a fixed order, so a seed fixes the output; since every batch is drawn whole before it is
+cut, a shorter run is a prefix of a longer one with the same seed. Widths are drawn (after the
+classes, before the makespans, which may depend on them) only when a class has a width law, so
+models without one draw exactly as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+
+from batsim_google.model.laws import Law, draw_by_class
+from batsim_google.model.priority import draw_priorities
+from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
+from batsim_google.model.request_law import RequestLaw
+
+BATCH_SIZE = 65_536
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """Consecutive generated tasks, one array per attribute."""
+
+    id: np.ndarray
+    subtime: np.ndarray
+    class_index: np.ndarray
+    width: np.ndarray
+    makespan: np.ndarray
+    priority: np.ndarray
+    cpu: np.ndarray
+    memory: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def head(self, count: int) -> "TaskBatch":
+        return TaskBatch(**{name: values[:count] for name, values in vars(self).items()})
+
+
+def _draw_widths(
+    classes: tuple[TaskClass, ...], class_index: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, list[Law]]:
+    """Each task's width, and the makespan law it draws from: ``laws[law_index[j]]``.
+
+    ``laws`` lists the classes' own laws first, so that without groups ``law_index`` is the class
+    index; the groups' laws follow.
+    """
+    laws = [c.makespan_law() for c in classes]
+    if all(c.width is None for c in classes):
+        return np.ones(len(class_index), dtype=np.int64), class_index, laws
+    width = draw_by_class([c.width_law() for c in classes], class_index, rng).astype(np.int64)
+    law_index = class_index.copy()
+    for index, task_class in enumerate(classes):
+        if task_class.groups is None:
+            continue
+        members = class_index == index
+        position = task_class.makespan_law_index(width[members])
+        law_index[members] = np.where(position == 0, index, len(laws) + position - 1)
+        laws += task_class.makespan_laws()[1:]
+    return width, law_index, laws
+
+
+def _draw_batch(
+    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, first_id: int, start: float,
+    arrival_scale: float,
+) -> tuple[TaskBatch, float]:
+    """The next batch, its arrival clock starting at ``start``; and the clock at its last arrival.
+
+    With an arrival profile the clock runs in normalized time, where arrivals are stationary, and
+    submission times are its image in real time.
+    """
+    classes = model.classes
+    size = BATCH_SIZE
+    gaps = model.interarrival_law().sample(size, rng)
+    if model.simultaneous:  # (no draw otherwise: models without it draw as they always did)
+        gaps[rng.random(size) < model.simultaneous] = 0.0
+    clock = start + np.cumsum(gaps * arrival_scale)
+    profile = model.arrival_profile
+    subtime = clock if profile is None else profile.to_real_time(clock)
+    frequency = np.array([c.frequency for c in classes])
+    class_index = rng.choice(len(classes), size=size, p=frequency / frequency.sum())  # sums to 1 within 1e-6
+    width, law_index, laws = _draw_widths(classes, class_index, rng)
+    makespan = draw_by_class(laws, law_index, rng)
+    rates = np.array([c.priority_rate for c in classes])[class_index]
+    priority = draw_priorities(rates, rng)
+    kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
+    cpu = np.empty(size)
+    memory = np.empty(size)
+    for k, kind in enumerate(KINDS):
+        members = kind_index == k
+        if members.any():
+            cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
+    batch = TaskBatch(np.arange(first_id, first_id + size), subtime, class_index, width, makespan, priority, cpu, memory)
+    return batch, float(clock[-1])
+
+
+def generate(
+    model: WorkloadModel,
+    requests: RequestLaw,
+    rng: np.random.Generator,
+    *,
+    tasks: int | None = None,
+    duration: float | None = None,
+    arrival_scale: float = 1.0,
+) -> Iterator[TaskBatch]:
+    """Yield batches of tasks until ``tasks`` tasks or the first submission after ``duration`` s.
+
+    Exactly one bound must be given. Task ids count from 0; submission times from 0 (the first
+    task arrives one inter-arrival time after 0, as in the paper's listing). ``arrival_scale``
+    multiplies every inter-arrival time (the same draws, stretched): a model of a whole cell keeps
+    its load per machine on a platform that many times smaller.
+    """
+    if (tasks is None) == (duration is None):
+        raise ValueError("give exactly one of tasks (a count) and duration (seconds)")
+    if tasks is not None and tasks < 0:
+        raise ValueError(f"tasks must be >= 0 (got {tasks})")
+    if duration is not None and not (duration >= 0 and np.isfinite(duration)):
+        raise ValueError(f"duration must be a finite number >= 0 of seconds (got {duration})")
+    if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
+        raise ValueError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
+    for kind in {c.kind for c in model.classes}:
+        requests.for_kind(kind)
+    produced, clock = 0, 0.0
+    while tasks is None or produced < tasks:
+        batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
+        keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
+        if duration is not None:
+            keep = int(np.searchsorted(batch.subtime, duration, side="right"))
+        if keep:
+            yield batch.head(keep)
+        if keep < len(batch):
+            return
+        produced += keep
+        clock = next_clock

@@ -1,0 +1,85 @@
+"""Generated tasks -> Batsim workload: the fields every job carries to the scheduler.
+
+Each job asks for its width in resources (one machine, shared with other jobs as its CPU and memory
+requests allow, unless the model gives widths: the processors of a parallel job), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
+``class`` (class name), ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], ``cpu`` and
+``memory`` requests normalized to the largest machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import polars as pl
+from tqdm import tqdm
+
+from batsim_google.generate.batsim_json import WorkloadWriter
+from batsim_google.platform.cell import GOOGLE_2011_MACHINES
+from batsim_google.generate.generator import generate
+from batsim_google.model.workload_model import WorkloadModel
+from batsim_google.model.request_law import RequestLaw
+
+#: Machines of the full 2011 Google cell: the default ``nb_res`` of a workload.
+GOOGLE_CELL_MACHINES = GOOGLE_2011_MACHINES
+
+
+def cell_load_scale(machines: int) -> float:
+    """The inter-arrival stretch that gives ``machines`` the Google cell's load per machine, for a
+    model whose arrival rate is the whole cell's (the presets')."""
+    return GOOGLE_CELL_MACHINES / machines
+
+
+def write_generated_workload(
+    path: str | Path,
+    model: WorkloadModel,
+    requests: RequestLaw,
+    seed: int,
+    *,
+    tasks: int | None = None,
+    duration: float | None = None,
+    nb_res: int = GOOGLE_CELL_MACHINES,
+    grain: float | None = None,
+    meta: Mapping[str, Any] | None = None,
+    progress: bool = False,
+    arrival_scale: float = 1.0,
+) -> int:
+    """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count.
+
+    ``arrival_scale`` multiplies the inter-arrival times (see :func:`generate`); it is recorded in
+    the file's ``meta`` when it is not 1.
+    """
+    if model.max_width > nb_res:
+        raise ValueError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
+    rng = np.random.default_rng(seed)
+    class_names = pl.Series([c.name for c in model.classes])
+    class_kinds = pl.Series([c.kind for c in model.classes])
+    header = {"generator": "batsim-google", "seed": seed, "model": model.to_mapping(), **(meta or {})}
+    if arrival_scale != 1.0:
+        header["arrival_scale"] = arrival_scale
+    bar = tqdm(
+        total=tasks if tasks is not None else duration,
+        unit=" tasks" if tasks is not None else " s",
+        disable=not progress,
+        desc=f"{Path(path).name}",
+    )
+    with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
+        for batch in generate(model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale):
+            writer.write(
+                pl.DataFrame(
+                    {
+                        "id": batch.id,
+                        "subtime": batch.subtime,
+                        "delay": batch.makespan,
+                        "res": batch.width,
+                        "class": class_names.gather(batch.class_index),
+                        "kind": class_kinds.gather(batch.class_index),
+                        "priority": batch.priority,
+                        "cpu": batch.cpu,
+                        "memory": batch.memory,
+                    }
+                )
+            )
+            bar.update(len(batch) if tasks is not None else min(duration, batch.subtime[-1]) - bar.n)
+        return writer.jobs

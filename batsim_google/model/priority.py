@@ -1,0 +1,59 @@
+"""Priorities: Google's integer levels (0-11), the model's ]0, 1], and the truncated exponential.
+
+Google priority ``p`` maps to ``(p + 1) / 12``: priority 0 becomes 1/12 (never 0) and 11 becomes 1,
+and the order is kept. Being linear, the mapping sends a mean priority (a k-means centroid) to the
+mean of the mapped priorities, which is what a truncated-exponential rate is solved from. The
+model draws priorities from the exponential of rate ``lambda`` truncated to ]0, 1] (the paper's
+redraw above 1). scipy is imported where a law is made, so that the scheduler, which needs only
+the levels, starts without it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GOOGLE_PRIORITY_LEVELS = 12
+RATE_BRACKET = (1e-3, 1e3)
+
+
+def priority_law(rate):
+    """Exponential of rate ``rate`` truncated to [0, 1]: the paper's redraw-above-1 loop, exactly."""
+    from scipy import stats
+
+    rate = np.asarray(rate, dtype=float)
+    return stats.truncexpon(rate, scale=1.0 / rate)
+
+
+def draw_priorities(rate, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """Priorities in ]0, 1]: the truncated exponential, with an exact 0 (probability 2^-53) lifted
+    and scipy's inverse CDF kept from passing 1 by an ulp."""
+    values = priority_law(rate).rvs(size=size, random_state=rng)
+    return np.clip(values, np.finfo(float).tiny, 1.0)
+
+
+def unit_priority(google_priority):
+    """Google priority 0..11 (scalar or array) -> model priority in ]0, 1]."""
+    return (np.asarray(google_priority, dtype=float) + 1.0) / GOOGLE_PRIORITY_LEVELS
+
+
+def rate_for_mean(mean: float) -> float:
+    """Rate of the exponential truncated to [0, 1] whose mean is ``mean`` (0 < mean < 1/2).
+
+    The mean decreases from 1/2 (rate -> 0, uniform) to 0 (rate -> infinity), so a positive rate
+    exists only below 1/2. The search is bracketed to rates in [1e-3, 1e3], means from 1/1000
+    to 0.49992, well beyond any priority mix of the trace.
+    """
+    low, high = RATE_BRACKET
+    if not priority_law(high).mean() <= mean <= priority_law(low).mean():
+        raise ValueError(
+            f"mean priority {mean:g} is out of reach: a truncated exponential with a rate in "
+            f"[{low:g}, {high:g}] has a mean between 0.001 and 0.4999"
+        )
+    from scipy import optimize
+
+    return optimize.brentq(lambda rate: priority_law(rate).mean() - mean, low, high, xtol=1e-12)
+
+
+def rate_for_centroid(google_priority: float) -> float:
+    """Rate whose mean model priority equals the mapped mean Google priority of a k-means centroid."""
+    return rate_for_mean(float(unit_priority(google_priority)))

@@ -1,0 +1,101 @@
+"""Empirical law of normalized CPU and memory requests, per kind (task or service).
+
+Requests follow Google's semantics: a fraction of the largest machine's capacity. The default law
+is the joint distribution of (CPU, memory) requests observed in the real trace sample, at the
+terminal event of each task: FINISH rows for *tasks*, KILL rows for *services* (the model paper's
+a-priori split). It ships as ``data/requests.json`` with its provenance; any law derived with
+:func:`batsim_google.trace.derive_requests.derive_request_law` (command
+``batsim-google requests``) can replace it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from batsim_google.model.workload_model import KINDS, Kind
+
+DEFAULT_LAW = "requests.json"
+
+
+@dataclass(frozen=True)
+class EmpiricalRequests:
+    """Distinct (cpu, memory) request pairs and how often each was seen."""
+
+    cpu: np.ndarray
+    memory: np.ndarray
+    count: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not (len(self.cpu) == len(self.memory) == len(self.count)) or len(self.cpu) == 0:
+            raise ValueError("cpu, memory and count must be non-empty lists of one length")
+        values = np.concatenate([self.count, self.cpu, self.memory]).astype(float)
+        if not np.isfinite(values).all() or np.any(self.count <= 0) or np.any(self.cpu < 0) or np.any(self.memory < 0):
+            raise ValueError("counts must be finite and > 0, requests finite and >= 0")
+
+    def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``size`` (cpu, memory) pairs drawn with replacement, weighted by count."""
+        index = rng.choice(len(self.count), size=size, p=self.count / self.count.sum())
+        return self.cpu[index], self.memory[index]
+
+
+@dataclass(frozen=True)
+class RequestLaw:
+    """One empirical request law per kind, with where it comes from."""
+
+    kinds: Mapping[str, EmpiricalRequests]
+    provenance: Mapping[str, Any]
+
+    def for_kind(self, kind: str) -> EmpiricalRequests:
+        try:
+            return self.kinds[kind]
+        except KeyError:
+            raise ValueError(f"the request law has no {kind!r} entry") from None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provenance": dict(self.provenance),
+            "kinds": {
+                kind: {
+                    "cpu": law.cpu.tolist(),
+                    "memory": law.memory.tolist(),
+                    "count": law.count.tolist(),
+                }
+                for kind, law in self.kinds.items()
+            },
+        }
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+
+def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
+    try:
+        kinds = {
+            kind: EmpiricalRequests(
+                np.asarray(entry["cpu"], dtype=float),
+                np.asarray(entry["memory"], dtype=float),
+                np.asarray(entry["count"], dtype=float),
+            )
+            for kind, entry in data["kinds"].items()
+        }
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"{source}: not a request law ({error})") from error
+    return RequestLaw(kinds, data.get("provenance", {}))
+
+
+def load_request_law(path: str | Path | None = None) -> RequestLaw:
+    """The law in ``path``, or the default one shipped with the package."""
+    if path is None:
+        text = resources.files("batsim_google.data").joinpath(DEFAULT_LAW).read_text("utf-8")
+        return request_law_from_json(json.loads(text), f"package data {DEFAULT_LAW}")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: {error}") from error
+    return request_law_from_json(data, str(path))

@@ -1,0 +1,323 @@
+"""The workload model: arrivals and any number of task classes (Da Costa et al. 2018, Section 6).
+
+A model is plain data, validated once on construction so that every later stage can trust it.
+Errors name the offending parameter the way a model file spells it, e.g. ``classes[1].disparity``.
+
+The paper's parameters are the defaults: inter-arrivals follow its Lomax law of mean ``dynamism``
+and a class's makespans the log-normal of its ``mass`` and ``disparity``. A fitted model may name
+another law instead (``interarrival``, a class's ``makespan``; see :mod:`.distributions`) and a
+periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`), and a share of
+submissions made at the same time as the previous one (``simultaneous``: a job's tasks submitted
+together, zero gaps no continuous law has). A class of
+parallel jobs gives its ``width`` (processors per job) as an empirical law and may draw makespans
+from separate laws per group of widths (``groups``, ``makespan_by_group``; see :mod:`.widths`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+import numpy as np
+import tomli_w
+
+from batsim_google.model.arrival_profile import ArrivalProfile
+from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
+from batsim_google.parameters import ParameterError, known_keys, number, read_parameter_file, require, table
+from batsim_google.model.widths import GROUPINGS, Grouping, group_bounds, group_names, is_group_name
+
+#: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
+#: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).
+INTERARRIVAL_SHAPE = 4.0
+
+
+def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
+    """(mu, sigma) of the log-normal whose mean is ``mass`` and median ``mass / disparity``.
+
+    The median of a log-normal is exp(mu) and its mean exp(mu + sigma^2 / 2), so
+    sigma^2 = 2 ln(mean / median) = 2 ln(disparity).
+    """
+    mass = np.asarray(mass, dtype=float)
+    disparity = np.asarray(disparity, dtype=float)
+    return np.log(mass / disparity), np.sqrt(2.0 * np.log(disparity))
+
+
+__all__ = ["KINDS", "Kind", "ModelError", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
+
+#: Errors of model files: the package's parameter errors, which name the parameter.
+ModelError = ParameterError
+
+Kind = Literal["task", "service"]
+KINDS: tuple[Kind, ...] = ("task", "service")
+FREQUENCY_TOLERANCE = 1e-6
+#: The width of a class that gives none: every job on one resource.
+ONE_RESOURCE = Empirical((1.0,), (1.0,))
+
+
+@dataclass(frozen=True)
+class TaskClass:
+    """One class of tasks: its share of the arrivals, makespan law and priority law.
+
+    ``kind`` says whether the class is made of finite *tasks* or long-running *services* (whose
+    makespan is a lifetime); ``priority_rate`` is the rate of the truncated exponential priority
+    law (spelled ``lambda`` in model files, as in the paper). Makespans are log-normal of mean
+    ``mass`` and mean/median ``disparity``, unless ``makespan`` names another law; a class gives
+    one or the other.
+
+    ``width`` is the empirical law of the resources (processors) a job takes, one without it.
+    With ``groups`` (``"width"`` or ``"pow2"``), a job whose width falls in a group listed in
+    ``makespan_by_group`` draws its makespan from that group's law instead, the others from the
+    class's law.
+    """
+
+    name: str
+    kind: Kind
+    frequency: float
+    mass: float | None
+    disparity: float | None
+    priority_rate: float
+    source: str = field(default="", compare=False)
+    makespan: Law | None = None
+    width: Empirical | None = None
+    groups: Grouping | None = None
+    makespan_by_group: Mapping[str, Law] = field(default_factory=dict)
+
+    def check(self, where: str) -> None:
+        if not self.name or any(c in self.name for c in '"\\!'):
+            raise ModelError(f"{where}.name must be a non-empty string without quotes, '\\' or '!'")
+        if self.kind not in KINDS:
+            raise ModelError(f"{where}.kind must be one of {', '.join(KINDS)} (got {self.kind!r})")
+        require(f"{where}.frequency", self.frequency, 0.0 <= self.frequency <= 1.0, "in [0, 1]")
+        if self.makespan is None:
+            require(f"{where}.mass", self.mass, self.mass is not None and self.mass > 0.0, "> 0")
+            require(f"{where}.disparity", self.disparity, self.disparity is not None and self.disparity > 1.0, "> 1")
+        elif self.mass is not None or self.disparity is not None:
+            raise ModelError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
+        else:
+            self.makespan.check(f"{where}.makespan")
+        require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+        if self.width is not None:
+            self.width.check(f"{where}.width")
+            for index, value in enumerate(self.width.values):
+                require(f"{where}.width.values[{index}]", value, value >= 1 and value == int(value), "an integer >= 1")
+        self._check_groups(where)
+
+    def _check_groups(self, where: str) -> None:
+        if self.groups is None:
+            if self.makespan_by_group:
+                raise ModelError(f"{where}.makespan_by_group needs {where}.groups")
+            return
+        if self.groups not in GROUPINGS:
+            raise ModelError(f"{where}.groups must be one of {', '.join(GROUPINGS)} (got {self.groups!r})")
+        if self.width is None or not self.makespan_by_group:
+            raise ModelError(f"{where}.groups needs {where}.width and {where}.makespan_by_group")
+        present = set(group_names(self.width.values, self.groups))
+        for name, law in self.makespan_by_group.items():
+            key = f'{where}.makespan_by_group["{name}"]'
+            if not is_group_name(name, self.groups):
+                example = "a width such as \"12\"" if self.groups == "width" else "a power of 2 (\"8\") or the widths between two (\"9-15\")"
+                raise ModelError(f"{key}: not a group of groups = {self.groups!r}: name {example}")
+            if name not in present:
+                raise ModelError(f"{key}: no width of {where}.width is in this group")
+            law.check(key)
+
+    def width_law(self) -> Empirical:
+        """The law of the resources a job takes."""
+        return ONE_RESOURCE if self.width is None else self.width
+
+    def makespan_laws(self) -> tuple[Law, ...]:
+        """The class's makespan law, then its groups' laws (in ``makespan_by_group`` order)."""
+        return (self.makespan_law(), *self.makespan_by_group.values())
+
+    def makespan_law_index(self, widths: np.ndarray) -> np.ndarray:
+        """For each width, the position in :meth:`makespan_laws` of the law of its makespan: its
+        group's, or the class's (0) when the group has none."""
+        if self.groups is None:
+            return np.zeros(len(widths), dtype=np.intp)
+        firsts = np.array([int(name.split("-")[0]) for name in self.makespan_by_group])  # a group's first width names it
+        order = np.argsort(firsts)
+        first = group_bounds(widths, self.groups)[0]
+        position = np.minimum(np.searchsorted(firsts[order], first), len(firsts) - 1)
+        return np.where(firsts[order][position] == first, order[position] + 1, 0)
+
+    def makespan_law(self) -> Law:
+        """The law makespans are drawn from."""
+        if self.makespan is not None:
+            return self.makespan
+        mu, sigma = lognormal_parameters(self.mass, self.disparity)
+        return LogNormal(float(mu), float(sigma))
+
+    def to_mapping(self) -> dict[str, Any]:
+        laws = (
+            {"mass": self.mass, "disparity": self.disparity}
+            if self.makespan is None
+            else {"makespan": self.makespan.to_mapping()}
+        )
+        mapping = {"name": self.name, "kind": self.kind, "frequency": self.frequency, **laws, "lambda": self.priority_rate}
+        if self.width is not None:
+            mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
+        if self.groups is not None:
+            mapping["groups"] = self.groups
+            mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
+        return mapping
+
+
+@dataclass(frozen=True)
+class WorkloadModel:
+    """Arrivals (``dynamism``, the mean inter-arrival time in seconds, or an ``interarrival``
+    law; optionally an arrival-rate profile and a share of ``simultaneous`` submissions) and the
+    task classes."""
+
+    dynamism: float | None
+    classes: tuple[TaskClass, ...]
+    name: str = "custom"
+    source: str = field(default="", compare=False)
+    interarrival: Law | None = None
+    arrival_profile: ArrivalProfile | None = None
+    #: Share of the gaps between submissions that are 0; the others follow the inter-arrival law.
+    simultaneous: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.interarrival is None:
+            require("dynamism", self.dynamism, self.dynamism is not None and self.dynamism > 0.0, "> 0")
+        elif self.dynamism is not None:
+            raise ModelError("give dynamism (the paper's Lomax inter-arrivals) or interarrival, not both")
+        else:
+            self.interarrival.check("interarrival")
+        if self.arrival_profile is not None:
+            self.arrival_profile.check("arrival_profile")
+        require("simultaneous", self.simultaneous, 0.0 <= self.simultaneous < 1.0, "in [0, 1)")
+        if not self.classes:
+            raise ModelError("classes must list at least one class")
+        for index, task_class in enumerate(self.classes):
+            task_class.check(f"classes[{index}]")
+        names = [c.name for c in self.classes]
+        if len(set(names)) != len(names):
+            raise ModelError(f"classes[].name must be unique (got {names})")
+        total = math.fsum(c.frequency for c in self.classes)
+        if abs(total - 1.0) > FREQUENCY_TOLERANCE:
+            raise ModelError(f"classes[].frequency must sum to 1 (got {total:.9g})")
+
+    def interarrival_law(self) -> Law:
+        """The law of the time between consecutive submissions (in normalized time with a profile).
+
+        By default the paper's ``pareto(4, loc=-1) * 3 * dynamism``, a Lomax(4) of mean ``dynamism``.
+        """
+        if self.interarrival is not None:
+            return self.interarrival
+        return Lomax(INTERARRIVAL_SHAPE, (INTERARRIVAL_SHAPE - 1.0) * self.dynamism)
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The model as a model file spells it (the inverse of :func:`model_from_mapping`)."""
+        mapping: dict[str, Any] = {} if self.dynamism is None else {"dynamism": self.dynamism}
+        if self.interarrival is not None:
+            mapping["interarrival"] = self.interarrival.to_mapping()
+        if self.arrival_profile is not None:
+            mapping["arrival_profile"] = self.arrival_profile.to_mapping()
+        if self.simultaneous:
+            mapping["simultaneous"] = self.simultaneous
+        mapping["classes"] = [c.to_mapping() for c in self.classes]
+        return mapping
+
+    @property
+    def max_width(self) -> int:
+        """The most resources a job of this model may take."""
+        return int(max(max(c.width_law().values) for c in self.classes))
+
+
+_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan", "width", "groups", "makespan_by_group"}
+_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous"}
+
+
+def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: bool) -> float | None:
+    return number(mapping, key, where) if key in mapping or needed else None
+
+
+def _width(raw: Any, where: str) -> Empirical | None:
+    if raw is None:
+        return None
+    raw = table(raw, where)
+    if raw.get("law") != Empirical.name:
+        raise ModelError(f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})")
+    return Empirical.from_mapping(raw, where)
+
+
+def _laws_by_group(raw: Any, where: str) -> dict[str, Law]:
+    if raw is None:
+        return {}
+    return {str(name): law_from_mapping(law, f'{where}["{name}"]') for name, law in table(raw, where).items()}
+
+
+def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadModel:
+    """Build and validate a model from the dictionary of a TOML or JSON model file."""
+    if not isinstance(data, Mapping):
+        raise ModelError("a model must be a table/object with 'dynamism' and 'classes'")
+    unknown = set(data) - _MODEL_KEYS
+    if unknown:
+        raise ModelError(f"unknown model key(s): {', '.join(sorted(unknown))}")
+    raw_classes = data.get("classes")
+    if not isinstance(raw_classes, list):
+        raise ModelError("classes must be a list of tables/objects")
+    classes = []
+    for index, raw in enumerate(raw_classes):
+        where = f"classes[{index}]."
+        if not isinstance(raw, Mapping):
+            raise ModelError(f"classes[{index}] must be a table/object")
+        known_keys(raw, _CLASS_KEYS, f"classes[{index}]")
+        lognormal = "makespan" not in raw
+        classes.append(
+            TaskClass(
+                name=str(raw.get("name", f"class{index}")),
+                kind=raw.get("kind", "task"),
+                frequency=number(raw, "frequency", where),
+                mass=_optional_number(raw, "mass", where, lognormal),
+                disparity=_optional_number(raw, "disparity", where, lognormal),
+                priority_rate=number(raw, "lambda", where),
+                makespan=None if lognormal else law_from_mapping(raw["makespan"], f"classes[{index}].makespan"),
+                width=_width(raw.get("width"), f"classes[{index}].width"),
+                groups=raw.get("groups"),
+                makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
+            )
+        )
+    interarrival = data.get("interarrival")
+    return WorkloadModel(
+        dynamism=_optional_number(data, "dynamism", "", interarrival is None),
+        classes=tuple(classes),
+        name=str(data.get("name", "custom")),
+        source=source,
+        interarrival=None if interarrival is None else law_from_mapping(interarrival, "interarrival"),
+        arrival_profile=(
+            None
+            if data.get("arrival_profile") is None
+            else ArrivalProfile.from_mapping(data["arrival_profile"], "arrival_profile")
+        ),
+        simultaneous=number(data, "simultaneous", "") if "simultaneous" in data else 0.0,
+    )
+
+
+def load_model(path: str | Path) -> WorkloadModel:
+    """Load a model from a ``.toml`` or ``.json`` file; errors name the file and the parameter."""
+    path = Path(path)
+    try:
+        data = read_parameter_file(path)
+    except ValueError as error:
+        raise ModelError(str(error)) from error
+    try:
+        return model_from_mapping(data, source=str(path))
+    except ModelError as error:
+        raise ModelError(f"{path}: {error}") from error
+
+
+def save_model(model: WorkloadModel, path: str | Path) -> None:
+    """Write ``model`` as a ``.toml`` or ``.json`` model file that :func:`load_model` reads back."""
+    path = Path(path)
+    data = {"name": model.name, **model.to_mapping()}
+    if path.suffix.lower() == ".toml":
+        path.write_text(tomli_w.dumps(data), encoding="utf-8")
+    elif path.suffix.lower() == ".json":
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    else:
+        raise ModelError(f"{path}: a model file must end in .toml or .json")

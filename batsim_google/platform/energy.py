@@ -1,0 +1,126 @@
+"""Power figures of platform hosts for Batsim's energy plugin (``batsim -E``).
+
+Each host gets one computing pstate (SimGrid's ``idle:epsilon:full`` watts), one sleep pstate and
+the two virtual pstates Batsim goes through to switch a host off and on; a virtual pstate computes
+one flop, so its speed, 1 / duration, sets how long the switch takes.
+
+The figures come from ``data/energy.toml`` (its comments give their source) and can be overridden
+by a TOML or JSON file of the same shape, key by key: a reference machine whose watts scale with
+CPU capacity, and optional tables per platform ID that replace the scaled figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from batsim_google.parameters import number, read_parameter_file
+
+DEFAULT_FIGURES = "energy.toml"
+TIME_KEYS = ("switch_off_seconds", "switch_on_seconds")
+
+
+@dataclass(frozen=True)
+class PowerProfile:
+    """Watts of one host in each state, and the durations of its switches (seconds)."""
+
+    idle: float
+    epsilon: float
+    full: float
+    sleep: float
+    off: float
+    switch_off_seconds: float
+    switch_off_watts: float
+    switch_on_seconds: float
+    switch_on_watts: float
+
+    def scaled(self, factor: float) -> "PowerProfile":
+        """The same machine with every wattage multiplied by ``factor``; durations unchanged."""
+        return PowerProfile(
+            **{
+                name: value if name in TIME_KEYS else value * factor
+                for name, value in dataclasses.asdict(self).items()
+            }
+        )
+
+
+KEYS = tuple(field.name for field in dataclasses.fields(PowerProfile))
+
+
+@dataclass(frozen=True)
+class EnergyModel:
+    """A reference machine of CPU capacity ``reference_cpu`` and per-platform replacements."""
+
+    reference: PowerProfile
+    reference_cpu: float
+    platforms: Mapping[str, Mapping[str, float]]
+    source: str
+
+    def profile(self, platform_id: str, cpu: float) -> PowerProfile:
+        """Figures of a machine: the reference scaled by ``cpu / reference_cpu``, then the
+        platform's own figures where it has some."""
+        scaled = self.reference.scaled(cpu / self.reference_cpu)
+        return dataclasses.replace(scaled, **self.platforms.get(platform_id, {}))
+
+
+def _figures(table: Any, where: str, complete: bool) -> dict[str, float]:
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{where.rstrip('.')} must be a table/object")
+    unknown = set(table) - set(KEYS)
+    if unknown:
+        raise ValueError(f"unknown key(s) in {where.rstrip('.')}: {', '.join(sorted(unknown))}")
+    figures = {}
+    for key in KEYS if complete else sorted(table):
+        value = number(table, key, where)
+        positive = key in TIME_KEYS
+        if value < 0 or (positive and value == 0):
+            raise ValueError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
+        figures[key] = value
+    return figures
+
+
+def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyModel:
+    """Build and validate a complete model (``reference_cpu``, ``reference``, ``platforms``)."""
+    unknown = set(data) - {"reference_cpu", "reference", "platforms"}
+    if unknown:
+        raise ValueError(f"unknown key(s): {', '.join(sorted(unknown))}")
+    reference_cpu = number(data, "reference_cpu")
+    if reference_cpu <= 0:
+        raise ValueError(f"reference_cpu must be > 0 (got {reference_cpu!r})")
+    platforms = data.get("platforms", {})
+    if not isinstance(platforms, Mapping):
+        raise ValueError("platforms must be a table/object of platform IDs")
+    return EnergyModel(
+        reference=PowerProfile(**_figures(data.get("reference"), "reference.", complete=True)),
+        reference_cpu=reference_cpu,
+        platforms={
+            str(platform): _figures(table, f"platforms.{platform}.", complete=False)
+            for platform, table in platforms.items()
+        },
+        source=source,
+    )
+
+
+def _default_figures() -> dict[str, Any]:
+    text = resources.files("batsim_google.data").joinpath(DEFAULT_FIGURES).read_text("utf-8")
+    return tomllib.loads(text)
+
+
+def load_energy_model(path: str | Path | None = None) -> EnergyModel:
+    """The default figures, overridden key by key by those of ``path`` when given."""
+    data = _default_figures()
+    if path is None:
+        return energy_model_from_mapping(data, f"package data {DEFAULT_FIGURES}")
+    overrides = read_parameter_file(path)
+    try:
+        if not isinstance(overrides, Mapping):
+            raise ValueError("an energy file must be a table/object")
+        if isinstance(overrides.get("reference"), Mapping):
+            overrides = {**overrides, "reference": {**data["reference"], **overrides["reference"]}}
+        return energy_model_from_mapping({**data, **overrides}, str(path))
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error

@@ -1,0 +1,217 @@
+"""SimGrid platform XML for Batsim 4.2.1: one host per machine of a cell, plus one master host.
+
+- **Zone**: a single zone with cluster routing (``routing="Cluster"``) holding explicit hosts, each
+  with a private split-duplex link, and a backbone. Its memory grows linearly with the host count,
+  whereas ``routing="Full"`` stores a route per host pair (more than 1 GB at 12k hosts).
+- **Names**: ``m00000``, ``m00001``... zero-padded to one width. SimGrid lists hosts by name and
+  Batsim numbers machines in that order, so Batsim resource ``i`` is machine ``i`` of the cell. The
+  master host, ``master`` (property ``role=master``), runs Batsim itself and no job.
+- **Cores and speed**: a machine of normalized CPU capacity ``c`` has ``max(1, round(24 c))``
+  cores (the largest machine has 24) of 1 Gflop/s each, so its speed is proportional to its
+  capacity. The 24 is a convention: the trace hides core counts. Jobs with ``delay`` profiles do
+  not depend on it; a compute profile of ``f`` flops takes ``f / 1e9`` seconds on one core.
+- **Properties**: ``platform_id``, ``cpu_capacity``, ``memory_capacity`` (normalized, as in the
+  trace), ``machine_id`` for a cell read from a trace, and the energy model of
+  :mod:`batsim_google.platform.energy`: pstate 0 computes, 1 sleeps, 2 and 3 are the virtual switch-off and
+  switch-on pstates (``sleep_pstates="1:2:3"``).
+- **Network**: the link and backbone figures of Batsim's example clusters (125 MBps / 50 us per
+  host, 2.25 GBps / 500 us backbone).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+from xml.sax.saxutils import escape, quoteattr
+
+import polars as pl
+
+from batsim_google.platform.cell import Cell
+from batsim_google.platform.energy import EnergyModel, PowerProfile
+
+FULL_MACHINE_CORES = 24
+CORE_SPEED = 1e9
+#: Speed (flop/s) of the sleep pstate: it never computes, but SimGrid wants a positive speed.
+SLEEP_SPEED = 1e-3
+SLEEP_PSTATES = "1:2:3"
+MASTER = "master"
+NAME_WIDTH = 5
+LINK = 'bandwidth="125MBps" latency="50us" sharing_policy="SPLITDUPLEX"'
+BACKBONE = 'bandwidth="2.25GBps" latency="500us"'
+_UNITS = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_SPEED = re.compile(r"^\s*([0-9.eE+-]+)\s*([kMGTPE]?)f\s*$")
+
+
+def cores(cpu: float, full_machine_cores: int = FULL_MACHINE_CORES) -> int:
+    """Core count of a machine of normalized CPU capacity ``cpu`` (the rule above)."""
+    return max(1, round(cpu * full_machine_cores))
+
+
+def _wattages(profile: PowerProfile) -> str:
+    states = [
+        (profile.idle, profile.epsilon, profile.full),
+        (profile.sleep,) * 3,
+        (profile.switch_off_watts,) * 3,
+        (profile.switch_on_watts,) * 3,
+    ]
+    return ", ".join(":".join(repr(watts) for watts in state) for state in states)
+
+
+def _host_body(platform_id: str, cpu: float, energy: EnergyModel, full_machine_cores: int) -> tuple[str, str]:
+    """(attributes after the name, properties before memory) shared by the machines of one type."""
+    profile = energy.profile(platform_id, cpu)
+    speeds = [CORE_SPEED, SLEEP_SPEED, 1.0 / profile.switch_off_seconds, 1.0 / profile.switch_on_seconds]
+    attributes = (
+        f' speed="{", ".join(f"{speed!r}f" for speed in speeds)}"'
+        f' core="{cores(cpu, full_machine_cores)}" pstate="0">\n'
+    )
+    properties = (
+        f'    <prop id="wattage_per_state" value="{_wattages(profile)}"/>\n'
+        f'    <prop id="wattage_off" value="{profile.off!r}"/>\n'
+        f'    <prop id="sleep_pstates" value="{SLEEP_PSTATES}"/>\n'
+        f'    <prop id="platform_id" value={quoteattr(platform_id)}/>\n'
+        f'    <prop id="cpu_capacity" value="{cpu!r}"/>\n'
+    )
+    return attributes, properties
+
+
+def host_names(count: int) -> pl.Series:
+    """Names of ``count`` machines, zero-padded to one width so that name order is machine order."""
+    width = max(NAME_WIDTH, len(str(count - 1)))
+    return pl.Series("name", [f"m{index:0{width}d}" for index in range(count)])
+
+
+def write_platform(
+    path: str | Path,
+    cell: Cell,
+    energy: EnergyModel,
+    *,
+    full_machine_cores: int = FULL_MACHINE_CORES,
+) -> None:
+    """Write the platform of ``cell`` with the power figures of ``energy`` to ``path``."""
+    types = cell.machines.select("platform_id", "cpu").unique(maintain_order=True)
+    bodies = [_host_body(p, c, energy, full_machine_cores) for p, c in types.iter_rows()]
+    types = types.with_columns(
+        pl.Series("attributes", [a for a, _ in bodies]), pl.Series("properties", [p for _, p in bodies])
+    )
+    hosts = cell.machines.join(types, on=["platform_id", "cpu"], how="left", maintain_order="left")
+    name = host_names(len(cell))
+    machine_id = (
+        pl.concat_str(pl.lit('    <prop id="machine_id" value="'), pl.col("machine_id").cast(pl.String), pl.lit('"/>\n'))
+        if "machine_id" in cell.machines.columns
+        else pl.lit("")
+    )
+    text = hosts.with_columns(name).select(
+        pl.concat_str(
+            pl.lit('  <host id="'), pl.col("name"), pl.lit('"'), pl.col("attributes"),
+            pl.col("properties"),
+            pl.lit('    <prop id="memory_capacity" value="'), pl.col("memory").cast(pl.String), pl.lit('"/>\n'),
+            machine_id,
+            pl.lit("  </host>\n  <link id=\""), pl.col("name"), pl.lit(f'_link" {LINK}/>\n'),
+            pl.lit('  <host_link id="'), pl.col("name"), pl.lit('" up="'), pl.col("name"),
+            pl.lit('_link_UP" down="'), pl.col("name"), pl.lit('_link_DOWN"/>\n'),
+        )
+    ).to_series().str.join("").item()
+    header = (
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        f"<!-- Written by batsim-google: {escape(cell.description)}; {len(cell)} machines.\n"
+        # The old module path stays in this comment so that the shipped platforms keep their bytes;
+        # batsim_google/platform/ is the folder that holds the rules now.
+        f"     Energy figures: {escape(energy.source)}. See batsim_google/platform.py for the rules. -->\n"
+        '<platform version="4.1">\n'
+        '<zone id="cell" routing="Cluster">\n'
+    )
+    footer = (
+        f'  <host id="{MASTER}" speed="{CORE_SPEED!r}f">\n'
+        '    <prop id="role" value="master"/>\n'
+        "  </host>\n"
+        f'  <link id="{MASTER}_link" {LINK}/>\n'
+        f'  <host_link id="{MASTER}" up="{MASTER}_link_UP" down="{MASTER}_link_DOWN"/>\n'
+        f'  <backbone id="backbone" {BACKBONE}/>\n'
+        "</zone>\n"
+        "</platform>\n"
+    )
+    Path(path).write_text(header + text + footer, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class PlatformHost:
+    """A host as the platform file describes it: speeds (flop/s) of its pstates, cores, props."""
+
+    name: str
+    speeds: tuple[float, ...]
+    cores: int
+    properties: dict[str, str]
+
+    @property
+    def computes(self) -> bool:
+        """Whether Batsim makes it a compute machine (neither master nor storage)."""
+        return not {"master", "storage"} & set(self.properties.get("role", "").split(","))
+
+
+def sleep_pstates(properties: Mapping[str, str]) -> tuple[int, int, int] | None:
+    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates, or None."""
+    value = properties.get("sleep_pstates")
+    if not value:
+        return None
+    sleep, off, on = (int(part) for part in value.split(":"))
+    return sleep, off, on
+
+
+def _speeds(text: str, where: str) -> tuple[float, ...]:
+    speeds = []
+    for part in text.split(","):
+        match = _SPEED.match(part)
+        if match is None:
+            raise ValueError(f"{where}: unreadable speed {part.strip()!r}")
+        speeds.append(float(match.group(1)) * _UNITS[match.group(2)])
+    return tuple(speeds)
+
+
+def _radical(text: str, where: str) -> list[int]:
+    """The numbers of a cluster's ``radical``: comma-separated numbers and ``first-last`` ranges."""
+    numbers = []
+    try:
+        for part in text.split(","):
+            first, _, last = part.strip().partition("-")
+            numbers += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise ValueError(f"{where}: unreadable radical {text!r}") from None
+    return numbers
+
+
+def read_hosts(path: str | Path) -> list[PlatformHost]:
+    """Every ``<host>`` of a platform file, and every host of its ``<cluster>`` elements
+    (``prefix`` + number + ``suffix``, the cluster's speeds and properties), in file order, read
+    as a stream."""
+    hosts = []
+    try:
+        for _, element in ET.iterparse(path):
+            if element.tag not in ("host", "cluster"):
+                continue
+            name = element.get("id", "")
+            where = f"{path}: {element.tag} {name!r}"
+            speeds = _speeds(element.get("speed", ""), where)
+            cores = int(element.get("core", "1"))
+            properties = {prop.get("id"): prop.get("value") for prop in element.iter("prop")}
+            if element.tag == "host":
+                hosts.append(PlatformHost(name, speeds, cores, properties))
+            else:
+                prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
+                hosts += [
+                    PlatformHost(f"{prefix}{number}{suffix}", speeds, cores, properties)
+                    for number in _radical(element.get("radical", ""), where)
+                ]
+            element.clear()
+    except (ET.ParseError, OSError) as error:
+        raise ValueError(f"{path}: {error}") from error
+    return hosts
+
+
+def compute_hosts(path: str | Path) -> list[PlatformHost]:
+    """The compute hosts of a platform in Batsim's resource order (by name)."""
+    return sorted((host for host in read_hosts(path) if host.computes), key=lambda host: host.name)

@@ -1,0 +1,108 @@
+"""What the pybatsim and batsim-py front-ends share: Batsim's descriptions in the policy's terms.
+
+Both libraries hand over the same Batsim JSON (a job's extra fields, walltime and profile; a
+machine's platform properties; a job's final state by name), so reading it lives here once, with
+the progress file that ``batsim-google run`` follows.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from batsim_google.platform.simgrid_xml import compute_hosts, sleep_pstates
+from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
+from batsim_google.scheduling.tasks import JobRequest
+
+#: Batsim's final job states (by name, the same in pybatsim and batsim-py) -> the policy's statuses.
+END_STATUS = {
+    "COMPLETED_SUCCESSFULLY": "success",
+    "COMPLETED_WALLTIME_REACHED": "walltime",
+    "COMPLETED_KILLED": "killed",
+    "COMPLETED_FAILED": "failed",
+}
+PROGRESS_PERIOD_S = 1.0
+
+
+def end_status(state_name: str) -> str:
+    """How the policy reads a job's end; any other final state is a failure."""
+    return END_STATUS.get(state_name, "failed")
+
+
+def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float, machines: int = 1) -> JobRequest:
+    """The policy's view of a workload job, from its extra fields (defaults when absent or null:
+    a job without a CPU or memory request takes none, e.g. a converted SWF log's).
+
+    A task's work is its profile's ``delay``; a service's is its lifetime, its ``walltime``.
+    """
+    kind = fields.get("kind") or "task"
+
+    def given(name: str, default: float) -> float:
+        value = fields.get(name)
+        return default if value is None else float(value)
+
+    return JobRequest(
+        job_id=job_id,
+        subtime=float(subtime),
+        kind=kind,
+        priority=given("priority", 0.5),
+        cpu=given("cpu", 0.0),
+        memory=given("memory", 0.0),
+        work=float(walltime if kind == "service" else delay),
+        machines=int(machines),
+    )
+
+
+def sleep_pstate(properties: Mapping) -> int | None:
+    """The sleep pstate of a machine (first of Batsim's ``sleep_pstates``), None without one."""
+    pstates = sleep_pstates(properties)
+    return None if pstates is None else pstates[0]
+
+
+def require_sleep_pstates(properties: Sequence[Mapping], energy: str, where: str) -> None:
+    """An energy policy switches machines to sleep: every host needs Batsim's ``sleep_pstates``."""
+    if energy == "always-on":
+        return
+    missing = [index for index, props in enumerate(properties) if sleep_pstates(props) is None]
+    if missing:
+        raise ValueError(f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
+                         f"({len(missing)} without, e.g. host {missing[0]})")
+
+
+def cell_policy(
+    properties: Sequence[Mapping], config: PolicyConfig, platform: str | Path | None = None,
+    events: Sequence[str | Path] = (),
+) -> CellPolicy:
+    """The policy over machines described by their platform properties, in resource-id order.
+
+    ``cpu_capacity`` and ``memory_capacity`` default to 1 (the largest machine). With the
+    ``platform`` file and the ``events`` files Batsim replays, the power manager starts no switch
+    that a failure would interrupt (see :mod:`batsim_google.scheduling.switch_guard`).
+    """
+    cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
+    memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
+    guard = None
+    if platform is not None and events and config.energy != "always-on":
+        hosts = compute_hosts(platform)
+        if len(hosts) != len(properties):
+            raise ValueError(f"{platform}: {len(hosts)} compute hosts, but Batsim has {len(properties)} machines")
+        switch_on, switch_off = switch_seconds(hosts)
+        guard = SwitchGuard(failure_times(events, len(properties)), switch_on, switch_off)
+    return CellPolicy(cpu, memory, config, guard)
+
+
+class ProgressFile:
+    """Writes the simulated time reached, at most once per second of wall time, for progress bars."""
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+        self._last = 0.0
+
+    def report(self, now: float) -> None:
+        if self.path and time.monotonic() - self._last >= PROGRESS_PERIOD_S:
+            self._last = time.monotonic()
+            self.path.write_text(f"{now}\n")

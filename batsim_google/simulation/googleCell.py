@@ -1,0 +1,209 @@
+"""pybatsim front-end of the Google-cell scheduler: protocol events in, policy decisions out.
+
+pybatsim loads a scheduler from a file by its name (``googleCell.py`` -> class ``GoogleCell``),
+hence this module's name. Use it directly with::
+
+    pybatsim "$(python -c 'import batsim_google.simulation.googleCell as m; print(m.__file__)')" \\
+        -s tcp://*:28000 -v warning -o '{"policy": {"placement": "best-fit"}, "output": "out/out"}'
+
+and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs
+--enable-profile-reuse`` (tasks share machines; evicted tasks come back as new jobs, resubmitted
+services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
+``batsim-google run`` does all that.
+
+Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), ``output`` (prefix
+of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
+simulated time is written for progress bars), ``platform`` and ``events`` (the platform file and
+the event files given to Batsim: with an energy policy, no pstate switch is started that a machine
+failure would interrupt, which aborts Batsim 4.2.1; see :mod:`batsim_google.scheduling.switch_guard`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from batsim.batsim import BatsimScheduler, Job
+from procset import ProcSet
+
+from batsim_google.simulation.frontend import (
+    ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
+)
+from batsim_google.scheduling.ledger_files import write_ledger
+from batsim_google.scheduling.decisions import (
+    Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
+)
+from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy, PolicyConfig
+
+#: Delay of the profile that resubmitted services run: they end at their walltime, never before.
+SERVICE_DELAY = 1e12
+#: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
+USER_KILL_EVENT = "user_kill"
+COMPUTE_PSTATE = 0
+
+
+def complete_kill_progress(message: dict | None) -> dict | None:
+    """Give every job of a JOB_KILLED event a progress entry (an empty one if Batsim gave none).
+
+    pybatsim 3.2.1 reads ``job_progress[job]`` for each killed job as soon as one job has a
+    progress, but Batsim leaves out the jobs that completed before the kill took effect (a kill
+    sent at the very instant a job completes), so pybatsim would raise KeyError and the simulation
+    would stop. Those jobs' JOB_COMPLETED tells the policy how they ended.
+    """
+    for event in (message or {}).get("events", []):
+        if event.get("type") == "JOB_KILLED" and event["data"].get("job_progress"):
+            for job_id in event["data"]["job_ids"]:
+                event["data"]["job_progress"].setdefault(job_id, {})
+    return message
+
+
+class AcknowledgedRegistrations(logging.Filter):
+    """Drops pybatsim's warning that a job this scheduler registered is "already in the job list".
+
+    With ``--acknowledge-dynamic-jobs`` Batsim echoes every registration back as JOB_SUBMITTED,
+    and pybatsim 3.2.1 reports each echo as a duplicate: a three-line warning (about 450 bytes) per
+    eviction, which buried everything else in the scheduler's log.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not (message.startswith(f"The job '{RESUBMIT_WORKLOAD}!") and "was alredy in the job list" in message)
+
+
+ACKNOWLEDGED_REGISTRATIONS = AcknowledgedRegistrations()
+
+
+class GoogleCell(BatsimScheduler):
+    """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`."""
+
+    def __init__(self, options: dict | None = None) -> None:
+        super().__init__(options or {})
+        self.policy: CellPolicy | None = None
+        self._profiles_registered = False
+        self.progress = ProgressFile(self.options.get("progress_file"))
+        self._batch_started = 0.0
+        self.decision_seconds = 0.0
+        self.messages = 0
+        pybatsim_log = logging.getLogger("batsim.batsim")
+        pybatsim_log.addFilter(ACKNOWLEDGED_REGISTRATIONS)  # once: the same filter is never added twice
+        if not self.options.get("verbose"):
+            pybatsim_log.setLevel(logging.WARNING)
+
+    # ----- setup and teardown --------------------------------------------------------------------
+
+    def onAfterBatsimInit(self) -> None:
+        receive = self.bs.network.recv
+        self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
+
+    def onSimulationBegins(self) -> None:
+        config = PolicyConfig(**self.options.get("policy", {}))
+        properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
+        if not self.bs.allow_compute_sharing:
+            raise RuntimeError("run Batsim with --enable-compute-sharing: tasks share machines")
+        if not (
+            self.bs.dynamic_job_registration_enabled
+            and self.bs.ack_of_dynamic_jobs
+            and self.bs.batconf.get("profile-reuse-enabled")
+        ):
+            raise RuntimeError(
+                "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
+                "evicted and failed tasks come back as new jobs"
+            )
+        require_sleep_pstates(properties, config.energy, "Batsim's platform")
+        self.sleep_pstates = [sleep_pstate(p) for p in properties]
+        self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
+
+    def onSimulationEnds(self) -> None:
+        output = self.options.get("output")
+        if output:
+            timing = {"messages": self.messages, "decision_seconds": round(self.decision_seconds, 6)}
+            write_ledger(self.policy.ledger, output, timing)
+
+    # ----- events -------------------------------------------------------------------------------
+
+    def onBeforeEvents(self) -> None:
+        self._batch_started = time.perf_counter()
+        self.messages += 1
+
+    def onJobSubmission(self, job: Job) -> None:
+        delay = (job.profile_dict or {}).get("delay", 0.0)
+        request = job_request(job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources)
+        self.policy.job_submitted(self.bs.time(), request)
+
+    def onJobCompletion(self, job: Job) -> None:
+        self.policy.job_ended(self.bs.time(), job.id, end_status(job.job_state.name))
+
+    def onNotifyEventMachineUnavailable(self, machines: ProcSet) -> None:
+        self.policy.machines_unavailable(self.bs.time(), list(machines))
+
+    def onNotifyEventMachineAvailable(self, machines: ProcSet) -> None:
+        self.policy.machines_available(self.bs.time(), list(machines))
+
+    def onMachinePStateChanged(self, nodes: tuple[int, int], pstate) -> None:
+        machines = list(range(nodes[0], nodes[1] + 1))
+        self.policy.power_changed(self.bs.time(), machines, int(pstate) == COMPUTE_PSTATE)
+
+    def onRequestedCall(self) -> None:
+        self.policy.woken(self.bs.time())
+
+    def onNoMoreJobsInWorkloads(self) -> None:
+        self.policy.no_more_jobs = True
+
+    def onNoMoreExternalEvents(self) -> None:
+        self.policy.no_more_events = True
+
+    def onNotifyGenericEvent(self, event_data: dict) -> None:
+        if event_data.get("type") == USER_KILL_EVENT:
+            self.policy.user_kill(self.bs.time(), str(event_data["job_id"]))
+
+    def onJobsKilled(self, jobs) -> None:
+        """Nothing to do: Batsim also sends JOB_COMPLETED (killed) for each of them."""
+
+    def onNoMoreEvents(self) -> None:
+        if self.policy is None:
+            return
+        now = self.bs.time()
+        for decision in self.policy.decide(now):
+            self._apply(decision)
+        self.decision_seconds += time.perf_counter() - self._batch_started
+        self.progress.report(now)
+
+    # ----- decisions -> protocol ----------------------------------------------------------------
+
+    def _apply(self, decision) -> None:
+        bs = self.bs
+        if isinstance(decision, Execute):
+            job = bs.jobs[decision.job_id]
+            job.allocation = ProcSet(decision.machine)
+            bs.execute_job(job)
+        elif isinstance(decision, Kill):
+            bs.kill_jobs([bs.jobs[job_id] for job_id in decision.job_ids])
+        elif isinstance(decision, Reject):
+            bs.reject_jobs_by_id(list(decision.job_ids))
+        elif isinstance(decision, Register):
+            self._register(decision)
+        elif isinstance(decision, (SwitchOn, SwitchOff)):
+            by_pstate: dict[int, list[int]] = {}
+            for machine in decision.machines:
+                pstate = COMPUTE_PSTATE if isinstance(decision, SwitchOn) else self.sleep_pstates[machine]
+                by_pstate.setdefault(pstate, []).append(machine)
+            for pstate, machines in by_pstate.items():
+                bs.set_resource_state(ProcSet(*machines), pstate)
+        elif isinstance(decision, WakeAt):
+            bs.wake_me_up_at(decision.time)
+        elif isinstance(decision, RegistrationFinished):
+            bs.notify_registration_finished()
+        else:
+            raise TypeError(f"unknown decision {decision!r}")
+
+    def _register(self, decision: Register) -> None:
+        bs = self.bs
+        if decision.kind == "service":
+            if not self._profiles_registered:
+                bs.register_profiles(RESUBMIT_WORKLOAD, {"service": {"type": "delay", "delay": SERVICE_DELAY}})
+                self._profiles_registered = True
+            bs.register_job(decision.job_id, 1, decision.work, "service")
+        else:
+            profile = decision.job_id.split("!", 1)[1]
+            bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})
+            bs.register_job(decision.job_id, 1, -1, profile)

@@ -1,0 +1,100 @@
+"""``batsim-google run``: Batsim and the Google-cell scheduler together, with a progress bar.
+
+The scheduler writes the simulated time it reached to a small file; the progress bar follows it.
+After the run, the scheduler's accounting summary tells whether every task ended exactly once.
+The scheduler runs through pybatsim (all features) or batsim-py (what it can do with Batsim 4.2.1,
+see :mod:`batsim_google.simulation.batsimpy_frontend`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from tqdm import tqdm
+
+from batsim_google.simulation import googleCell
+from batsim_google.simulation.frontend import require_sleep_pstates
+from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.simulation.runner import (
+    GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, SimulationResult, pybatsim_scheduler,
+    run_batsim_launcher, run_simulation,
+)
+from batsim_google.scheduling.ledger_files import SUMMARY
+from batsim_google.scheduling.policy import PolicyConfig
+
+PROGRESS_FILE = "progress.txt"
+FRONTENDS = ("pybatsim", "batsim-py")
+
+
+@dataclass(frozen=True)
+class GoogleCellRun:
+    """The scheduler's accounting summary and the simulation's wall time and memory."""
+
+    summary: dict
+    simulation: SimulationResult
+
+
+def run_google_cell(
+    platform: Path,
+    workloads: list[Path],
+    output: Path,
+    policy: dict,
+    *,
+    events: list[Path] = (),
+    timeout: float = 3600.0,
+    batsim: str = "batsim",
+    energy: bool = True,
+    progress: bool = False,
+    frontend: str = "pybatsim",
+) -> GoogleCellRun:
+    """Run one simulation (raises SimulationError on failure); ``energy``: Batsim's ``-E``
+    (batsim-py always passes it).
+
+    With ``frontend="batsim-py"``, what batsim-py cannot run raises ``BatsimPyUnsupported`` (a
+    ValueError) before anything starts, and an ImportError without the batsim-py extra.
+    """
+    if frontend not in FRONTENDS:
+        raise ValueError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
+    energy_policy = policy.get("energy", "always-on")
+    if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
+        require_sleep_pstates([host.properties for host in compute_hosts(platform)], energy_policy, str(platform))
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    progress_file = output / PROGRESS_FILE
+    if frontend == "batsim-py":
+        from batsim_google.simulation import batsimpy_frontend  # an optional dependency
+
+        batsimpy_frontend.check_supported(PolicyConfig(**policy), workloads, events, platform)
+        environment = batsimpy_frontend.environment(batsim)
+        command = batsimpy_frontend.command(Path(platform), Path(workloads[0]), output, policy, progress_file)
+        launch = partial(run_batsim_launcher, command, output, timeout, environment, name="batsim-py")
+    else:
+        options = {
+            "policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file),
+            "platform": str(Path(platform).resolve()), "events": [str(Path(e).resolve()) for e in events],
+        }
+        batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
+        simulation = Simulation(
+            platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
+            scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
+            events=[Path(e) for e in events], energy=energy, batsim_options=batsim_options, timeout=timeout,
+            batsim=batsim,
+        )
+        launch = partial(run_simulation, simulation)
+    with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
+
+        def follow() -> None:
+            if progress_file.exists():
+                text = progress_file.read_text().strip()
+                if text:
+                    bar.n = float(text)
+                    bar.refresh()
+
+        result = launch(on_poll=follow)
+    summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
+    if not summary_path.exists():
+        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
+    return GoogleCellRun(json.loads(summary_path.read_text()), result)

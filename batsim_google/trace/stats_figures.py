@@ -1,0 +1,66 @@
+"""PNG analogues of the model paper's Figs. 3, 5, 6, 7 and 8, drawn from :class:`TraceStats`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+from batsim_google.trace.stats import TraceStats  # noqa: E402
+
+HOUR = 3600.0
+
+
+def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, zeros_note: str = "") -> Path:
+    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    for label, (x, y) in curves:
+        axes.step(x, y, where="post", label=label)
+    axes.set_xscale("log")
+    axes.set_ylim(0, 1)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("cumulative fraction")
+    axes.set_title(title + zeros_note, fontsize=10)
+    axes.grid(True, which="both", alpha=0.3)
+    if len(curves) > 1:
+        axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _running(path: Path, stats: TraceStats, end: str, title: str) -> Path:
+    times, running = stats.running_series(end)
+    figure, axes = plt.subplots(figsize=(6.4, 4.2))
+    axes.plot(times / HOUR, running, linewidth=0.8)
+    axes.set_xlabel("time since the start of the trace window (h)")
+    axes.set_ylabel("running tasks")
+    axes.set_title(title, fontsize=10)
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def draw_figures(stats: TraceStats, folder: str | Path) -> list[Path]:
+    """Write the five figures into ``folder``; return their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    arrivals = stats.interarrival_histogram
+    note = f"\n({arrivals.zeros} of {arrivals.total} gaps are 0, left of the log axis)" if arrivals.zeros else ""
+    paths = [
+        _cdf(folder / "fig3_interarrival_cdf.png", [("submissions", arrivals.cdf())],
+             "time between consecutive submissions (s)", "Inter-arrival times (Fig. 3)", note),
+        _running(folder / "fig5_running_finish.png", stats, "finish", "Running tasks that end with Finish (Fig. 5)"),
+        _running(folder / "fig6_running_kill.png", stats, "kill", "Running tasks that end with Kill (Fig. 6)"),
+    ]
+    for number, end in ((7, "finish"), (8, "kill")):
+        histograms = stats.makespans[end].histograms
+        curves = [(group, histograms[group].cdf()) for group in ("all", "free", "normal", "production") if histograms[group].total]
+        paths.append(_cdf(folder / f"fig{number}_makespan_{end}_cdf.png", curves, "makespan (s)",
+                          f"Makespan of three-event tasks ended by {end.capitalize()} (Fig. {number})"))
+    return paths

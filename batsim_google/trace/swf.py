@@ -1,0 +1,118 @@
+"""Standard Workload Format logs (Parallel Workloads Archive) as trace records.
+
+An SWF log has ``;`` header comments and one line of 18 white-space separated numbers per job,
+``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). Each job
+becomes one record of the trace's attempt table (:data:`trace.lifecycle.ATTEMPT_SCHEMA`), so the
+same converter writes it as a Batsim workload: submit = submit time, schedule = submit + wait,
+makespan = run time, ``res`` = allocated processors (else requested), status 1/0/5 -> FINISH/FAIL/
+KILL and any other status -> LOST (ended, how unknown). Unknown fields stay null: a job without a
+submit time is skipped (counted); one without a run time or processor count is excluded by the
+converter (counted). Each processor is used whole (``cpu`` 1); ``memory`` is the requested (else
+used) memory per processor divided by ``node_memory`` when given, else unknown (null).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
+from batsim_google.trace.lifecycle import ATTEMPT_SCHEMA
+from batsim_google.trace.schema import TaskEvent
+
+FIELDS = [
+    "job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
+    "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
+    "group_id", "executable", "queue", "partition", "preceding_job", "think_time",
+]
+STATUS_EVENTS = {1: TaskEvent.FINISH, 0: TaskEvent.FAIL, 5: TaskEvent.KILL}
+UNKNOWN = -1
+_HEADER_FIELD = re.compile(r";\s?([A-Za-z]\w*):(.*)$")
+
+
+def read_header(path: str | Path) -> dict[str, str]:
+    """``; Key: value`` header lines (e.g. MaxProcs, UnixStartTime)."""
+    header = {}
+    for block in LineStream(Path(path)).blocks():
+        for line in block.lines.to_pylist():
+            if not line.startswith(";"):
+                return header
+            if match := _HEADER_FIELD.match(line):
+                header[match.group(1)] = match.group(2).strip()
+    return header
+
+
+def header_processors(header: dict[str, str]) -> int | None:
+    """The machine size the log declares (MaxProcs, else MaxNodes), if any."""
+    for key in ("MaxProcs", "MaxNodes"):
+        if header.get(key, "").lstrip("-").isdigit() and int(header[key]) > 0:
+            return int(header[key])
+    return None
+
+
+def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = None) -> Iterator[pl.DataFrame]:
+    """Records of the attempt table (plus ``res`` and ``requested_time``), block by block."""
+    path = Path(path)
+    stream = LineStream(path)
+    for block in stream.blocks():
+        lines, numbers = block.lines, block.numbers
+        data = pc.invert(pc.or_(pc.starts_with(lines, ";"), pc.equal(pc.utf8_trim_whitespace(lines), ""))).to_numpy(zero_copy_only=False)
+        lines, numbers = lines.filter(data), numbers[data]
+        account.read += len(lines) + (block.cut_line is not None)
+        fields, good = split_fields(lines, len(FIELDS), None)
+        values, bad = {}, np.zeros(int(good.sum()), dtype=bool)
+        for name, strings in zip(FIELDS, fields):
+            parsed, refused = parse_numbers(strings, pa.float64())
+            numbers_read = parsed.to_numpy(zero_copy_only=False)
+            values[name] = np.where(numbers_read == UNKNOWN, np.nan, numbers_read)
+            bad |= refused
+        unknown_submit = np.isnan(values["submit_time"]) & ~bad
+        kept = numbers[good]
+        account.reject_all(path, [
+            (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
+            (kept[bad], "non-numeric field", ""),
+            (kept[unknown_submit], "unknown submit time", ""),
+            ([block.cut_line] if block.cut_line is not None else [], "line cut by the end of a damaged gzip stream", ""),
+        ])
+        use = ~bad & ~unknown_submit
+        table = {name: column[use] for name, column in values.items()}
+        account.used += int(use.sum())
+        yield _records(table, node_memory)
+    if stream.cut is not None:
+        account.incident(path, f"gzip stream damaged or cut short ({stream.cut}); jobs after it are lost")
+
+
+def _records(swf: dict[str, np.ndarray], node_memory: float | None) -> pl.DataFrame:
+    submit, wait, run = swf["submit_time"], swf["wait_time"], swf["run_time"]
+    schedule = submit + wait
+    status = np.nan_to_num(swf["status"], nan=UNKNOWN).astype(int)
+    end_event = np.full(len(status), int(TaskEvent.LOST), dtype=np.int8)
+    for code, event in STATUS_EVENTS.items():
+        end_event[status == code] = event
+    memory = np.where(np.isnan(swf["requested_memory"]), swf["used_memory"], swf["requested_memory"])
+    processors = np.where(np.isnan(swf["allocated_processors"]), swf["requested_processors"], swf["allocated_processors"])
+    records = pl.DataFrame(
+        {
+            "job_id": swf["job_number"], "task_index": np.zeros(len(submit)), "attempt": np.zeros(len(submit)),
+            "submit": submit, "schedule": schedule, "end": schedule + run, "end_event": end_event,
+            "wait": wait, "makespan": run,
+            "user": pl.Series(swf["user_id"], nan_to_null=True).cast(pl.Int64).cast(pl.String),
+            "cpu_request": np.ones(len(submit)),
+            "memory_request": memory / node_memory if node_memory else np.full(len(submit), np.nan),
+            "res": processors, "requested_time": swf["requested_time"],
+        },
+        nan_to_null=True,
+    )
+    missing = {name: pl.lit(None, dtype=kind) for name, kind in ATTEMPT_SCHEMA.items() if name not in records.columns}
+    return records.with_columns(**missing).select(
+        *(pl.col(name).cast(kind) for name, kind in ATTEMPT_SCHEMA.items()),
+        pl.col("res").cast(pl.Int64), pl.col("requested_time"),
+    )
+

@@ -1,0 +1,238 @@
+"""Campaign files, their plan (inputs written once, the cross product of runs) and what makes a run
+complete; none of it starts Batsim (tests/integration/test_compare_batsim.py does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from batsim_google.experiments.campaign import CampaignError, load_campaign
+from batsim_google.experiments.execution import MARKER, completed
+from batsim_google.experiments.plan import plan_campaign
+from batsim_google.platform.failures import DAY, TRACE_DAYS
+from batsim_google.scheduling.policy import PolicyConfig
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+
+def campaign_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "campaign.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+SMALL = """
+    timeout = 60
+    [platforms]
+    small = {cell = 12}
+    [workloads]
+    google = {preset = "google", tasks = 30, seeds = [1, 2]}
+    [failures]
+    none = {}
+    drawn = {mtbf = 20000, mttr = 600, horizon = 7200, seeds = [5]}
+    [policies.on]
+    energy = "always-on"
+    [policies.sleep]
+    energy = "idle-sleep"
+    idle_timeout = 60
+"""
+
+
+def test_examples_are_valid_campaigns():
+    for path in sorted(EXAMPLES.glob("*.toml")):
+        campaign = load_campaign(path)
+        assert campaign.platforms and campaign.workloads and campaign.policies, path
+
+
+def test_parsed_campaign(tmp_path):
+    campaign = load_campaign(campaign_file(tmp_path, SMALL))
+    assert campaign.timeout == 60 and campaign.energy_outputs
+    assert [p.cell for p in campaign.platforms] == [12]
+    workload = campaign.workloads[0]
+    assert (workload.preset, workload.tasks, workload.seeds) == ("google", 30, (1, 2))
+    none, drawn = campaign.failures
+    assert none.law is None and none.file is None and none.seeds == (None,)
+    assert drawn.law.mean_time_between_failures == 20000 and drawn.law.mean_repair_time == 600
+    assert drawn.law.time_between_failures_shape == 1.0 and drawn.horizon == 7200 and drawn.seeds == (5,)
+    assert dict(campaign.policies) == {"on": PolicyConfig(), "sleep": PolicyConfig(energy="idle-sleep", idle_timeout=60)}
+
+
+def test_defaults(tmp_path):
+    path = campaign_file(tmp_path, """
+        [platforms]
+        c = {cell = 10}
+        [workloads]
+        w = {preset = "google", duration = 5}
+        [failures]
+        f = {seeds = [3]}
+        [policies.default]
+    """)
+    campaign = load_campaign(path)
+    assert campaign.timeout == 3600 and campaign.workloads[0].seeds == (0,)
+    assert campaign.failures[0].horizon == TRACE_DAYS * DAY and campaign.failures[0].law is not None
+    del_failures = path.read_text().replace("[failures]\nf = {seeds = [3]}\n", "")
+    path.write_text(del_failures)
+    assert [f.name for f in load_campaign(path).failures] == ["none"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\n", r"\[platforms\] is missing"),
+    ("[platforms]\nc = {cell = 0}\n", r"platforms.c.cell must be a positive integer \(got 0\)"),
+    ("[platforms]\nc = {cell = 4, file = 'x.xml'}\n", "platforms.c needs exactly one of cell, file"),
+    ("[platforms]\nc = {file = 'missing.xml'}\n", "platforms.c.file: no such file"),
+    ("[platforms]\n'bad name' = {cell = 4}\n", "platforms.bad name: names are letters"),
+    ("[platforms]\nc = {cell = 4, machines = 3}\n", r"unknown key\(s\) in platforms.c: machines"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'nope', tasks = 5}\n", "workloads.w.preset must be one of"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google'}\n", "workloads.w needs exactly one of tasks, duration"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, seeds = [1, 1]}\n", "workloads.w.seeds repeats"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr = -1}\n",
+     "failures.f.mttr must be a positive number"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestart = 'sometimes'\n",
+     "policies.p: restart must be one of"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",
+     r"unknown key\(s\) in policies.p: restarts"),
+    ("timeout = -3\n", r"timeout must be a positive number \(got -3\)"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 0}\n",
+     r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)'),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
+     r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)'),
+])
+def test_errors_name_the_file_and_entry(tmp_path, text, message):
+    path = campaign_file(tmp_path, text)
+    with pytest.raises(CampaignError, match=message) as error:
+        load_campaign(path)
+    assert str(error.value).startswith(str(path))
+
+
+def test_plan_writes_each_input_once_and_crosses_the_runs(tmp_path):
+    campaign = load_campaign(campaign_file(tmp_path, SMALL))
+    output = tmp_path / "out"
+    runs = plan_campaign(campaign, output)
+    # 1 platform x 2 workload seeds x (none + 1 failure seed) x 2 policies.
+    assert len(runs) == 8
+    assert len({run.directory for run in runs}) == 8 and len({run.fingerprint for run in runs}) == 8
+    inputs = sorted(p.relative_to(output / "inputs").as_posix() for p in (output / "inputs").rglob("*") if p.is_file())
+    assert len(inputs) == 1 + 2 + 1, inputs  # the platform, two workloads, one failure file
+    run = next(r for r in runs if r.workload_seed == 2 and r.failures == "drawn" and r.policy == "sleep")
+    assert run.directory == (output / "runs/small/google-s2/drawn-s5/sleep").resolve()
+    assert run.config == PolicyConfig(energy="idle-sleep", idle_timeout=60)
+    assert json.loads(run.workload_file.read_text())["nb_res"] == 12
+    assert run.events_file.read_text().count("machine_unavailable") > 0
+    assert all(r.events_file is None for r in runs if r.failures == "none")
+    # Planning again reuses every input (same names, files untouched).
+    stamps = {p: p.stat().st_mtime_ns for p in (output / "inputs").rglob("*") if p.is_file()}
+    again = plan_campaign(campaign, output)
+    assert [r.fingerprint for r in again] == [r.fingerprint for r in runs]
+    assert {p: p.stat().st_mtime_ns for p in (output / "inputs").rglob("*") if p.is_file()} == stamps
+
+
+def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_path):
+    campaign = load_campaign(campaign_file(tmp_path, """
+        [platforms]
+        c12 = {cell = 12}
+        c24 = {cell = 24}
+        [workloads]
+        plain = {preset = "google", tasks = 30, seeds = [1]}
+        cell = {preset = "google", tasks = 30, seeds = [1], arrival_scale = "cell"}
+        twice = {preset = "google", tasks = 30, seeds = [1], arrival_scale = 2}
+        [policies.p]
+    """))
+    assert [w.arrival_scale for w in campaign.workloads] == [1.0, "cell", 2.0]
+    runs = plan_campaign(campaign, tmp_path / "out")
+    jobs = {(r.platform, r.workload): json.loads(r.workload_file.read_text()) for r in runs}
+    for platform, machines in (("c12", 12), ("c24", 24)):
+        plain = [job["subtime"] for job in jobs[platform, "plain"]["jobs"]]
+        for workload, scale in (("cell", 12583 / machines), ("twice", 2.0)):
+            scaled = jobs[platform, workload]
+            assert scaled["meta"]["arrival_scale"] == pytest.approx(scale)
+            rounding = (scale + 1) * 1e-6  # subtimes are written to the microsecond
+            assert [job["subtime"] for job in scaled["jobs"]] == pytest.approx([t * scale for t in plain], rel=0, abs=rounding)
+    assert "arrival_scale" not in jobs["c12", "plain"]["meta"]
+
+
+def test_a_changed_spec_writes_a_new_input_and_changes_the_fingerprint(tmp_path):
+    path = campaign_file(tmp_path, SMALL)
+    first = plan_campaign(load_campaign(path), tmp_path / "out")
+    path.write_text(path.read_text().replace("tasks = 30", "tasks = 31"))
+    second = plan_campaign(load_campaign(path), tmp_path / "out")
+    assert all(a.workload_file != b.workload_file and a.fingerprint != b.fingerprint for a, b in zip(first, second))
+    assert all(a.platform_file == b.platform_file for a, b in zip(first, second))
+
+
+def test_workload_and_platform_files_are_used_in_place(tmp_path):
+    plan = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "first")
+    platform, workload = plan[0].platform_file, plan[0].workload_file
+    path = campaign_file(tmp_path, f"""
+        [platforms]
+        mine = {{file = "{platform}"}}
+        [workloads]
+        trace = {{file = "{workload}"}}
+        [policies.default]
+    """)
+    runs = plan_campaign(load_campaign(path), tmp_path / "out")
+    assert len(runs) == 1
+    assert (runs[0].platform_file, runs[0].workload_file, runs[0].workload_seed) == (platform, workload, None)
+    assert runs[0].directory.name == "default" and runs[0].directory.parent.parent.name == "trace"
+    assert not (tmp_path / "out" / "inputs").exists()
+
+
+def test_completion_needs_the_marker_with_the_same_fingerprint(tmp_path):
+    run = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "out")[0]
+    assert completed(run) is None
+    run.directory.mkdir(parents=True)
+    (run.directory / "out_jobs.csv").write_text("job_id\n")
+    assert completed(run) is None  # half-finished: outputs, no marker
+    (run.directory / MARKER).write_text(json.dumps({"fingerprint": "other", "metrics": {}}))
+    assert completed(run) is None  # another spec's results
+    (run.directory / MARKER).write_text(json.dumps({"fingerprint": run.fingerprint, "metrics": {"x": 1}}))
+    assert completed(run)["metrics"] == {"x": 1}
+    os.remove(run.directory / "out_jobs.csv")
+    assert completed(run) is None  # the marker alone is not enough
+
+
+def test_failed_runs_are_reported_and_not_marked(tmp_path):
+    from click.testing import CliRunner
+
+    from batsim_google.cli import main
+
+    path = campaign_file(tmp_path, """
+        [platforms]
+        small = {cell = 12}
+        [workloads]
+        google = {preset = "google", tasks = 30}
+        [policies.on]
+        [policies.sleep]
+        energy = "idle-sleep"
+    """)
+    output = tmp_path / "out"
+    result = CliRunner().invoke(main, ["compare", str(path), "-o", str(output), "--batsim", "no-such-batsim", "--jobs", "1", "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert "2 runs: 0 simulated, 0 reused, 2 failed" in result.output
+    assert "no 'no-such-batsim' executable" in result.output
+    runs = pl.read_csv(output / "runs.csv")
+    assert runs["status"].to_list() == ["failed", "failed"] and not list(output.glob(f"runs/**/{MARKER}"))
+    assert pl.read_csv(output / "summary.csv").height == 0 and not (output / "plots").exists()
+
+
+@pytest.mark.parametrize(("policy", "message"), [
+    ('{restart = "sometimes"}', "--policy: restart must be one of"),
+    ("{restarts = 1}", r"unknown key\(s\) in --policy: restarts"),
+    ("restart", "--policy must be a TOML inline table"),
+])
+def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message):
+    from click.testing import CliRunner
+
+    from batsim_google.cli import main
+
+    original = tmp_path / "w.json"
+    original.write_text('{"nb_res": 1, "jobs": [], "profiles": {}}')
+    result = CliRunner().invoke(main, ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy])
+    assert result.exit_code == 2 and not (tmp_path / "v").exists()
+    assert re.search(message, result.output), result.output

@@ -1,0 +1,168 @@
+"""Batsim JSON workloads: structure, reproducibility, bounds, profile sharing."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from batsim_google.generate.batsim_json import WorkloadWriter
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.generate.workload import write_generated_workload
+
+
+def _write(path, seed=3, **bounds):
+    kwargs = {"tasks": 1000} if not bounds else bounds
+    write_generated_workload(path, preset("google"), load_request_law(), seed, **kwargs)
+    return json.loads(path.read_text())
+
+
+def test_jobs_profiles_and_extra_fields(tmp_path):
+    data = _write(tmp_path / "w.json")
+    assert data["nb_res"] == 12583
+    jobs, profiles = data["jobs"], data["profiles"]
+    services = [job for job in jobs if job["kind"] == "service"]
+    assert len(jobs) == 1000 and len(profiles) == 1000 - len(services) + 1
+    assert 200 < len(services) < 400
+    assert [job["id"] for job in jobs] == list(range(1000))
+    subtimes = [job["subtime"] for job in jobs]
+    assert subtimes == sorted(subtimes) and subtimes[0] > 0
+    for job in jobs:
+        assert set(job) == {"id", "subtime", "res", "profile", "walltime", "class", "kind", "priority", "cpu", "memory"}
+        assert job["res"] == 1
+        assert job["kind"] == job["class"] in ("task", "service")
+        if job["kind"] == "service":  # runs until stopped at the end of its lifetime (walltime)
+            assert job["profile"] == "service" and job["walltime"] > 0
+        else:
+            assert job["walltime"] == -1
+        assert 0 < job["priority"] <= 1 and 0 <= job["cpu"] <= 1 and 0 <= job["memory"] <= 1
+        profile = profiles[job["profile"]]
+        assert profile["type"] == "delay" and profile["delay"] > 0
+        assert "!" not in str(job["id"])
+    assert data["meta"]["seed"] == 3 and data["meta"]["model"]["dynamism"] == 0.05
+
+
+def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path):
+    _write(tmp_path / "a.json", seed=11)
+    _write(tmp_path / "b.json", seed=11)
+    _write(tmp_path / "c.json", seed=12)
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() != (tmp_path / "c.json").read_bytes()
+
+
+def test_a_shorter_run_is_a_prefix_of_a_longer_one(tmp_path):
+    short = _write(tmp_path / "short.json", tasks=100)["jobs"]
+    long = _write(tmp_path / "long.json", tasks=70_000)["jobs"]
+    assert short == long[:100]
+
+
+def test_duration_bound(tmp_path):
+    data = _write(tmp_path / "d.json", duration=60.0)
+    subtimes = np.array([job["subtime"] for job in data["jobs"]])
+    assert subtimes.max() <= 60.0
+    # 60 s at a mean inter-arrival of 0.05 s: about 1200 tasks (Poisson-like spread).
+    assert abs(len(subtimes) - 1200) < 4 * np.sqrt(1200 * 2)
+    assert _write(tmp_path / "zero.json", duration=0.0)["jobs"] == []
+
+
+def test_grain_shares_rounded_profiles(tmp_path):
+    path = tmp_path / "g.json"
+    write_generated_workload(path, preset("google"), load_request_law(), 5, tasks=5000, grain=60)
+    data = json.loads(path.read_text())
+    assert len(data["profiles"]) < 1000
+    write_generated_workload(tmp_path / "f.json", preset("google"), load_request_law(), 5, tasks=5000)
+    exact = json.loads((tmp_path / "f.json").read_text())
+    for coarse_job, job in zip(data["jobs"], exact["jobs"]):
+        if job["kind"] == "service":
+            assert coarse_job["walltime"] == job["walltime"]
+            continue
+        delay = data["profiles"][coarse_job["profile"]]["delay"]
+        true_delay = exact["profiles"][job["profile"]]["delay"]
+        assert delay % 60 == 0 and delay >= 60
+        assert abs(delay - true_delay) <= 30 or (true_delay < 30 and delay == 60)
+
+
+def test_writer_rejects_bad_parameters_and_removes_partial_files(tmp_path):
+    with pytest.raises(ValueError, match="nb_res"):
+        WorkloadWriter(tmp_path / "x.json", 0)
+    with pytest.raises(ValueError, match="grain"):
+        WorkloadWriter(tmp_path / "x.json", 4, grain=0)
+    path = tmp_path / "partial.json"
+    with pytest.raises(ValueError, match="lack column"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(pl.DataFrame({"id": [1], "subtime": [0.0]}))
+    assert not path.exists()
+
+
+def test_writer_keeps_explicit_res_walltime_and_string_columns(tmp_path):
+    path = tmp_path / "w.json"
+    with WorkloadWriter(path, 8) as writer:
+        writer.write(pl.DataFrame({"id": [1, 2], "subtime": [0.5, 1.0], "delay": [3.0, 0.0], "res": [2, 8], "walltime": [10.0, 20.0], "user": ['a"b', "c"]}))
+        writer.write(pl.DataFrame({"id": [3], "subtime": [2.0], "delay": [1.5]}))
+    data = json.loads(path.read_text())
+    assert [(j["id"], j["res"], j["walltime"]) for j in data["jobs"][:2]] == [(1, 2, 10.0), (2, 8, 20.0)]
+    assert data["jobs"][0]["user"] == 'a"b'
+    assert data["profiles"]["2"]["delay"] > 0  # a zero delay is lifted to the minimum
+    assert data["jobs"][2]["res"] == 1 and data["jobs"][2]["walltime"] == -1
+
+
+def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
+    """Scale 1 is the default to the byte; scale F multiplies every submission time by F (the
+    same draws), leaves every other field alone and is recorded in the meta."""
+    default = tmp_path / "default.json"
+    write_generated_workload(default, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512)
+    one = tmp_path / "one.json"
+    write_generated_workload(one, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=1.0)
+    assert one.read_bytes() == default.read_bytes()
+    scaled = tmp_path / "scaled.json"
+    factor = 12583 / 512
+    write_generated_workload(scaled, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=factor)
+    base, stretched = json.loads(default.read_text()), json.loads(scaled.read_text())
+    assert stretched["meta"]["arrival_scale"] == factor and "arrival_scale" not in base["meta"]
+    times = np.array([[a["subtime"], b["subtime"]] for a, b in zip(base["jobs"], stretched["jobs"])])
+    np.testing.assert_allclose(times[:, 1], times[:, 0] * factor, rtol=1e-5, atol=1e-5)
+    strip = [{key: value for key, value in job.items() if key != "subtime"} for job in base["jobs"]]
+    assert strip == [{key: value for key, value in job.items() if key != "subtime"} for job in stretched["jobs"]]
+    with pytest.raises(ValueError, match="arrival_scale"):
+        write_generated_workload(tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0)
+
+
+def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, monkeypatch):
+    path = tmp_path / "w.json"
+    jobs = pl.DataFrame({"id": [0, 1], "subtime": [0.0, 1.0], "delay": [5.0, float("inf")]})
+    with pytest.raises(ValueError, match=r"job 1: subtime = 1.0, delay = inf: times must be finite"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(jobs)
+    assert not path.exists()
+    with pytest.raises(ValueError, match="more than 1e\\+15 grains of 1e-12 s"):
+        with WorkloadWriter(path, 4, grain=1e-12) as writer:
+            writer.write(jobs.head(1).with_columns(delay=pl.lit(1e4)))
+    assert not path.exists()
+    import batsim_google.generate.batsim_json as batsim_json
+
+    def full_disk(frame):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(batsim_json, "_ndjson", full_disk)  # fails in the background writer, seen at close
+    with pytest.raises(OSError, match="No space left"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(jobs.head(1))
+    assert not path.exists()
+
+
+def test_frequencies_within_the_tolerance_generate_and_no_zero_weight_is_drawn(tmp_path):
+    from batsim_google.model.laws import draw_categories
+    from batsim_google.model.workload_model import model_from_mapping
+
+    data = preset("google").to_mapping()
+    data["classes"][1]["frequency"] = 0.3000005  # sums to 1 within the model's 1e-6
+    model = model_from_mapping(data)
+    assert write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, tasks=100) == 100
+    drawn = draw_categories([(0.5, 0.0), (0.25, 0.75)], np.repeat([0, 1], 10_000), np.random.default_rng(0))
+    assert not drawn[:10_000].any()  # a uniform beyond a row's total picks no weight-0 category
+    assert abs(drawn[10_000:].mean() - 0.75) < 0.02
+    with pytest.raises(ValueError, match="duration must be a finite number"):
+        write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, duration=float("inf"))

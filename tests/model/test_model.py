@@ -1,0 +1,130 @@
+"""Model validation, model files, presets and the priority mapping."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from batsim_google.model.priority import priority_law
+from batsim_google.model.workload_model import ModelError, load_model, model_from_mapping
+from batsim_google.model.presets import PRESETS, preset
+from batsim_google.model.priority import rate_for_centroid, rate_for_mean, unit_priority
+
+
+def google_mapping() -> dict:
+    return preset("google").to_mapping()
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("dynamism",), 0.0, "dynamism must be > 0"),
+        (("dynamism",), -1.0, "dynamism must be > 0"),
+        (("classes", 0, "frequency"), 0.6, "frequency must sum to 1"),
+        (("classes", 1, "disparity"), 1.0, "classes[1].disparity must be > 1"),
+        (("classes", 0, "mass"), 0.0, "classes[0].mass must be > 0"),
+        (("classes", 1, "lambda"), 0.0, "classes[1].lambda must be > 0"),
+        (("classes", 0, "kind"), "batch", "classes[0].kind must be one of"),
+        (("classes", 0, "mass"), "big", "classes[0].mass must be a finite number"),
+        (("classes", 0, "mass"), float("nan"), "classes[0].mass must be a finite number"),
+        (("classes", 1, "name"), "task", "classes[].name must be unique"),
+        (("simultaneous",), 1.0, "simultaneous must be in [0, 1"),
+        (("simultaneous",), -0.1, "simultaneous must be in [0, 1"),
+    ],
+)
+def test_invalid_parameters_are_named(path, value, message):
+    data = google_mapping()
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(ModelError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        model_from_mapping(data)
+
+
+def test_unknown_and_missing_keys_are_named():
+    data = google_mapping()
+    data["classes"][0]["sigma"] = 2
+    with pytest.raises(ModelError, match=r"unknown key\(s\) in classes\[0\]: sigma"):
+        model_from_mapping(data)
+    data = google_mapping()
+    data["dynamic"] = 1
+    with pytest.raises(ModelError, match="unknown model key"):
+        model_from_mapping(data)
+    data = google_mapping()
+    del data["classes"][1]["mass"]
+    with pytest.raises(ModelError, match=r"classes\[1\]\.mass is missing"):
+        model_from_mapping(data)
+
+
+def test_toml_and_json_model_files(tmp_path):
+    toml = tmp_path / "model.toml"
+    toml.write_text(
+        'dynamism = 0.5\n[[classes]]\nname = "short"\nfrequency = 0.25\nmass = 10\n'
+        'disparity = 2\nlambda = 4\n[[classes]]\nname = "long"\nkind = "service"\n'
+        "frequency = 0.75\nmass = 1000\ndisparity = 5\nlambda = 1\n"
+    )
+    model = load_model(toml)
+    assert model.dynamism == 0.5
+    assert [(c.name, c.kind, c.mass) for c in model.classes] == [("short", "task", 10.0), ("long", "service", 1000.0)]
+    as_json = tmp_path / "model.json"
+    as_json.write_text(json.dumps(model.to_mapping()))
+    assert load_model(as_json) == model
+    assert "simultaneous" not in model.to_mapping()
+    together = model_from_mapping({**model.to_mapping(), "simultaneous": 0.4})
+    assert together.simultaneous == 0.4 and model_from_mapping(together.to_mapping()) == together
+
+
+def test_model_file_errors_name_the_file(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("dynamism = 0.05\nclasses = [{frequency = 1, mass = 5, disparity = 0.5, lambda = 1}]\n")
+    with pytest.raises(ModelError, match=r"bad\.toml: classes\[0\]\.disparity must be > 1"):
+        load_model(bad)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    with pytest.raises(ModelError, match=r"broken\.json"):
+        load_model(broken)
+    with pytest.raises(ModelError, match="must end in .toml or .json"):
+        load_model(tmp_path / "model.yaml")
+
+
+def test_google_preset_is_the_papers():
+    model = preset("google")
+    assert model.dynamism == 0.05
+    assert [(c.kind, c.frequency, c.mass, c.disparity, c.priority_rate) for c in model.classes] == [
+        ("task", 0.7, 1700.0, 3.8, 6.0),
+        ("service", 0.3, 8000.0, 24.0, 3.0),
+    ]
+
+
+def test_kmeans_presets_follow_tables_8_and_9():
+    two = preset("kmeans-2")
+    assert [(c.frequency, c.mass, c.disparity) for c in two.classes] == [(0.405, 3508.0, 17.2), (0.595, 2456.0, 6.2)]
+    four = preset("kmeans-4")
+    assert [c.mass for c in four.classes] == [1911.0, 2482.0, 1662.0, 137630.0]
+    assert [c.kind for c in four.classes] == ["task", "task", "task", "service"]
+    centroids = [0.9, 0.53, 4.2, 3.39]
+    for task_class, centroid in zip(four.classes, centroids):
+        assert priority_law(task_class.priority_rate).mean() == pytest.approx(unit_priority(centroid), abs=1e-9)
+    with pytest.raises(ValueError, match="unknown preset"):
+        preset("nope")
+    assert set(PRESETS) == {"google", "kmeans-2", "kmeans-4"}
+
+
+def test_priority_mapping():
+    assert unit_priority(0) == pytest.approx(1 / 12)
+    assert unit_priority(11) == 1.0
+    assert np.all(np.diff(unit_priority(np.arange(12))) > 0)
+    # The rate solves the mean of the truncated exponential, checked by quadrature.
+    for mean in (0.05, 0.164, 0.3, 0.45):
+        rate = rate_for_mean(mean)
+        density = lambda x: rate * np.exp(-rate * x) / (1 - np.exp(-rate))  # noqa: E731
+        assert integrate.quad(lambda x: x * density(x), 0, 1)[0] == pytest.approx(mean, abs=1e-9)
+    # Higher centroid priority -> higher mean priority -> lower rate.
+    rates = [rate_for_centroid(p) for p in (0.5, 1, 2, 3, 4)]
+    assert rates == sorted(rates, reverse=True)
+    with pytest.raises(ValueError, match="out of reach"):
+        rate_for_centroid(6)

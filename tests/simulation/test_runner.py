@@ -1,0 +1,45 @@
+"""The process supervisor behind every simulation, with stand-in processes (no Batsim needed):
+logs, failures that name their side, deadlines, and output that is not kept."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+
+from batsim_google.simulation.runner import SimulationError, _supervise
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_each_side_logs_to_its_file_and_a_run_returns_its_wall_time(tmp_path):
+    seconds = _supervise({"scheduler": python("print('hello')"), "batsim": python("print('world')")}, tmp_path, 30, None, None)
+    assert (tmp_path / "scheduler.log").read_text() == "hello\n"
+    assert (tmp_path / "batsim.log").read_text() == "world\n"
+    assert 0 < seconds < 30
+
+
+def test_a_failing_side_stops_the_other_and_names_itself_with_its_log_tail(tmp_path):
+    started = time.monotonic()
+    with pytest.raises(SimulationError, match=r"batsim exited with status 3; see .*batsim.log:\nboom"):
+        _supervise(
+            {"scheduler": python("import time; time.sleep(60)"), "batsim": python("print('boom'); raise SystemExit(3)")},
+            tmp_path, 60, None, None,
+        )
+    assert time.monotonic() - started < 30  # the sleeping side was stopped, not waited for
+
+
+def test_the_deadline_stops_both_sides(tmp_path):
+    with pytest.raises(SimulationError, match="still running after 1 s"):
+        _supervise({"scheduler": python("import time; time.sleep(60)")}, tmp_path, 1, None, None)
+
+
+def test_unlogged_output_is_discarded_and_its_failure_still_reported(tmp_path):
+    noisy = python("import sys; sys.stdout.write('queue\\n' * 100000)")
+    _supervise({"scheduler": noisy}, tmp_path, 30, None, None, unlogged={"scheduler"})
+    assert not (tmp_path / "scheduler.log").exists()
+    with pytest.raises(SimulationError, match=r"scheduler exited with status 2 \(its output was not logged\)"):
+        _supervise({"scheduler": python("raise SystemExit(2)")}, tmp_path, 30, None, None, unlogged={"scheduler"})

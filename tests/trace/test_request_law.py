@@ -1,0 +1,73 @@
+"""The CPU/memory request law: the shipped one is what derivation gives on the real sample, and
+every row read is used or skipped by reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from batsim_google.cli import main
+from batsim_google.model.request_law import load_request_law
+from batsim_google.trace.derive_requests import derive_request_law
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.trace.schema import TaskEvent as E
+
+from conftest import GOOGLE_2011
+from trace_files import event, seconds_us, write_part
+
+
+def test_the_shipped_law_is_derived_from_the_real_sample_parts():
+    account = RowAccount()
+    derived = derive_request_law([GOOGLE_2011], account, note="sample")
+    shipped = load_request_law()
+    for kind in ("task", "service"):
+        ours, theirs = derived.kinds[kind], shipped.kinds[kind]
+        np.testing.assert_array_equal(ours.cpu, theirs.cpu)
+        np.testing.assert_array_equal(ours.memory, theirs.memory)
+        np.testing.assert_array_equal(ours.count, theirs.count)
+    assert derived.provenance["files"] == shipped.provenance["files"]
+    assert account.balanced and account.read > account.used > 0
+    assert account.used == sum(int(law.count.sum()) for law in derived.kinds.values())
+
+
+def sample_lines() -> list[str]:
+    return [
+        event(seconds_us(1), 1, 0, E.SUBMIT),
+        event(seconds_us(2), 1, 0, E.SCHEDULE),
+        event(seconds_us(3), 1, 0, E.FINISH, cpu="0.125", memory="0.25"),
+        event(seconds_us(4), 2, 0, E.FINISH, memory=""),                  # no memory request
+        event(seconds_us(5), 3, 0, E.KILL, cpu="0.5", memory="0.5"),
+        "oops,not,a,row",                                                  # line 6: bad row
+        event(seconds_us(7), 4, 0, E.KILL, cpu="0.5", memory="0.5"),
+    ]
+
+
+def test_every_row_is_used_or_skipped_by_reason(tmp_path):
+    write_part(tmp_path, sample_lines())
+    account = RowAccount()
+    law = derive_request_law([tmp_path], account)
+    assert law.kinds["task"].count.tolist() == [1.0] and law.kinds["task"].cpu.tolist() == [0.125]
+    assert law.kinds["service"].count.tolist() == [2.0]
+    assert (account.read, account.used) == (7, 3)
+    assert account.skipped["not a FINISH or KILL row"] == 2
+    assert account.skipped["FINISH row without a request"] == 1
+    assert account.total_skipped == 4 and account.balanced
+    assert law.provenance["rows_skipped_missing_request"] == {"task": 1, "service": 0}
+
+
+def test_strict_mode_names_the_file_and_line(tmp_path):
+    part = write_part(tmp_path, sample_lines())
+    with pytest.raises(TraceError, match=f"{part.name}:6"):
+        derive_request_law([part], RowAccount(strict=True))
+
+
+def test_the_command_writes_a_loadable_law_and_ends_with_the_accounting_line(tmp_path):
+    part = write_part(tmp_path, sample_lines())
+    output = tmp_path / "law.json"
+    result = CliRunner().invoke(main, ["requests", str(part), "-o", str(output), "--note", "fixture"])
+    assert result.exit_code == 0, result.output
+    assert "rows read 7 = used 3 + skipped 4" in result.output
+    assert load_request_law(output).provenance["note"] == "fixture"
+    strict = CliRunner().invoke(main, ["requests", str(part), "-o", str(output), "--strict"])
+    assert strict.exit_code == 2 and f"{part.name}:6" in strict.output
