@@ -24,7 +24,8 @@ from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.scheduling.decisions import Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
 from batsim_google.generate.workload import write_generated_workload
 from bench.scheduler import PLATFORM, add_arrival_scale

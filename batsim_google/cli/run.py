@@ -9,7 +9,7 @@ import click
 
 from batsim_google.simulation.runner import SimulationError
 from batsim_google.scheduling.placement import PLACEMENTS
-from batsim_google.scheduling.policy import ENERGY_POLICIES, RESTARTS
+from batsim_google.scheduling.policy_config import ENERGY_POLICIES, RESTARTS
 from batsim_google.simulation.run import FRONTENDS, run_google_cell
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 

@@ -43,7 +43,7 @@ from typing import Any, Mapping
 from batsim_google.parameters import ParameterError, is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import DAY, TRACE_DAYS, FailureLaw
 from batsim_google.model.presets import PRESETS
-from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.scheduling.policy_config import PolicyConfig
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: ``arrival_scale = "cell"``: each platform carries the Google cell's load per machine.

@@ -23,7 +23,7 @@ from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.model.workload_model import save_model
 from batsim_google.simulation.runner import SimulationError
-from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 from batsim_google.experiments.execution import execute_runs
 from batsim_google.experiments.plan import plan_campaign

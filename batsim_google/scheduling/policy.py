@@ -35,7 +35,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -43,14 +42,12 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import (
     Decision, Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
-from batsim_google.model.priority import GOOGLE_PRIORITY_LEVELS
 from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
-RESTARTS = ("none", "immediate", "delayed")
-ENERGY_POLICIES = ("always-on", "idle-sleep")
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
 RESUBMIT_WORKLOAD = "resubmit"
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
@@ -58,50 +55,6 @@ MIN_WORK = 1e-6
 #: A priority within this of a level's bound (x levels) is on the bound: Batsim rounds priorities to 6
 #: decimals, an error of 5e-7 x levels, far below it.
 LEVEL_TOLERANCE = 1e-4
-#: The types an option of :class:`PolicyConfig` accepts, by annotation.
-_OPTION_TYPES = {
-    "bool": ((bool,), "true or false"), "int": ((int,), "a whole number"), "float": ((int, float), "a number"),
-    "str": ((str,), "a string"),
-}
-
-
-@dataclass(frozen=True)
-class PolicyConfig:
-    """The knobs of the cell; every field is checked, errors name it."""
-
-    placement: str = "best-fit"
-    cpu_overcommit: float = 1.0
-    preemption: bool = True
-    priority_levels: int = GOOGLE_PRIORITY_LEVELS
-    restart: str = "immediate"
-    restart_delay: float = 0.0
-    max_restarts: int = 10
-    resume: bool = False
-    energy: str = "always-on"
-    idle_timeout: float = 300.0
-    wake_before_evicting: bool = False
-
-    def __post_init__(self) -> None:
-        for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
-            value, (kinds, expected) = getattr(self, f.name), _OPTION_TYPES[f.type]
-            if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, kinds):
-                raise ValueError(f"{f.name} must be {expected} (got {value!r})")
-        if self.placement not in PLACEMENTS:
-            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
-        if self.restart not in RESTARTS:
-            raise ValueError(f"restart must be one of {', '.join(RESTARTS)} (got {self.restart!r})")
-        if self.energy not in ENERGY_POLICIES:
-            raise ValueError(f"energy must be one of {', '.join(ENERGY_POLICIES)} (got {self.energy!r})")
-        if not self.cpu_overcommit >= 1.0:
-            raise ValueError(f"cpu_overcommit must be >= 1 (got {self.cpu_overcommit})")
-        if not self.restart_delay >= 0.0:
-            raise ValueError(f"restart_delay must be >= 0 seconds (got {self.restart_delay})")
-        if self.priority_levels < 0:
-            raise ValueError(f"priority_levels must be >= 0 (got {self.priority_levels})")
-        if self.max_restarts < 0:
-            raise ValueError(f"max_restarts must be >= 0 (got {self.max_restarts})")
-        if not self.idle_timeout > 0.0:
-            raise ValueError(f"idle_timeout must be > 0 seconds (got {self.idle_timeout})")
 
 
 class CellPolicy:

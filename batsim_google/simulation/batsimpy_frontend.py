@@ -48,7 +48,8 @@ from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
 BATSIM_PY_PREFIX = "batsim"

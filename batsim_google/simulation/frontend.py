@@ -14,7 +14,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from batsim_google.platform.simgrid_xml import compute_hosts, sleep_pstates
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
 

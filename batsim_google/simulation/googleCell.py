@@ -33,7 +33,8 @@ from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
 )
-from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 
 #: Delay of the profile that resubmitted services run: they end at their walltime, never before.
 SERVICE_DELAY = 1e12

@@ -23,7 +23,7 @@ from batsim_google.simulation.runner import (
     run_batsim_launcher, run_simulation,
 )
 from batsim_google.scheduling.ledger_files import SUMMARY
-from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.scheduling.policy_config import PolicyConfig
 
 PROGRESS_FILE = "progress.txt"
 FRONTENDS = ("pybatsim", "batsim-py")

@@ -16,7 +16,7 @@ from batsim_google.experiments.campaign import CampaignError, load_campaign
 from batsim_google.experiments.execution import MARKER, completed
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.platform.failures import DAY, TRACE_DAYS
-from batsim_google.scheduling.policy import PolicyConfig
+from batsim_google.scheduling.policy_config import PolicyConfig
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"

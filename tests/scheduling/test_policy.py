@@ -11,7 +11,8 @@ import pytest
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.decisions import Kill, RegistrationFinished, Reject
 from batsim_google.scheduling.placement import best_fit, first_fit
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, Outcome, TaskState
 
 from fake_batsim import FakeBatsim

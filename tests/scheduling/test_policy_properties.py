@@ -14,7 +14,8 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from batsim_google.scheduling.decisions import Execute, Kill
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, StopReason
 
 from fake_batsim import FakeBatsim

@@ -10,7 +10,8 @@ import pytest
 
 from batsim_google.simulation.frontend import cell_policy
 from batsim_google.platform.simgrid_xml import compute_hosts
-from batsim_google.scheduling.policy import CellPolicy, PolicyConfig
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
 
