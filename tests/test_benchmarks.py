@@ -30,6 +30,8 @@ def run_bench(*arguments: str) -> str:
      ["ratio", "peak memory, 2000 tasks"]),
     (("bench.fit", "--sizes", "2000"), ["hypergamma3-ml"]),
     (("bench.policy", "--tasks", "300", "600"), ["300 tasks: 600 events", "growth 300 -> 600 tasks"]),
+    (("bench.startup", "--runs", "1"),
+     ["heavy libraries (baseline)", "batsim-google --help", "batsim-google generate --help", "scheduler import (googleCell)"]),
 ])
 def test_benchmark_without_batsim(arguments, expected):
     output = run_bench(*arguments)

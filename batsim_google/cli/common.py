@@ -2,18 +2,22 @@
 
 Errors in user input (bad parameters, unreadable files) end with a one-line message naming the
 parameter or file and exit status 2, never a traceback.
+
+The command modules import the package's working modules (and so numpy, polars, scipy...) inside
+the commands, and declare their options with the light ``vocabulary`` modules: ``--help`` and
+the shell's start-up stay fast.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from batsim_google.model.workload_model import ModelError, WorkloadModel, load_model
-from batsim_google.model.presets import preset
+if TYPE_CHECKING:
+    from batsim_google.model.workload_model import WorkloadModel
 
 #: A trace folder or a part file.
 TRACE_PATH = click.Path(exists=True, path_type=Path)
@@ -27,6 +31,9 @@ def fail(message: str) -> NoReturn:
 
 def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
     """The model of ``--preset`` or ``--model`` (default: the paper's 'google' preset)."""
+    from batsim_google.model.presets import preset
+    from batsim_google.model.workload_model import ModelError, load_model
+
     if preset_name and model_file:
         fail("give --preset or --model, not both")
     try:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.experiments.execution import DaskUnreachable
-from batsim_google.simulation.runner import SimulationError
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
@@ -21,6 +20,8 @@ _PROGRESS = click.option("--progress/--no-progress", default=None, help="Progres
 def _resumable():
     """Ctrl-C, or a worker process killed, ends the command with a message, not a traceback."""
     from concurrent.futures.process import BrokenProcessPool
+
+    from batsim_google.experiments.execution import DaskUnreachable
 
     try:
         yield
@@ -85,7 +86,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the first replication (then SEED+1, ...).")
 @click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The model to validate [default: fitted to ORIGINAL as 'fit' does by default].")
 @click.option("--policy", "policy_text", default="{}", show_default=True, help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=3600.0, show_default=True, help="Wall-clock limit of one simulation, seconds.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True, help="Wall-clock limit of one simulation, seconds.")
 @_WORKERS
 @_DASK
 @BATSIM_OPTION

@@ -3,29 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import polars as pl
 
-from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
-from batsim_google.fitting.fidelity import fidelity_report
-from batsim_google.fitting.law_fitters import FITTERS
-from batsim_google.fitting.model_fit import CLASSIFICATIONS, fit_model
-from batsim_google.fitting.profile import PROFILE_CHOICES
-from batsim_google.fitting.report import describe, write_report
-from batsim_google.fitting.select import CRITERIA
-from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
-from batsim_google.fitting.trace_input import trace_task_table
-from batsim_google.model.workload_model import ModelError, save_model
-from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.model.widths import GROUPINGS
+from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
+from batsim_google.model.vocabulary import GROUPINGS
 from batsim_google.cli.common import fail, show_progress
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
     :mod:`batsim_google.fitting.table`)."""
+    import polars as pl
+
+    from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
+    from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
+    from batsim_google.fitting.trace_input import trace_task_table
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
+
     suffix = source.suffix.lower()
     try:
         if source.name.lower().endswith((".swf", ".swf.gz")):
@@ -60,7 +60,7 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
 @click.option("--profile", type=click.Choice(PROFILE_CHOICES), default="auto", show_default=True, help="Arrival-rate profile in half-hour bins; auto: weekly if the input spans a week, daily if a day, else none.")
 @click.option("--criterion", type=click.Choice(CRITERIA), default="ks", show_default=True, help="How the best law is chosen: smallest KS statistic or smallest AIC.")
 @click.option("--groups", type=click.Choice(["none", *GROUPINGS]), default="none", show_default=True, help="Parallel jobs (a width column, e.g. SWF): makespan laws per width, or per power-of-two group of widths; none: one per class.")
-@click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTERS)}).")
+@click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTER_NAMES)}).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
 @click.option("--plots", "plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for PNG figures.")
 @click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path), help="Fit report: JSON if it ends in .json, else Markdown.")
@@ -68,6 +68,12 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
+    from batsim_google.fitting.fidelity import fidelity_report
+    from batsim_google.fitting.model_fit import fit_model
+    from batsim_google.fitting.report import describe, write_report
+    from batsim_google.model.workload_model import ModelError, save_model
+    from batsim_google.trace.row_accounting import TraceError
+
     if classes == "apriori" and k is not None:
         fail("--k needs --classes kmeans")
     if output.suffix.lower() not in (".toml", ".json"):
@@ -129,9 +135,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
         write_report(report, result, str(source), check)
         click.echo(f"wrote report {report}")
     if plots:
-        from batsim_google.fitting.fit_figures import (
-            write_plots,  # matplotlib loads only when figures are asked for
-        )
+        from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures
 
         written = write_plots(plots, result)
         click.echo(f"wrote {len(written)} figures to {plots}")

@@ -5,35 +5,30 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-import numpy as np
 
-from batsim_google.platform.batsim_events import write_availability_events
-from batsim_google.platform.cell import google_2011_cell
-from batsim_google.platform.energy import load_energy_model
-from batsim_google.platform.failures import DAY, FailureLaw, draw_failures
-from batsim_google.platform.simgrid_xml import write_platform
-from batsim_google.model.presets import PRESETS, preset
-from batsim_google.model.request_law import load_request_law
-from batsim_google.trace.derive_requests import derive_request_law
-from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.generate.workload import GOOGLE_CELL_MACHINES, cell_load_scale, write_generated_workload
+from batsim_google.model.vocabulary import PRESET_NAMES
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.units import DAY
 from batsim_google.cli.common import chosen_model, fail, show_progress
 
 
 @click.command()
-@click.option("--preset", "preset_name", type=click.Choice(list(PRESETS)), help="A model from the paper (default: google).")
+@click.option("--preset", "preset_name", type=click.Choice(list(PRESET_NAMES)), help="A model from the paper (default: google).")
 @click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model file (.toml or .json).")
 @click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
-@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
+@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_2011_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
 @click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
 @click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
-@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Multiply inter-arrival times by this factor; 12583/N keeps a whole-cell model's load per machine on N machines.")
+@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
 def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
+    from batsim_google.generate.workload import write_generated_workload
+    from batsim_google.model.request_law import load_request_law
+
     if (tasks is None) == (duration is None):
         fail("give exactly one of --tasks and --duration")
     model = chosen_model(preset_name, model_file)
@@ -64,6 +59,17 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     12,583 / 64), and machine failures over two days from the default failure law; then the
     command that simulates it all.
     """
+    import numpy as np
+
+    from batsim_google.generate.workload import cell_load_scale, write_generated_workload
+    from batsim_google.model.presets import preset
+    from batsim_google.model.request_law import load_request_law
+    from batsim_google.platform.batsim_events import write_availability_events
+    from batsim_google.platform.cell import google_2011_cell
+    from batsim_google.platform.energy import load_energy_model
+    from batsim_google.platform.failures import FailureLaw, draw_failures
+    from batsim_google.platform.simgrid_xml import write_platform
+
     output.mkdir(parents=True, exist_ok=True)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
@@ -96,6 +102,9 @@ def demo(output: Path, tasks: int, seed: int) -> None:
 @click.option("--strict", is_flag=True, help="Stop at the first bad row instead of skipping it.")
 def requests_command(sources, output: Path, note: str, strict: bool) -> None:
     """Derive the CPU/memory request law from task_events (trace folders or part files)."""
+    from batsim_google.trace.derive_requests import derive_request_law
+    from batsim_google.trace.row_accounting import RowAccount
+
     account = RowAccount(strict=strict)
     try:
         law = derive_request_law(sources, account, note=note)

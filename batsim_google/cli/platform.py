@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-import numpy as np
+from typing import TYPE_CHECKING
 
-from batsim_google.platform.batsim_events import write_availability_events
-from batsim_google.platform.cell import google_2011_cell
-from batsim_google.platform.energy import load_energy_model
-from batsim_google.platform.failures import DAY, TRACE_DAYS, FailureLaw, draw_failures
-from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
-from batsim_google.trace.machines import MachineHistory, read_machine_history
+import click
+
+from batsim_google.platform.failures import FailureLaw
+from batsim_google.platform.google_2011 import TRACE_DAYS
+from batsim_google.units import DAY
 from batsim_google.cli.common import TRACE_PATH, fail
+
+if TYPE_CHECKING:
+    from batsim_google.trace.machines import MachineHistory
 
 
 def _machine_history(trace: Path, strict: bool) -> MachineHistory:
+    from batsim_google.trace.machines import read_machine_history
+
     try:
         history = read_machine_history([trace], strict=strict)
     except ValueError as error:
@@ -38,6 +41,10 @@ def _machine_history(trace: Path, strict: bool) -> MachineHistory:
 @click.option("--strict", is_flag=True, help="With --machine-events: stop at the first bad row instead of skipping it.")
 def platform_command(output: Path, machines: int | None, trace: Path | None, energy_file: Path | None, strict: bool) -> None:
     """Write a SimGrid/Batsim platform of the Google cell (default: the full 2011 cell)."""
+    from batsim_google.platform.cell import google_2011_cell
+    from batsim_google.platform.energy import load_energy_model
+    from batsim_google.platform.simgrid_xml import write_platform
+
     if machines and trace:
         fail("give --machines or --machine-events, not both")
     try:
@@ -63,6 +70,12 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
 @click.option("--strict", is_flag=True, help="With --machine-events: stop at the first bad row instead of skipping it.")
 def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mttr, mttr_shape, trace, strict) -> None:
     """Write machine_unavailable/machine_available events for the machines of PLATFORM_FILE."""
+    import numpy as np
+
+    from batsim_google.platform.batsim_events import write_availability_events
+    from batsim_google.platform.failures import draw_failures
+    from batsim_google.platform.simgrid_xml import compute_hosts
+
     law_options = {
         "mean_time_between_failures": mtbf, "time_between_failures_shape": mtbf_shape,
         "mean_repair_time": mttr, "repair_time_shape": mttr_shape,

@@ -7,21 +7,8 @@ from pathlib import Path
 
 import click
 
-from batsim_google.trace.swf import header_processors, read_swf
-from batsim_google.trace.swf import read_header as read_swf_header
-from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.trace.convert import END_EVENTS, Selection, convert_trace, write_records
-from batsim_google.trace.lifecycle import DEFAULT_GRACE, rebuild
-from batsim_google.trace.stats_figures import draw_figures
-from batsim_google.trace.schema import PRIORITY_GROUPS
-from batsim_google.trace.stats import (
-    DEFAULT_BIN_WIDTH,
-    TraceStats,
-    render_csv,
-    render_json,
-    render_text,
-)
-from batsim_google.generate.workload import GOOGLE_CELL_MACHINES
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
 from batsim_google.cli.common import fail, show_progress
 
 
@@ -54,6 +41,10 @@ def trace() -> None:
 @_reading_options
 def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress) -> None:
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
+    from batsim_google.trace.lifecycle import rebuild
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
+
     rows = RowAccount(strict=strict)
     stats = TraceStats(bin_width, synthesized=not drop_synthesized)
     try:
@@ -68,6 +59,8 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     if csv_file:
         csv_file.write_text(render_csv(tables), encoding="utf-8")
     if plots:
+        from batsim_google.trace.stats_figures import draw_figures  # matplotlib, only for figures
+
         for path in draw_figures(stats, plots):
             click.echo(f"wrote {path}")
     click.echo(rows.summary())
@@ -80,13 +73,16 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
 @click.option("--end", type=float, default=math.inf, help="Window end (s): jobs submitted in [start, end) are kept (default: no end).")
 @click.option("--per", type=click.Choice(["attempt", "task"]), default="attempt", show_default=True, help="One Batsim job per task attempt, or per task.")
 @click.option("--priority-group", "priority_groups", multiple=True, type=click.Choice(list(PRIORITY_GROUPS)), help="Keep these priority groups (repeatable; default: all).")
-@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENTS)), help="Keep jobs ended by these events (repeatable; default: finish, kill).")
+@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENT_NAMES)), help="Keep jobs ended by these events (repeatable; default: finish, kill).")
 @click.option("--scheduling-class", "scheduling_classes", multiple=True, type=click.IntRange(0, 3), help="Keep these scheduling classes (repeatable; default: all).")
-@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_CELL_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
+@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_2011_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
 @click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
 @_reading_options
 def trace_convert(sources, output, start, end, per, priority_groups, end_events, scheduling_classes, nb_res, grain, strict, drop_synthesized, grace, verify, workers, progress) -> None:
     """Convert the task_events in SOURCES into a Batsim workload."""
+    from batsim_google.trace.convert import Selection, convert_trace
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
+
     rows = RowAccount(strict=strict)
     try:
         selection = Selection(
@@ -116,7 +112,7 @@ def swf() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
 @click.option("--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it.")
 @click.option("--end", type=float, default=math.inf, help="Window end (s): jobs submitted in [start, end) are kept (default: no end).")
-@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENTS)), help="Keep jobs of these ends (status 1 finish, 0 fail, 5 kill, other lost; default: all).")
+@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENT_NAMES)), help="Keep jobs of these ends (status 1 finish, 0 fail, 5 kill, other lost; default: all).")
 @click.option("--nb-res", type=click.IntRange(min=1), help="Processors of the target platform (default: the log's MaxProcs, else MaxNodes).")
 @click.option("--priority", type=click.FloatRange(min=0, min_open=True, max=1), default=0.5, show_default=True, help="Priority in ]0, 1] of every job (SWF has none).")
 @click.option("--node-memory", type=click.FloatRange(min=0, min_open=True), help="Memory of a processor (KB) to normalize memory requests (default: memory unknown).")
@@ -124,6 +120,11 @@ def swf() -> None:
 @click.option("--strict", is_flag=True, help="Stop at the first bad line, naming it (default: skip and count).")
 def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memory, grain, strict) -> None:
     """Convert an SWF log (.swf or .swf.gz) into a Batsim workload: one job per line."""
+    from batsim_google.trace.convert import Selection, write_records
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.swf import header_processors, read_swf
+    from batsim_google.trace.swf import read_header as read_swf_header
+
     rows = RowAccount(strict=strict)
     try:
         header = read_swf_header(log)
@@ -131,7 +132,7 @@ def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memo
         if nb_res is None:
             fail(f"{log}: no MaxProcs/MaxNodes in the header; give --nb-res")
         selection = Selection(
-            start=start, end=end, end_events=end_events or tuple(END_EVENTS), kill_is_service=False,
+            start=start, end=end, end_events=end_events or END_EVENT_NAMES, kill_is_service=False,
             require_requests=False, unknown_priority=priority,
         )
         meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}

@@ -41,14 +41,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from batsim_google.parameters import ParameterError, is_number, known_keys, read_parameter_file, table
-from batsim_google.platform.failures import DAY, TRACE_DAYS, FailureLaw
+from batsim_google.platform.failures import FailureLaw
+from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.model.presets import PRESETS
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.units import DAY
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: ``arrival_scale = "cell"``: each platform carries the Google cell's load per machine.
 CELL_LOAD = "cell"
-DEFAULT_TIMEOUT_S = 3600.0
 #: Failure-law keys of a campaign -> FailureLaw fields.
 LAW_KEYS = {
     "mtbf": "mean_time_between_failures", "mtbf_shape": "time_between_failures_shape",

@@ -29,6 +29,7 @@ from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.experiments.metrics import cpu_capacity, cpu_utilization_over_time  # noqa: E402
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
+from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
 
 SCENARIO = ["platform", "workload", "failures"]
 MARKERS = "osD^v<>pPhX*"
@@ -37,7 +38,7 @@ STATES = (
     ("nb_switching_off", "switching off"), ("nb_sleeping", "sleeping"), ("unavailable", "unavailable"),
 )
 #: Time axis units: the first whose span limit exceeds the run's length.
-TIME_UNITS = ((2 * 3600.0, 1.0, "s"), (7 * 86400.0, 3600.0, "h"), (np.inf, 86400.0, "days"))
+TIME_UNITS = ((2 * HOUR, 1.0, "s"), (WEEK, HOUR, "h"), (np.inf, DAY, "days"))
 
 
 def _time_unit(span: float) -> tuple[float, str]:

@@ -22,7 +22,7 @@ import polars as pl
 from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.model.workload_model import save_model
-from batsim_google.simulation.runner import SimulationError
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 from batsim_google.experiments.execution import execute_runs
@@ -91,7 +91,7 @@ def validate(
     seed: int = 0,
     model: Path | None = None,
     policy: PolicyConfig = PolicyConfig(),
-    timeout: float = 3600.0,
+    timeout: float = DEFAULT_TIMEOUT_S,
     batsim: str = "batsim",
     workers: int | None = None,
     dask_address: str | None = None,

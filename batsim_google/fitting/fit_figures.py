@@ -22,6 +22,7 @@ from batsim_google.model.widths import group_names  # noqa: E402
 from batsim_google.fitting.kmeans import feature_names  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
+from batsim_google.units import HOUR  # noqa: E402
 
 #: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
 ECDF_POINTS = 2_000
@@ -99,7 +100,7 @@ def _silhouette(path: Path, fit: ModelFit) -> None:
 def _profile(path: Path, fit: ModelFit) -> None:
     profile = fit.arrivals.profile
     rates = np.asarray(profile.profile.rates)
-    hours = np.arange(len(rates) + 1) * profile.profile.bin_width / 3600.0
+    hours = np.arange(len(rates) + 1) * profile.profile.bin_width / HOUR
     figure, axes = plt.subplots(figsize=(10, 4))
     axes.stairs(rates, hours, fill=True, alpha=0.4, label="normalized arrival rate")
     if profile.covered_bins < len(rates):

@@ -19,6 +19,7 @@ from scipy import stats
 
 from batsim_google.model.laws import Exponential, Gamma, HyperExponential, Law, LogNormal, Lomax, Pareto
 from batsim_google.fitting.mixtures import fit_hyperexponential, fit_hypergamma
+from batsim_google.fitting.vocabulary import FITTER_NAMES
 
 #: Lowest weight of the faster branch over its bound beta^2 / (1 + beta^2) (Gaevoy formula 26):
 #: at the bound that branch has mean 0, a point mass no density can describe.
@@ -99,19 +100,18 @@ def hyperexponential_moments(x: np.ndarray) -> HyperExponential:
     return HyperExponential((a, 1.0 - a), (rate_1, rate_2))
 
 
-#: Every method, by the name reports and ``--laws`` use, in the order they are reported.
-FITTERS: dict[str, Callable[[np.ndarray], Law]] = {
-    "lognormal-ml": lognormal_ml,
-    "lognormal-mean-median": lognormal_mean_median,
-    "pareto-ml": pareto_ml,
-    "lomax-ml": lomax_ml,
-    "exponential": exponential,
-    "gamma-moments": gamma_moments,
-    "gamma-ml": gamma_ml,
-    "hyperexp2-moments": hyperexponential_moments,
-    "hyperexp2-ml": lambda x: fit_hyperexponential(x, 2),
-    "hyperexp3-ml": lambda x: fit_hyperexponential(x, 3),
-    "hypergamma2-ml": lambda x: fit_hypergamma(x, 2),
-    # Beyond Gaevoy et al.'s set: three gamma branches follow the lumpier makespans of the trace.
-    "hypergamma3-ml": lambda x: fit_hypergamma(x, 3),
-}
+#: Every method, by its name in :data:`FITTER_NAMES`.
+FITTERS: dict[str, Callable[[np.ndarray], Law]] = dict(zip(FITTER_NAMES, (
+    lognormal_ml,
+    lognormal_mean_median,
+    pareto_ml,
+    lomax_ml,
+    exponential,
+    gamma_moments,
+    gamma_ml,
+    hyperexponential_moments,
+    lambda x: fit_hyperexponential(x, 2),
+    lambda x: fit_hyperexponential(x, 3),
+    lambda x: fit_hypergamma(x, 2),
+    lambda x: fit_hypergamma(x, 3),
+), strict=True))

@@ -18,7 +18,7 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Iterable
 
 import numpy as np
 import polars as pl
@@ -27,15 +27,15 @@ from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.workload_model import INTERARRIVAL_SHAPE
 from batsim_google.model.workload_model import Kind, TaskClass, WorkloadModel
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.model.widths import Grouping, group_bounds, group_names
+from batsim_google.model.vocabulary import Grouping
+from batsim_google.model.widths import group_bounds, group_names
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
-from batsim_google.fitting.profile import ProfileChoice, ProfileFit, fit_arrival_profile, profile_period
-from batsim_google.fitting.select import Criterion, LawFit, best_fit, fit_all, scored
+from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
+from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
+from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
 from batsim_google.fitting.table import FitInputError, TaskTable, task_table
 
-Classification = Literal["apriori", "kmeans"]
-CLASSIFICATIONS: tuple[Classification, ...] = ("apriori", "kmeans")
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
 MIN_CLASS_TASKS = 20
 SMALL_CLASS = f"in a class of fewer than {MIN_CLASS_TASKS} tasks"

@@ -9,14 +9,13 @@ them, and the report says how many there are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-from batsim_google.model.arrival_profile import DAY, HALF_HOUR, WEEK, ArrivalProfile
+from batsim_google.model.arrival_profile import ArrivalProfile
+from batsim_google.fitting.vocabulary import ProfileChoice
+from batsim_google.units import DAY, HALF_HOUR, WEEK
 
-ProfileChoice = Literal["auto", "weekly", "daily", "none"]
-PROFILE_CHOICES: tuple[ProfileChoice, ...] = ("auto", "weekly", "daily", "none")
 PERIODS = {"weekly": WEEK, "daily": DAY}
 
 
@@ -39,7 +38,8 @@ def time_in_bins(t: float, period: float, bins: int) -> np.ndarray:
 
 
 def fit_arrival_profile(subtimes: np.ndarray, period: float, bin_width: float = HALF_HOUR) -> ProfileFit:
-    """Normalized arrival rates per bin of ``period`` from submission times (seconds)."""
+    """Normalized arrival rates per bin of ``period`` from submission times (seconds); the default
+    bin is Gaevoy et al.'s, over which the hazard is taken constant."""
     subtimes = np.asarray(subtimes, dtype=float)
     bins = int(round(period / bin_width))
     if bins < 1 or not np.isclose(bins * bin_width, period):

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, fields
-from typing import Iterable, Literal
+from typing import Iterable
 
 import numpy as np
 from scipy import stats
 
 from batsim_google.model.laws import Law
 from batsim_google.fitting.law_fitters import FITTERS, FitFailure
+from batsim_google.fitting.vocabulary import Criterion
 
-Criterion = Literal["ks", "aic"]
-CRITERIA: tuple[Criterion, ...] = ("ks", "aic")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from batsim_google.model.priority import GOOGLE_PRIORITY_LEVELS
+from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
 

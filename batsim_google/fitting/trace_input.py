@@ -15,7 +15,8 @@ from typing import Iterable
 import polars as pl
 
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import DEFAULT_GRACE, paper_population, rebuild
+from batsim_google.trace.lifecycle import paper_population, rebuild
+from batsim_google.trace.vocabulary import DEFAULT_GRACE
 
 CENSORED = "makespan unknown (a time outside the trace window)"
 

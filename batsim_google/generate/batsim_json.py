@@ -31,6 +31,8 @@ from typing import Any, Mapping
 
 import polars as pl
 
+from batsim_google.generate.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
 MIN_DELAY = 1e-6
 #: Batsim's walltime for "no walltime".
@@ -38,9 +40,6 @@ NO_WALLTIME = -1
 #: Decimals kept for times (the trace's own resolution is the microsecond).
 TIME_DECIMALS = 6
 REQUIRED = ("id", "subtime", "delay")
-#: The profile shared by all services, and its delay (about 31,700 years): longer than any lifetime.
-SERVICE_PROFILE = "service"
-SERVICE_DELAY = 1e12
 #: Most grains a makespan may count (profile names and steps are 64-bit integers).
 MAX_STEPS = 1e15
 

@@ -16,19 +16,16 @@ import polars as pl
 from tqdm import tqdm
 
 from batsim_google.generate.batsim_json import WorkloadWriter
-from batsim_google.platform.cell import GOOGLE_2011_MACHINES
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.generate.generator import generate
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.model.request_law import RequestLaw
-
-#: Machines of the full 2011 Google cell: the default ``nb_res`` of a workload.
-GOOGLE_CELL_MACHINES = GOOGLE_2011_MACHINES
 
 
 def cell_load_scale(machines: int) -> float:
     """The inter-arrival stretch that gives ``machines`` the Google cell's load per machine, for a
     model whose arrival rate is the whole cell's (the presets')."""
-    return GOOGLE_CELL_MACHINES / machines
+    return GOOGLE_2011_MACHINES / machines
 
 
 def write_generated_workload(
@@ -39,7 +36,7 @@ def write_generated_workload(
     *,
     tasks: int | None = None,
     duration: float | None = None,
-    nb_res: int = GOOGLE_CELL_MACHINES,
+    nb_res: int = GOOGLE_2011_MACHINES,
     grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
     progress: bool = False,

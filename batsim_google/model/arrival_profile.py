@@ -18,10 +18,6 @@ import numpy as np
 
 from batsim_google.parameters import ParameterError as ModelError, known_keys, number, numbers, require, table
 
-WEEK = 7 * 86_400.0
-DAY = 86_400.0
-#: Gaevoy et al.'s bin: the hazard is taken constant over half an hour.
-HALF_HOUR = 1_800.0
 MEAN_TOLERANCE = 1e-9
 
 

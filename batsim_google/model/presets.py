@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.priority import rate_for_centroid
+from batsim_google.model.vocabulary import PRESET_NAMES
 
 GOOGLE_DYNAMISM = 0.05
 _PAPER = "Da Costa et al. 2018"
@@ -74,7 +75,7 @@ def _kmeans_4() -> WorkloadModel:
     )
 
 
-PRESETS = {"google": _google, "kmeans-2": _kmeans_2, "kmeans-4": _kmeans_4}
+PRESETS = dict(zip(PRESET_NAMES, (_google, _kmeans_2, _kmeans_4), strict=True))
 
 
 def preset(name: str) -> WorkloadModel:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-GOOGLE_PRIORITY_LEVELS = 12
+from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 RATE_BRACKET = (1e-3, 1e3)
 
 

@@ -18,7 +18,6 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from batsim_google.model.workload_model import KINDS, Kind
 
 DEFAULT_LAW = "requests.json"
 

@@ -11,12 +11,10 @@ are the keys of a class's ``makespan_by_group`` in model files.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 import numpy as np
 
-Grouping = Literal["width", "pow2"]
-GROUPINGS: tuple[Grouping, ...] = ("width", "pow2")
+from batsim_google.model.vocabulary import Grouping
 _NAME = re.compile(r"([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
 
 

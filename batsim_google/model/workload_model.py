@@ -27,7 +27,8 @@ import tomli_w
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
 from batsim_google.parameters import ParameterError, known_keys, number, read_parameter_file, require, table
-from batsim_google.model.widths import GROUPINGS, Grouping, group_bounds, group_names, is_group_name
+from batsim_google.model.vocabulary import GROUPINGS, Grouping
+from batsim_google.model.widths import group_bounds, group_names, is_group_name
 
 #: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
 #: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 from procset import ProcSet
 
 #: Decimals kept for event times (microseconds, the trace's resolution).
@@ -73,6 +72,8 @@ def availability_changes(
 
 def write_availability_events(path: str | Path, changes: AvailabilityChanges) -> int:
     """Write ``changes`` as a Batsim events file; return the number of events (lines)."""
+    import polars as pl  # here: the scheduler, which needs only UNAVAILABLE, starts without polars
+
     grouped = (
         pl.DataFrame({"time": changes.time, "available": changes.available, "resource": changes.resource})
         .group_by("time", "available", maintain_order=True)

@@ -14,21 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-#: Reiss et al. 2012, Table 1: machine count, platform ID, CPU and memory capacity (normalized).
-GOOGLE_2011_TYPES: tuple[tuple[int, str, float, float], ...] = (
-    (6732, "B", 0.50, 0.50),
-    (3863, "B", 0.50, 0.25),
-    (1001, "B", 0.50, 0.75),
-    (795, "C", 1.00, 1.00),
-    (126, "A", 0.25, 0.25),
-    (52, "B", 0.50, 0.12),
-    (5, "B", 0.50, 0.03),
-    (5, "B", 0.50, 0.97),
-    (3, "C", 1.00, 0.50),
-    (1, "B", 0.50, 0.06),
-)
-#: The cell's machine count, 12,583.
-GOOGLE_2011_MACHINES = sum(count for count, *_ in GOOGLE_2011_TYPES)
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES
 
 CELL_SCHEMA = {"platform_id": pl.String, "cpu": pl.Float64, "memory": pl.Float64}
 

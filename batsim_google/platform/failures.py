@@ -23,21 +23,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.units import DAY, HOUR
 
-from batsim_google.platform.batsim_events import AvailabilityChanges, availability_changes
-from batsim_google.platform.cell import GOOGLE_2011_MACHINES
+if TYPE_CHECKING:
+    import numpy as np
 
-DAY = 86_400.0
-#: The trace's length, the default horizon.
-TRACE_DAYS = 29
+    from batsim_google.platform.batsim_events import AvailabilityChanges
+
 #: Machine-related events a day in the 2011 cell, as the model paper cites them (see the module).
 GOOGLE_2011_MACHINE_EVENTS_PER_DAY = 870
 #: Removals a day if every machine event is half of a REMOVE/ADD pair.
 GOOGLE_2011_REMOVALS_PER_DAY = GOOGLE_2011_MACHINE_EVENTS_PER_DAY / 2
 DEFAULT_MTBF = GOOGLE_2011_MACHINES / GOOGLE_2011_REMOVALS_PER_DAY * DAY
-DEFAULT_MTTR = 3_600.0
+DEFAULT_MTTR = HOUR
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ def draw_failures(
     machines: int, law: FailureLaw, horizon: float, rng: np.random.Generator
 ) -> AvailabilityChanges:
     """Failures and repairs of ``machines`` machines (Batsim resources 0..machines-1) in [0, horizon[."""
+    import numpy as np  # here, so that the command line reads the default law without numpy
+
+    from batsim_google.platform.batsim_events import availability_changes
+
     if machines < 1 or not horizon > 0:
         raise ValueError(f"need machines >= 1 and horizon > 0 (got {machines}, {horizon})")
     resources, times, available = [], [], []

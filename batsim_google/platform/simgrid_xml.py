@@ -24,13 +24,15 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
-import polars as pl
-
-from batsim_google.platform.cell import Cell
 from batsim_google.platform.energy import EnergyModel, PowerProfile
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from batsim_google.platform.cell import Cell
 
 FULL_MACHINE_CORES = 24
 CORE_SPEED = 1e9
@@ -80,6 +82,8 @@ def _host_body(platform_id: str, cpu: float, energy: EnergyModel, full_machine_c
 
 def host_names(count: int) -> pl.Series:
     """Names of ``count`` machines, zero-padded to one width so that name order is machine order."""
+    import polars as pl  # here: the scheduler reads platforms (:func:`read_hosts`) without polars
+
     width = max(NAME_WIDTH, len(str(count - 1)))
     return pl.Series("name", [f"m{index:0{width}d}" for index in range(count)])
 
@@ -92,6 +96,8 @@ def write_platform(
     full_machine_cores: int = FULL_MACHINE_CORES,
 ) -> None:
     """Write the platform of ``cell`` with the power figures of ``energy`` to ``path``."""
+    import polars as pl
+
     types = cell.machines.select("platform_id", "cpu").unique(maintain_order=True)
     bodies = [_host_body(p, c, energy, full_machine_cores) for p, c in types.iter_rows()]
     types = types.with_columns(

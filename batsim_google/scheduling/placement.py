@@ -12,6 +12,7 @@ from typing import Callable
 import numpy as np
 
 from batsim_google.scheduling.cluster import Cluster
+from batsim_google.scheduling.policy_config import PLACEMENT_NAMES
 
 Placement = Callable[[Cluster, float, float, np.ndarray | None], int]
 
@@ -34,4 +35,4 @@ def best_fit(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | No
     return int(np.argmin(leftover))
 
 
-PLACEMENTS: dict[str, Placement] = {"first-fit": first_fit, "best-fit": best_fit}
+PLACEMENTS: dict[str, Placement] = dict(zip(PLACEMENT_NAMES, (first_fit, best_fit), strict=True))

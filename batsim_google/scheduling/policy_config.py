@@ -1,12 +1,18 @@
-"""The options of the Google-cell scheduler, checked once; ``run``'s options and campaigns' keys come from here."""
+"""The options of the Google-cell scheduler, declared and checked once.
+
+Each field carries what ``run`` declares its command-line option with (help, flags, choices,
+range) and what a policy of a campaign or of ``validate --policy`` is checked against.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from typing import Any
 
-from batsim_google.model.priority import GOOGLE_PRIORITY_LEVELS
-from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 
+#: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
+PLACEMENT_NAMES = ("first-fit", "best-fit")
 RESTARTS = ("none", "immediate", "delayed")
 ENERGY_POLICIES = ("always-on", "idle-sleep")
 #: The types an option of :class:`PolicyConfig` accepts, by annotation.
@@ -16,40 +22,53 @@ _OPTION_TYPES = {
 }
 
 
+def _option(
+    default: Any, help: str | None = None, *, flags: tuple[str, ...] = (), choices: tuple[str, ...] = (),
+    min: float | None = None, min_open: bool = False, unit: str = "",
+) -> Any:
+    """A field of :class:`PolicyConfig` and how it is offered: ``flags`` on the command line
+    (default: ``--field-name``), ``choices``, values ``>= min`` (``> min`` if ``min_open``) in ``unit``."""
+    return field(default=default, metadata={
+        "help": help, "flags": flags, "choices": choices, "min": min, "min_open": min_open, "unit": unit,
+    })
+
+
 @dataclass(frozen=True)
 class PolicyConfig:
     """The knobs of the cell; every field is checked, errors name it."""
 
-    placement: str = "best-fit"
-    cpu_overcommit: float = 1.0
-    preemption: bool = True
-    priority_levels: int = GOOGLE_PRIORITY_LEVELS
-    restart: str = "immediate"
-    restart_delay: float = 0.0
-    max_restarts: int = 10
-    resume: bool = False
-    energy: str = "always-on"
-    idle_timeout: float = 300.0
-    wake_before_evicting: bool = False
+    placement: str = _option("best-fit", choices=PLACEMENT_NAMES)
+    cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
+    preemption: bool = _option(
+        True, "Evict lower priorities for a task that fits nowhere.", flags=("--preemption/--no-preemption",),
+    )
+    priority_levels: int = _option(
+        GOOGLE_PRIORITY_LEVELS,
+        "Evict only tasks of a lower level of ]0,1] cut in this many bands (Google's 12); 0: any lower priority.",
+        min=0,
+    )
+    restart: str = _option("immediate", "What evicted tasks do.", choices=RESTARTS)
+    restart_delay: float = _option(0.0, "Seconds suspended before a 'delayed' restart.", min=0, unit="seconds")
+    max_restarts: int = _option(10, min=0)
+    resume: bool = _option(False, "Restart with the work left, or all of it.", flags=("--resume/--from-scratch",))
+    energy: str = _option("always-on", choices=ENERGY_POLICIES)
+    idle_timeout: float = _option(
+        300.0, "Seconds idle before a machine sleeps (idle-sleep).", min=0, min_open=True, unit="seconds",
+    )
+    wake_before_evicting: bool = _option(
+        False, "idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake rather than evict.",
+        flags=("--wake-before-evicting/--evict-before-waking",),
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
             value, (kinds, expected) = getattr(self, f.name), _OPTION_TYPES[f.type]
             if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, kinds):
                 raise ValueError(f"{f.name} must be {expected} (got {value!r})")
-        if self.placement not in PLACEMENTS:
-            raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)} (got {self.placement!r})")
-        if self.restart not in RESTARTS:
-            raise ValueError(f"restart must be one of {', '.join(RESTARTS)} (got {self.restart!r})")
-        if self.energy not in ENERGY_POLICIES:
-            raise ValueError(f"energy must be one of {', '.join(ENERGY_POLICIES)} (got {self.energy!r})")
-        if not self.cpu_overcommit >= 1.0:
-            raise ValueError(f"cpu_overcommit must be >= 1 (got {self.cpu_overcommit})")
-        if not self.restart_delay >= 0.0:
-            raise ValueError(f"restart_delay must be >= 0 seconds (got {self.restart_delay})")
-        if self.priority_levels < 0:
-            raise ValueError(f"priority_levels must be >= 0 (got {self.priority_levels})")
-        if self.max_restarts < 0:
-            raise ValueError(f"max_restarts must be >= 0 (got {self.max_restarts})")
-        if not self.idle_timeout > 0.0:
-            raise ValueError(f"idle_timeout must be > 0 seconds (got {self.idle_timeout})")
+        for f in fields(self):
+            value, option = getattr(self, f.name), f.metadata
+            if option["choices"] and value not in option["choices"]:
+                raise ValueError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
+            if option["min"] is not None and not (value > option["min"] if option["min_open"] else value >= option["min"]):
+                bound = f"{'>' if option['min_open'] else '>='} {option['min']:g}{' ' + option['unit'] if option['unit'] else ''}"
+                raise ValueError(f"{f.name} must be {bound} (got {value})")

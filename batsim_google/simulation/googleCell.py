@@ -29,6 +29,7 @@ from procset import ProcSet
 from batsim_google.simulation.frontend import (
     ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
 )
+from batsim_google.generate.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
@@ -36,8 +37,6 @@ from batsim_google.scheduling.decisions import (
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 
-#: Delay of the profile that resubmitted services run: they end at their walltime, never before.
-SERVICE_DELAY = 1e12
 #: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
 USER_KILL_EVENT = "user_kill"
 COMPUTE_PSTATE = 0
@@ -201,9 +200,9 @@ class GoogleCell(BatsimScheduler):
         bs = self.bs
         if decision.kind == "service":
             if not self._profiles_registered:
-                bs.register_profiles(RESUBMIT_WORKLOAD, {"service": {"type": "delay", "delay": SERVICE_DELAY}})
+                bs.register_profiles(RESUBMIT_WORKLOAD, {SERVICE_PROFILE: {"type": "delay", "delay": SERVICE_DELAY}})
                 self._profiles_registered = True
-            bs.register_job(decision.job_id, 1, decision.work, "service")
+            bs.register_job(decision.job_id, 1, decision.work, SERVICE_PROFILE)
         else:
             profile = decision.job_id.split("!", 1)[1]
             bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})

@@ -19,14 +19,13 @@ from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.simulation.runner import (
-    GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError, SimulationResult, pybatsim_scheduler,
-    run_batsim_launcher, run_simulation,
+    DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError,
+    SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
 )
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
 
 PROGRESS_FILE = "progress.txt"
-FRONTENDS = ("pybatsim", "batsim-py")
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ def run_google_cell(
     policy: dict,
     *,
     events: list[Path] = (),
-    timeout: float = 3600.0,
+    timeout: float = DEFAULT_TIMEOUT_S,
     batsim: str = "batsim",
     energy: bool = True,
     progress: bool = False,

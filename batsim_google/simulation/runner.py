@@ -39,6 +39,12 @@ GOOGLE_CELL_BATSIM_OPTIONS = (
 )
 
 
+#: Wall-clock limit of one simulation, seconds, unless told otherwise.
+DEFAULT_TIMEOUT_S = 3600.0
+#: The protocol libraries the scheduler can run through, between Batsim and the policy.
+FRONTENDS = ("pybatsim", "batsim-py")
+
+
 class SimulationError(RuntimeError):
     """The simulation failed or timed out; the message says which side and where its log is."""
 
@@ -67,7 +73,7 @@ class Simulation:
     events: Sequence[Path] = ()
     energy: bool = False
     batsim_options: Sequence[str] = ()
-    timeout: float = 3600.0
+    timeout: float = DEFAULT_TIMEOUT_S
     batsim: str = "batsim"
     environment: dict[str, str] | None = field(default=None, repr=False)
     scheduler_log: bool = True

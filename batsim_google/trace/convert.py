@@ -28,10 +28,11 @@ import polars as pl
 from batsim_google.generate.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import DEFAULT_GRACE, State, TaskLifecycles, rebuild
-from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent
+from batsim_google.trace.lifecycle import State, TaskLifecycles, rebuild
+from batsim_google.trace.schema import TaskEvent
+from batsim_google.trace.vocabulary import DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
 
-END_EVENTS = {event.name.lower(): int(event) for event in (TaskEvent.EVICT, TaskEvent.FAIL, TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.LOST)}
+END_EVENTS = {name: int(TaskEvent[name.upper()]) for name in END_EVENT_NAMES}
 Granularity = Literal["attempt", "task"]
 
 

@@ -35,12 +35,11 @@ from batsim_google.trace.readahead import ReadAhead
 from batsim_google.trace.reader import read_batches, source_files
 from batsim_google.trace.records import Records, UserCodes, concat, numpy_type
 from batsim_google.trace.schema import TaskEvent, seconds
+from batsim_google.trace.vocabulary import DEFAULT_GRACE
 from batsim_google.trace.task_keys import key_order, packable, task_ids, task_keys
 
 #: Rows processed together: large enough to amortize the per-chunk work, small enough to stay flat.
 CHUNK_ROWS = 1 << 18
-#: Default time (s) a dead task is kept, waiting for a resubmission, before it is reported closed.
-DEFAULT_GRACE = 3600.0
 #: Attributes of an attempt: the last value seen, so updates (UPDATE_*) are taken into account.
 ATTRIBUTES = [
     "machine_id", "user", "scheduling_class", "priority", "cpu_request", "memory_request",

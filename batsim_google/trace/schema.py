@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from batsim_google.trace.vocabulary import PRIORITY_GROUPS
+
 #: Microseconds per second; trace timestamps are integers in microseconds.
 MICROSECONDS = 1_000_000
 #: Trace timestamps start 600 s before the beginning of the trace window.
@@ -95,10 +97,6 @@ DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
     },
 }
 
-#: Priority groups of the model paper (Section 2, Table 5), Google priorities inclusive.
-PRIORITY_GROUPS: dict[str, tuple[int, int]] = {
-    "free": (0, 1), "normal": (2, 8), "production": (9, 9), "monitoring": (10, 11),
-}
 
 
 def priority_group_index(priority: np.ndarray) -> np.ndarray:

@@ -34,15 +34,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 from batsim_google.trace.lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
-from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
+from batsim_google.trace.schema import TaskEvent, priority_group_index
+from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, PRIORITY_GROUPS
 
 EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
 END_NAMES = {int(event): event.name.capitalize() for event in (TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.FAIL, TaskEvent.EVICT, TaskEvent.LOST)}
 GROUPS = list(PRIORITY_GROUPS)
 SCHEDULING_CLASSES = 4
-PRIORITIES = 12
-DEFAULT_BIN_WIDTH = 60.0
 
 
 class LogHistogram:
@@ -190,7 +190,7 @@ class TraceStats:
         self.open_tasks = 0
         self.three_event_ends: dict[str, int] = {name: 0 for name in [*END_NAMES.values(), "open"]}
         self.classes = np.zeros(SCHEDULING_CLASSES, dtype=np.int64)
-        self.priorities = np.zeros(PRIORITIES, dtype=np.int64)
+        self.priorities = np.zeros(GOOGLE_PRIORITY_LEVELS, dtype=np.int64)
         self.makespans = {name: MakespanStats() for name in MODELED_ENDS}
         self.running = {name: Timeline(bin_width) for name in MODELED_ENDS}
         self.last_time = 0.0  # the latest ordinary time of an attempt: where the running curves end
@@ -225,7 +225,7 @@ class TraceStats:
         modeled = paper_population(three)
         self.classes += np.bincount(modeled["scheduling_class"].fill_null(-1).to_numpy() + 1, minlength=5)[1:5]
         priority = modeled["priority"].to_numpy()
-        self.priorities += np.bincount(priority, minlength=PRIORITIES)[:PRIORITIES]
+        self.priorities += np.bincount(priority, minlength=GOOGLE_PRIORITY_LEVELS)[:GOOGLE_PRIORITY_LEVELS]
         group = priority_group_index(priority)
         end = modeled["end_event"].to_numpy()
         makespan = modeled["makespan"].fill_null(np.nan).to_numpy()
@@ -263,7 +263,7 @@ class TraceStats:
         """All tables as plain data (what ``--json`` writes)."""
         population = int(self.classes.sum())
         groups = np.zeros(len(GROUPS), dtype=np.int64)
-        np.add.at(groups, priority_group_index(np.arange(PRIORITIES)), self.priorities)
+        np.add.at(groups, priority_group_index(np.arange(GOOGLE_PRIORITY_LEVELS)), self.priorities)
         three = sum(self.three_event_ends.values())
 
         def share(counts: np.ndarray | list, total: int) -> list[float]:
@@ -283,7 +283,7 @@ class TraceStats:
                 "class": list(range(SCHEDULING_CLASSES)), "tasks": self.classes.tolist(),
                 "percent": share(self.classes, population), "total": population,
             },
-            "table4_priority": {"priority": list(range(PRIORITIES)), "tasks": self.priorities.tolist()},
+            "table4_priority": {"priority": list(range(GOOGLE_PRIORITY_LEVELS)), "tasks": self.priorities.tolist()},
             "table5_priority_group": {
                 "group": GROUPS, "priorities": [f"{low}-{high}" if low != high else str(low) for low, high in PRIORITY_GROUPS.values()],
                 "tasks": groups.tolist(), "percent": share(groups, population),

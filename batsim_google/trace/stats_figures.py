@@ -10,8 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from batsim_google.trace.stats import TraceStats  # noqa: E402
-
-HOUR = 3600.0
+from batsim_google.units import HOUR  # noqa: E402
 
 
 def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, zeros_note: str = "") -> Path:

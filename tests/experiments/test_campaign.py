@@ -15,7 +15,8 @@ import pytest
 from batsim_google.experiments.campaign import CampaignError, load_campaign
 from batsim_google.experiments.execution import MARKER, completed
 from batsim_google.experiments.plan import plan_campaign
-from batsim_google.platform.failures import DAY, TRACE_DAYS
+from batsim_google.platform.google_2011 import TRACE_DAYS
+from batsim_google.units import DAY
 from batsim_google.scheduling.policy_config import PolicyConfig
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.platform.simgrid_xml import compute_hosts
-from batsim_google.generate.workload import GOOGLE_CELL_MACHINES
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
 def write_demo(folder) -> tuple[str, str]:
@@ -24,7 +24,7 @@ def test_demo_writes_a_cell_a_workload_at_the_cells_load_and_failures(tmp_path):
     assert len(compute_hosts(tmp_path / "platform.xml")) == 64
     workload = json.loads((tmp_path / "workload.json").read_text())
     assert workload["nb_res"] == 64 and len(workload["jobs"]) == 300
-    assert workload["meta"]["arrival_scale"] == pytest.approx(GOOGLE_CELL_MACHINES / 64)
+    assert workload["meta"]["arrival_scale"] == pytest.approx(GOOGLE_2011_MACHINES / 64)
     # 300 arrivals of mean 0.05 s stretched about 197 times: about 2,950 s, not 15 s.
     assert 1500 < workload["jobs"][-1]["subtime"] < 6000
     events = (tmp_path / "failures.jsonl").read_text().splitlines()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from batsim_google.model.arrival_profile import DAY, HALF_HOUR, WEEK, ArrivalProfile
+from batsim_google.model.arrival_profile import ArrivalProfile
+from batsim_google.units import DAY, HALF_HOUR, WEEK
 from batsim_google.model.laws import Exponential, LogNormal
 from batsim_google.fitting.profile import fit_arrival_profile, profile_period, time_in_bins
 from batsim_google.generate.generator import generate

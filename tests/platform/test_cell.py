@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from batsim_google.platform.cell import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES, google_2011_cell, scaled_counts
+from batsim_google.platform.cell import google_2011_cell, scaled_counts
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES
 
 COUNTS = np.array([count for count, *_ in GOOGLE_2011_TYPES])
 

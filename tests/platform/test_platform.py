@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from batsim_google.platform.cell import GOOGLE_2011_TYPES, google_2011_cell
+from batsim_google.platform.cell import google_2011_cell
+from batsim_google.platform.google_2011 import GOOGLE_2011_TYPES
 from batsim_google.cli import main
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.simgrid_xml import compute_hosts, cores, read_hosts, write_platform
