@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Callable, Sequence
 
+from batsim_google.errors import SimulationError
+
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
 POLL_SECONDS = 0.05
@@ -37,10 +39,6 @@ STOP_GRACE_SECONDS = 5.0
 GOOGLE_CELL_BATSIM_OPTIONS = (
     "--enable-compute-sharing", "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse",
 )
-
-
-class SimulationError(RuntimeError):
-    """The simulation failed or timed out; the message says which side and where its log is."""
 
 
 def free_port() -> int:
