@@ -13,6 +13,7 @@ from typing import Literal
 
 import numpy as np
 
+from batsim_google.errors import InputFileError
 from batsim_google.model.arrival_profile import DAY, HALF_HOUR, WEEK, ArrivalProfile
 
 ProfileChoice = Literal["auto", "weekly", "daily", "none"]
@@ -46,7 +47,7 @@ def fit_arrival_profile(subtimes: np.ndarray, period: float, bin_width: float = 
         raise ValueError(f"the period ({period:g} s) must be a whole number of bins of {bin_width:g} s")
     start, end = float(subtimes.min()), float(subtimes.max())
     if not end > start:
-        raise ValueError("an arrival profile needs submissions spread over time")
+        raise InputFileError("an arrival profile needs submissions spread over time")
     exposure = time_in_bins(end, period, bins) - time_in_bins(start, period, bins)
     index = np.minimum((np.mod(subtimes, period) // bin_width).astype(np.int64), bins - 1)
     counts = np.bincount(index, minlength=bins).astype(float)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from batsim_google.errors import ParameterError
 from batsim_google.platform.batsim_events import AvailabilityChanges, availability_changes
 from batsim_google.platform.cell import GOOGLE_2011_MACHINES
 
@@ -52,7 +53,7 @@ class FailureLaw:
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
             if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number (got {value!r})")
+                raise ParameterError(f"{name} must be a positive number (got {value!r})")
 
 
 def weibull_with_mean(mean: float, shape: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -65,7 +66,7 @@ def draw_failures(
 ) -> AvailabilityChanges:
     """Failures and repairs of ``machines`` machines (Batsim resources 0..machines-1) in [0, horizon[."""
     if machines < 1 or not horizon > 0:
-        raise ValueError(f"need machines >= 1 and horizon > 0 (got {machines}, {horizon})")
+        raise ParameterError(f"need machines >= 1 and horizon > 0 (got {machines}, {horizon})")
     resources, times, available = [], [], []
     active = np.arange(machines)
     clock = np.zeros(machines)

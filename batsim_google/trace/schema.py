@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from batsim_google.errors import InputFileError
+
 #: Microseconds per second; trace timestamps are integers in microseconds.
 MICROSECONDS = 1_000_000
 #: Trace timestamps start 600 s before the beginning of the trace window.
@@ -140,7 +142,7 @@ def table_columns(table: str, schema_csv: Path | None = None) -> list[tuple[str,
         return default
     unknown = [key for _, key in rows if key not in types]
     if unknown:
-        raise ValueError(f"{schema_csv}: unknown {table} column(s) {unknown}")
+        raise InputFileError(f"{schema_csv}: unknown {table} column(s) {unknown}")
     return [(key, types[key]) for _, key in sorted(rows)]
 
 
