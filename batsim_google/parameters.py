@@ -14,22 +14,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping
 
+from batsim_google.errors import ParameterError
+
 
 def read_parameter_file(path: str | Path) -> Any:
-    """The data of a ``.toml`` or ``.json`` file; errors are ValueErrors naming the file."""
+    """The data of a ``.toml`` or ``.json`` file; errors are ParameterErrors naming the file."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
-        raise ValueError(f"{path}: a parameter file must end in .toml or .json")
+        raise ParameterError(f"{path}: a parameter file must end in .toml or .json")
     try:
         text = path.read_text(encoding="utf-8")
         return tomllib.loads(text) if suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, OSError) as error:
-        raise ValueError(f"{path}: {error}") from error
-
-
-class ParameterError(ValueError):
-    """An invalid parameter; the message names it."""
+        raise ParameterError(f"{path}: {error}") from error
 
 
 def require(name: str, value: Any, ok: bool, expectation: str) -> None:

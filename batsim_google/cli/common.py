@@ -32,13 +32,13 @@ def fail(message: str) -> NoReturn:
 def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
     """The model of ``--preset`` or ``--model`` (default: the paper's 'google' preset)."""
     from batsim_google.model.presets import preset
-    from batsim_google.model.workload_model import ModelError, load_model
+    from batsim_google.model.workload_model import load_model
 
     if preset_name and model_file:
         fail("give --preset or --model, not both")
     try:
         return load_model(model_file) if model_file else preset(preset_name or "google")
-    except (ModelError, ValueError) as error:
+    except ValueError as error:  # ParameterError included: it names the parameter
         fail(str(error))
 
 

@@ -71,7 +71,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     from batsim_google.fitting.fidelity import fidelity_report
     from batsim_google.fitting.model_fit import fit_model
     from batsim_google.fitting.report import describe, write_report
-    from batsim_google.model.workload_model import ModelError, save_model
+    from batsim_google.model.workload_model import save_model
     from batsim_google.trace.row_accounting import TraceError
 
     if classes == "apriori" and k is not None:
@@ -88,7 +88,7 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
         )
     except TraceError as error:  # a bad row in strict mode: the message names the file and row
         fail(str(error))
-    except (ValueError, ModelError) as error:
+    except ValueError as error:  # ParameterError included: it names the parameter
         fail(f"{source}: {error}")
     save_model(result.model, output)
     table = result.table

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from batsim_google.parameters import ParameterError, is_number, known_keys, read_parameter_file, table
+from batsim_google.errors import ParameterError
+from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import FailureLaw
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.model.presets import PRESETS
@@ -56,10 +57,6 @@ LAW_KEYS = {
     "mtbf": "mean_time_between_failures", "mtbf_shape": "time_between_failures_shape",
     "mttr": "mean_repair_time", "mttr_shape": "repair_time_shape",
 }
-
-
-class CampaignError(ParameterError):
-    """An invalid campaign; the message names the file and the entry."""
 
 
 @dataclass(frozen=True)
@@ -120,10 +117,10 @@ def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | No
         return None
     value = raw[key]
     if not isinstance(value, str) or not value:
-        raise CampaignError(f"{where}.{key} must be a file path (got {value!r})")
+        raise ParameterError(f"{where}.{key} must be a file path (got {value!r})")
     path = Path(value) if Path(value).is_absolute() else base / value
     if not path.is_file():
-        raise CampaignError(f"{where}.{key}: no such file {path}")
+        raise ParameterError(f"{where}.{key}: no such file {path}")
     return path.resolve()
 
 
@@ -132,16 +129,16 @@ def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = Fals
     if value is None:
         return None
     if not is_number(value) or value <= 0 or (integer and not isinstance(value, int)):
-        raise CampaignError(f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})")
+        raise ParameterError(f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})")
     return value
 
 
 def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
     seeds = raw.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise CampaignError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
+        raise ParameterError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
     if len(set(seeds)) != len(seeds):
-        raise CampaignError(f"{where}.seeds repeats a seed (got {seeds!r})")
+        raise ParameterError(f"{where}.seeds repeats a seed (got {seeds!r})")
     return tuple(seeds)
 
 
@@ -150,14 +147,14 @@ def _arrival_scale(raw: Mapping[str, Any], where: str) -> float | str:
     if value == CELL_LOAD:
         return CELL_LOAD
     if not is_number(value) or value <= 0:
-        raise CampaignError(f'{where}.arrival_scale must be a positive number or "{CELL_LOAD}" (got {value!r})')
+        raise ParameterError(f'{where}.arrival_scale must be a positive number or "{CELL_LOAD}" (got {value!r})')
     return float(value)
 
 
 def _one_of(raw: Mapping[str, Any], keys: tuple[str, ...], where: str) -> str:
     given = [key for key in keys if key in raw]
     if len(given) != 1:
-        raise CampaignError(f"{where} needs exactly one of {', '.join(keys)} (got {', '.join(given) or 'none'})")
+        raise ParameterError(f"{where} needs exactly one of {', '.join(keys)} (got {', '.join(given) or 'none'})")
     return given[0]
 
 
@@ -165,7 +162,7 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
     known_keys(raw, {"cell", "file", "energy"}, where)
     if _one_of(raw, ("cell", "file"), where) == "file":
         if "energy" in raw:
-            raise CampaignError(f"{where}.energy applies to a cell, not to a platform file")
+            raise ParameterError(f"{where}.energy applies to a cell, not to a platform file")
         return PlatformSpec(name, file=_path(raw, "file", where, base))
     return PlatformSpec(name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base))
 
@@ -176,7 +173,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         return WorkloadSpec(name, file=_path(raw, "file", where, base))
     known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale"}, where)
     if "preset" in raw and raw["preset"] not in PRESETS:
-        raise CampaignError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
+        raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
     return WorkloadSpec(
         name, preset=raw.get("preset"), model=_path(raw, "model", where, base),
@@ -208,22 +205,22 @@ def policy_config(raw: Mapping[str, Any], where: str) -> PolicyConfig:
     try:
         return PolicyConfig(**raw)
     except (TypeError, ValueError) as error:
-        raise CampaignError(f"{where}: {error}") from error
+        raise ParameterError(f"{where}: {error}") from error
 
 
 def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, required: bool = True) -> tuple:
     if key not in data:
         if required:
-            raise CampaignError(f"[{key}] is missing: name at least one")
+            raise ParameterError(f"[{key}] is missing: name at least one")
         return ()
     entries = table(data[key], key)
     if not entries and required:
-        raise CampaignError(f"[{key}] is empty: name at least one")
+        raise ParameterError(f"[{key}] is empty: name at least one")
     parsed = []
     for name, raw in entries.items():
         where = f"{key}.{name}"
         if not NAME.match(name):
-            raise CampaignError(f"{where}: names are letters, digits, '.', '_' and '-', starting with a letter or digit")
+            raise ParameterError(f"{where}: names are letters, digits, '.', '_' and '-', starting with a letter or digit")
         raw = table(raw, where)
         parsed.append(parse(name, raw, where) if base is None else parse(name, raw, where, base))
     return tuple(parsed)
@@ -234,7 +231,7 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     known_keys(data, {"timeout", "energy_outputs", "platforms", "workloads", "failures", "policies"}, "the campaign")
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
-        raise CampaignError(f"energy_outputs must be true or false (got {energy_outputs!r})")
+        raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
     timeout = _positive(data, "timeout", "")
     return Campaign(
         platforms=_entries(data, "platforms", _platform, base),
@@ -253,4 +250,4 @@ def load_campaign(path: str | Path) -> Campaign:
         data = read_parameter_file(path)
         return campaign_from_mapping(table(data, "the campaign"), path.resolve().parent)
     except ValueError as error:
-        raise CampaignError(f"{path}: {error}") from error
+        raise ParameterError(f"{path}: {error}") from error

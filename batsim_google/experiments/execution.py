@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 
 from tqdm import tqdm
 
-from batsim_google.simulation.runner import SimulationError
+from batsim_google.errors import SimulationError
 from batsim_google.simulation.run import run_google_cell
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import JOBS, RunOutputs
@@ -49,7 +49,7 @@ class RunRecord:
 DASK_CONNECT_SECONDS = 30
 
 
-class DaskUnreachable(RuntimeError):
+class DaskUnreachable(SimulationError):
     """The Dask scheduler given does not answer."""
 
 

@@ -16,6 +16,7 @@ from typing import Sequence
 
 import polars as pl
 
+from batsim_google.errors import InputFileError
 from batsim_google.platform.simgrid_xml import PlatformHost
 
 
@@ -29,7 +30,7 @@ def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
         return watts[0], watts[0], watts[1]
     if len(watts) == 3:
         return watts[0], watts[1], watts[2]
-    raise ValueError(f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full")
+    raise InputFileError(f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full")
 
 
 def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | None:
@@ -49,7 +50,7 @@ def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | No
     )
     unknown = jobs.filter(~pl.col("machine").is_between(0, len(hosts) - 1))
     if unknown.height:
-        raise ValueError(f"a job ran on machine {unknown['machine'][0]}, but the platform has {len(hosts)} compute hosts")
+        raise InputFileError(f"a job ran on machine {unknown['machine'][0]}, but the platform has {len(hosts)} compute hosts")
     share = jobs.join(power, on="machine", how="left").select(
         "machine", "starting_time", "finish_time", (pl.col("cpu") / pl.col("capacity")).alias("load")
     )

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import polars as pl
 
+from batsim_google.errors import InputFileError
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
 from batsim_google.experiments.load_energy import load_energy
@@ -56,7 +57,7 @@ def cpu_capacity(platform: str | Path) -> float:
 
 def _capacity(hosts: list[PlatformHost], platform: str | Path) -> float:
     if not hosts:
-        raise ValueError(f"{platform}: no compute host: no CPU capacity")
+        raise InputFileError(f"{platform}: no compute host: no CPU capacity")
     return sum(float(host.properties.get("cpu_capacity", 1.0)) for host in hosts)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from batsim_google.errors import InputFileError
 from batsim_google.simulation.runner import OUTPUT_PREFIX
 from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
 
@@ -40,17 +41,13 @@ MACHINE_STATE_COLUMNS = {
 RESUBMITTED = "resubmit"
 
 
-class RunOutputError(ValueError):
-    """A run's output file is missing or unreadable; the message names it."""
-
-
 def _read_csv(path: Path, columns: dict[str, pl.DataType]) -> pl.DataFrame:
     try:
         frame = pl.read_csv(path, columns=list(columns), schema_overrides=columns)
     except FileNotFoundError:
-        raise RunOutputError(f"{path}: no such file (did the run finish?)") from None
+        raise InputFileError(f"{path}: no such file (did the run finish?)") from None
     except (pl.exceptions.PolarsError, OSError) as error:
-        raise RunOutputError(f"{path}: {error}") from error
+        raise InputFileError(f"{path}: {error}") from error
     return frame
 
 
@@ -92,7 +89,7 @@ class RunOutputs:
         try:
             return json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as error:
-            raise RunOutputError(f"{path}: {error}") from error
+            raise InputFileError(f"{path}: {error}") from error
 
 
 def started_jobs(outputs: RunOutputs, jobs: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -104,7 +101,7 @@ def started_jobs(outputs: RunOutputs, jobs: pl.DataFrame | None = None) -> pl.Da
     joined = jobs.join(attempts, on="job", how="left")
     orphan = joined.filter(pl.col("task_id").is_null())
     if orphan.height:
-        raise RunOutputError(
+        raise InputFileError(
             f"{outputs.path(JOBS)}: {orphan.height} job(s) ran without an attempt in {outputs.path(ATTEMPTS)}, "
             f"e.g. {orphan['job'][0]}"
         )

@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from batsim_google.errors import InputFileError
 from batsim_google.platform.batsim_events import write_availability_events
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
@@ -108,7 +109,7 @@ class _Inputs:
         if spec.file is not None:
             machines = len(compute_hosts(spec.file))
             if machines == 0:
-                raise ValueError(f"platforms.{spec.name}: {spec.file} has no compute host")
+                raise InputFileError(f"platforms.{spec.name}: {spec.file} has no compute host")
             return spec.file, machines
         key = _digest({"cell": spec.cell, "energy": self.digest(spec.energy)})
         path = self.folder / "platforms" / f"{spec.name}-{key}.xml"

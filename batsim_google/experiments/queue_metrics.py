@@ -31,6 +31,7 @@ from typing import Mapping
 
 import polars as pl
 
+from batsim_google.errors import InputFileError
 from batsim_google.experiments.outputs import RunOutputs, task_times
 from batsim_google.experiments.timeline import time_average
 
@@ -78,5 +79,5 @@ def deviation(reference: Mapping[str, float | None], generated: Mapping[str, flo
             continue
         errors.append(((value - ref) / ref) ** 2)
     if not errors:
-        raise ValueError(f"no metric to compare: every one is missing or 0 in the reference ({', '.join(left_out)})")
+        raise InputFileError(f"no metric to compare: every one is missing or 0 in the reference ({', '.join(left_out)})")
     return math.sqrt(sum(errors) / len(errors)), left_out

@@ -19,10 +19,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from batsim_google.errors import ParameterError
 from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.model.workload_model import save_model
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
+from batsim_google.errors import SimulationError
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 from batsim_google.experiments.execution import execute_runs
@@ -100,7 +102,7 @@ def validate(
     """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
     ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable."""
     if replications < 1:
-        raise ValueError(f"replications must be >= 1 (got {replications})")
+        raise ParameterError(f"replications must be >= 1 (got {replications})")
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     table = read_batsim_workload(original)

@@ -16,6 +16,8 @@ from typing import Any, Iterable, Iterator
 import ijson
 import polars as pl
 
+from batsim_google.errors import InputFileError
+
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
 JOB_FIELDS = {
@@ -24,7 +26,7 @@ JOB_FIELDS = {
 }
 
 
-class BatsimInputError(ValueError):
+class BatsimInputError(InputFileError):
     """A file that is not a readable Batsim workload; the message names it."""
 
 

@@ -21,6 +21,7 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import silhouette_samples
 from sklearn.preprocessing import StandardScaler
 
+from batsim_google.errors import ParameterError
 from batsim_google.fitting.table import TaskTable
 
 K_RANGE = range(2, 11)
@@ -61,7 +62,7 @@ def _standardized(table: TaskTable) -> np.ndarray:
 
 def _kmeans(features: np.ndarray, k: int, seed: int) -> KMeans:
     if len(features) < k:
-        raise ValueError(f"k-means with k = {k} needs at least {k} tasks (got {len(features)})")
+        raise ParameterError(f"k-means with k = {k} needs at least {k} tasks (got {len(features)})")
     return KMeans(n_clusters=k, n_init=N_INIT, random_state=seed).fit(features)
 
 

@@ -17,6 +17,7 @@ from typing import Callable
 import numpy as np
 from scipy import stats
 
+from batsim_google.errors import BatsimGoogleError
 from batsim_google.model.laws import Exponential, Gamma, HyperExponential, Law, LogNormal, Lomax, Pareto
 from batsim_google.fitting.mixtures import fit_hyperexponential, fit_hypergamma
 from batsim_google.fitting.vocabulary import FITTER_NAMES
@@ -26,8 +27,9 @@ from batsim_google.fitting.vocabulary import FITTER_NAMES
 BRANCH_MARGIN = 1e-9
 
 
-class FitFailure(ValueError):
-    """The law cannot describe this sample (e.g. a log-normal of mean <= median)."""
+class FitFailure(BatsimGoogleError):
+    """The law cannot describe this sample (e.g. a log-normal of mean <= median); an internal signal
+    that :func:`.select.fit_law` turns into a fit without a law, never raised to the caller."""
 
 
 def lognormal_ml(x: np.ndarray) -> LogNormal:

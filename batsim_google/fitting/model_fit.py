@@ -23,6 +23,7 @@ from typing import Iterable
 import numpy as np
 import polars as pl
 
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.workload_model import INTERARRIVAL_SHAPE
 from batsim_google.model.workload_model import Kind, TaskClass, WorkloadModel
@@ -34,7 +35,7 @@ from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
 from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
-from batsim_google.fitting.table import FitInputError, TaskTable, task_table
+from batsim_google.fitting.table import TaskTable, task_table
 
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
 MIN_CLASS_TASKS = 20
@@ -163,7 +164,7 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     gaps = np.diff(clock)
     positive = gaps[gaps > 0]
     if len(positive) < 2:
-        raise FitInputError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
+        raise InputFileError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
     fits = fit_all(positive, methods)
     best = _rate_keeping(fits, positive, criterion)
     return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best, profile_fit)
@@ -224,14 +225,14 @@ def fit_model(
     ``groups`` fits makespan laws per group of widths (needs a ``width`` column).
     """
     if classes not in CLASSIFICATIONS:
-        raise ValueError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
+        raise ParameterError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
     methods = None if methods is None else list(methods)
     rows = RowAccount(strict=strict)
     table = task_table(frame, rows, source)
     if groups is not None and "width" not in table.frame.columns:
-        raise FitInputError(f"makespan laws per group of widths ({groups}) need a width column")
+        raise InputFileError(f"makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
-        raise FitInputError(f"no valid task: {rows.summary()}")
+        raise InputFileError(f"no valid task: {rows.summary()}")
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)
@@ -247,14 +248,14 @@ def fit_model(
     sizes = dict(labelled.group_by("class").len().iter_rows())
     small = [n for n in names if 0 < sizes.get(n, 0) < MIN_CLASS_TASKS]
     if small and strict:
-        raise FitInputError(f"class(es) {small} have fewer than {MIN_CLASS_TASKS} tasks: too few to fit")
+        raise InputFileError(f"class(es) {small} have fewer than {MIN_CLASS_TASKS} tasks: too few to fit")
     spread = dict(labelled.group_by("class").agg((pl.col("makespan").max() > pl.col("makespan").min()).alias("spread")).iter_rows())
     constant = [n for n in names if sizes.get(n, 0) >= MIN_CLASS_TASKS and not spread[n]]
     if constant and strict:
-        raise FitInputError(f"class(es) {constant}: all makespans equal: no continuous law to fit")
+        raise InputFileError(f"class(es) {constant}: all makespans equal: no continuous law to fit")
     kept = [(n, kind) for n, kind in zip(names, kinds) if sizes.get(n, 0) >= MIN_CLASS_TASKS and n not in constant]
     if not kept:
-        raise FitInputError(f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ (sizes: {sizes})")
+        raise InputFileError(f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ (sizes: {sizes})")
     rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
     rows.set_aside(CONSTANT_CLASS, sum(sizes[n] for n in constant))
     labelled = labelled.filter(pl.col("class").is_in([n for n, _ in kept]))

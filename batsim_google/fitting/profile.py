@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from batsim_google.errors import InputFileError
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.fitting.vocabulary import ProfileChoice
 from batsim_google.units import DAY, HALF_HOUR, WEEK
@@ -46,7 +47,7 @@ def fit_arrival_profile(subtimes: np.ndarray, period: float, bin_width: float = 
         raise ValueError(f"the period ({period:g} s) must be a whole number of bins of {bin_width:g} s")
     start, end = float(subtimes.min()), float(subtimes.max())
     if not end > start:
-        raise ValueError("an arrival profile needs submissions spread over time")
+        raise InputFileError("an arrival profile needs submissions spread over time")
     exposure = time_in_bins(end, period, bins) - time_in_bins(start, period, bins)
     index = np.minimum((np.mod(subtimes, period) // bin_width).astype(np.int64), bins - 1)
     counts = np.bincount(index, minlength=bins).astype(float)

@@ -16,6 +16,7 @@ from typing import Iterable
 import numpy as np
 from scipy import stats
 
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.model.laws import Law
 from batsim_google.fitting.law_fitters import FITTERS, FitFailure
 from batsim_google.fitting.vocabulary import Criterion
@@ -83,7 +84,7 @@ def fit_all(sample: np.ndarray, methods: Iterable[str] | None = None) -> list[La
     methods = list(FITTERS if methods is None else methods)
     unknown = [method for method in methods if method not in FITTERS]
     if unknown:
-        raise ValueError(f"unknown fitting method(s) {unknown}; choose among {', '.join(FITTERS)}")
+        raise ParameterError(f"unknown fitting method(s) {unknown}; choose among {', '.join(FITTERS)}")
     return [fit_law(method, sample) for method in methods]
 
 
@@ -91,5 +92,5 @@ def best_fit(fits: Iterable[LawFit], criterion: Criterion = "ks") -> LawFit:
     """The applicable fit with the lowest score (the first listed on a tie)."""
     usable = [fit for fit in fits if fit.law is not None and np.isfinite(fit.score(criterion))]
     if not usable:
-        raise ValueError("no law could be fitted")
+        raise InputFileError("no law could be fitted")
     return min(usable, key=lambda fit: fit.score(criterion))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from batsim_google.errors import InputFileError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
@@ -34,10 +35,6 @@ KIND_OF_END_EVENT = {
     "KILL": "service", str(int(TaskEvent.KILL)): "service",
 }
 SCHEDULING_CLASSES = 4
-
-
-class FitInputError(ValueError):
-    """Input that cannot be fitted; the message names the column or the row."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +73,7 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     if not columns & {"priority", "google_priority"}:
         missing.append("priority or google_priority")
     if missing:
-        raise FitInputError(f"the task table lacks column(s): {', '.join(missing)}")
+        raise InputFileError(f"the task table lacks column(s): {', '.join(missing)}")
 
     if "kind" in columns:
         kind = pl.col("kind").cast(pl.String)

@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 import polars as pl
 
+from batsim_google.errors import ParameterError
 from batsim_google.generate.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
@@ -59,9 +60,9 @@ class WorkloadWriter:
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if nb_res < 1:
-            raise ValueError(f"nb_res must be >= 1 (got {nb_res})")
+            raise ParameterError(f"nb_res must be >= 1 (got {nb_res})")
         if grain is not None and not (grain > 0 and math.isfinite(grain)):
-            raise ValueError(f"grain must be a positive number of seconds (got {grain})")
+            raise ParameterError(f"grain must be a positive number of seconds (got {grain})")
         self.path = Path(path)
         self.grain = None if grain is None else float(grain)
         self.jobs = 0
@@ -142,7 +143,7 @@ class WorkloadWriter:
             return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS))
         ratio = jobs.select((delay / self.grain).max()).item()
         if ratio >= MAX_STEPS:
-            raise ValueError(f"a makespan of {ratio * self.grain:g} s is more than {MAX_STEPS:.0e} grains of {self.grain:g} s")
+            raise ParameterError(f"a makespan of {ratio * self.grain:g} s is more than {MAX_STEPS:.0e} grains of {self.grain:g} s")
         steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64)).to_series()
         task_steps = steps.filter(jobs.select(~is_service).to_series())
         new = pl.Series(sorted(set(task_steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)

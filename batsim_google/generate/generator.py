@@ -15,6 +15,7 @@ from typing import Iterator
 
 import numpy as np
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
@@ -117,13 +118,13 @@ def generate(
     its load per machine on a platform that many times smaller.
     """
     if (tasks is None) == (duration is None):
-        raise ValueError("give exactly one of tasks (a count) and duration (seconds)")
+        raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
     if tasks is not None and tasks < 0:
-        raise ValueError(f"tasks must be >= 0 (got {tasks})")
+        raise ParameterError(f"tasks must be >= 0 (got {tasks})")
     if duration is not None and not (duration >= 0 and np.isfinite(duration)):
-        raise ValueError(f"duration must be a finite number >= 0 of seconds (got {duration})")
+        raise ParameterError(f"duration must be a finite number >= 0 of seconds (got {duration})")
     if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
-        raise ValueError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
+        raise ParameterError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
     for kind in {c.kind for c in model.classes}:
         requests.for_kind(kind)
     produced, clock = 0, 0.0

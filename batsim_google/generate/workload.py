@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 from tqdm import tqdm
 
+from batsim_google.errors import ParameterError
 from batsim_google.generate.batsim_json import WorkloadWriter
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.generate.generator import generate
@@ -48,7 +49,7 @@ def write_generated_workload(
     the file's ``meta`` when it is not 1.
     """
     if model.max_width > nb_res:
-        raise ValueError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
+        raise ParameterError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
     class_names = pl.Series([c.name for c in model.classes])
     class_kinds = pl.Series([c.kind for c in model.classes])

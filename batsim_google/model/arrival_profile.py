@@ -16,7 +16,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from batsim_google.parameters import ParameterError as ModelError, known_keys, number, numbers, require, table
+from batsim_google.errors import ParameterError
+from batsim_google.parameters import known_keys, number, numbers, require, table
 
 MEAN_TOLERANCE = 1e-9
 
@@ -83,7 +84,7 @@ class ArrivalProfile:
         for index, rate in enumerate(rates):
             require(f"{where}.rates[{index}]", rate, rate >= 0.0, ">= 0")
         if not sum(rates) > 0.0:
-            raise ModelError(f"{where}.rates must not all be 0")
+            raise ParameterError(f"{where}.rates must not all be 0")
         profile = cls.normalized(period, rates)
         profile.check(where)
         return profile

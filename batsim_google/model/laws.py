@@ -20,7 +20,8 @@ from typing import Any, ClassVar, Mapping, Sequence
 import numpy as np
 from scipy import optimize, special, stats
 
-from batsim_google.parameters import ParameterError as ModelError, known_keys, number, numbers, require, table
+from batsim_google.errors import ParameterError
+from batsim_google.parameters import known_keys, number, numbers, require, table
 
 #: Tolerance on the sum of mixture weights.
 WEIGHT_TOLERANCE = 1e-6
@@ -229,7 +230,7 @@ class _Mixture(Law):
                     require(f"{where}.{f.name}[{index}]", value, value > 0.0, "> 0")
         total = math.fsum(self.weights)
         if abs(total - 1.0) > WEIGHT_TOLERANCE:
-            raise ModelError(f"{where}.weights must sum to 1 (got {total:.9g})")
+            raise ParameterError(f"{where}.weights must sum to 1 (got {total:.9g})")
 
     def cdf(self, x) -> np.ndarray:
         x = np.asarray(x, dtype=float)
@@ -304,7 +305,7 @@ class Empirical(Law):
             require(f"{where}.weights[{index}]", weight, 0.0 <= weight <= 1.0, "in [0, 1]")
         total = math.fsum(self.weights)
         if abs(total - 1.0) > WEIGHT_TOLERANCE:
-            raise ModelError(f"{where}.weights must sum to 1 (got {total:.9g})")
+            raise ParameterError(f"{where}.weights must sum to 1 (got {total:.9g})")
 
     def mean(self) -> float:
         return float(np.dot(self.values, self.weights))
@@ -325,7 +326,7 @@ def law_from_mapping(raw: Any, where: str) -> Law:
     raw = table(raw, where)
     name = raw.get("law")
     if name not in LAWS:
-        raise ModelError(f"{where}.law must be one of {', '.join(LAWS)} (got {name!r})")
+        raise ParameterError(f"{where}.law must be one of {', '.join(LAWS)} (got {name!r})")
     return LAWS[name].from_mapping(raw, where)
 
 

@@ -13,6 +13,7 @@ as Section 5.2 reads it; the others as tasks. The dynamism is the trace's, as in
 
 from __future__ import annotations
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.priority import rate_for_centroid
 from batsim_google.model.vocabulary import PRESET_NAMES
@@ -83,4 +84,4 @@ def preset(name: str) -> WorkloadModel:
     try:
         return PRESETS[name]()
     except KeyError:
-        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}") from None
+        raise ParameterError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}") from None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 RATE_BRACKET = (1e-3, 1e3)
 
@@ -45,7 +46,7 @@ def rate_for_mean(mean: float) -> float:
     """
     low, high = RATE_BRACKET
     if not priority_law(high).mean() <= mean <= priority_law(low).mean():
-        raise ValueError(
+        raise ParameterError(
             f"mean priority {mean:g} is out of reach: a truncated exponential with a rate in "
             f"[{low:g}, {high:g}] has a mean between 0.001 and 0.4999"
         )

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from batsim_google.errors import InputFileError, ParameterError
 
 DEFAULT_LAW = "requests.json"
 
@@ -32,10 +33,10 @@ class EmpiricalRequests:
 
     def __post_init__(self) -> None:
         if not (len(self.cpu) == len(self.memory) == len(self.count)) or len(self.cpu) == 0:
-            raise ValueError("cpu, memory and count must be non-empty lists of one length")
+            raise ParameterError("cpu, memory and count must be non-empty lists of one length")
         values = np.concatenate([self.count, self.cpu, self.memory]).astype(float)
         if not np.isfinite(values).all() or np.any(self.count <= 0) or np.any(self.cpu < 0) or np.any(self.memory < 0):
-            raise ValueError("counts must be finite and > 0, requests finite and >= 0")
+            raise ParameterError("counts must be finite and > 0, requests finite and >= 0")
 
     def sample(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """``size`` (cpu, memory) pairs drawn with replacement, weighted by count."""
@@ -54,7 +55,7 @@ class RequestLaw:
         try:
             return self.kinds[kind]
         except KeyError:
-            raise ValueError(f"the request law has no {kind!r} entry") from None
+            raise InputFileError(f"the request law has no {kind!r} entry") from None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,7 +85,7 @@ def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
             for kind, entry in data["kinds"].items()
         }
     except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"{source}: not a request law ({error})") from error
+        raise InputFileError(f"{source}: not a request law ({error})") from error
     return RequestLaw(kinds, data.get("provenance", {}))
 
 
@@ -96,5 +97,5 @@ def load_request_law(path: str | Path | None = None) -> RequestLaw:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: {error}") from error
+        raise InputFileError(f"{path}: {error}") from error
     return request_law_from_json(data, str(path))

@@ -26,7 +26,8 @@ import tomli_w
 
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
-from batsim_google.parameters import ParameterError, known_keys, number, read_parameter_file, require, table
+from batsim_google.errors import ParameterError
+from batsim_google.parameters import known_keys, number, read_parameter_file, require, table
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
 
@@ -46,10 +47,7 @@ def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
     return np.log(mass / disparity), np.sqrt(2.0 * np.log(disparity))
 
 
-__all__ = ["KINDS", "Kind", "ModelError", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
-
-#: Errors of model files: the package's parameter errors, which name the parameter.
-ModelError = ParameterError
+__all__ = ["KINDS", "Kind", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
 
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
@@ -88,15 +86,15 @@ class TaskClass:
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
-            raise ModelError(f"{where}.name must be a non-empty string without quotes, '\\' or '!'")
+            raise ParameterError(f"{where}.name must be a non-empty string without quotes, '\\' or '!'")
         if self.kind not in KINDS:
-            raise ModelError(f"{where}.kind must be one of {', '.join(KINDS)} (got {self.kind!r})")
+            raise ParameterError(f"{where}.kind must be one of {', '.join(KINDS)} (got {self.kind!r})")
         require(f"{where}.frequency", self.frequency, 0.0 <= self.frequency <= 1.0, "in [0, 1]")
         if self.makespan is None:
             require(f"{where}.mass", self.mass, self.mass is not None and self.mass > 0.0, "> 0")
             require(f"{where}.disparity", self.disparity, self.disparity is not None and self.disparity > 1.0, "> 1")
         elif self.mass is not None or self.disparity is not None:
-            raise ModelError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
+            raise ParameterError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
         else:
             self.makespan.check(f"{where}.makespan")
         require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
@@ -109,20 +107,20 @@ class TaskClass:
     def _check_groups(self, where: str) -> None:
         if self.groups is None:
             if self.makespan_by_group:
-                raise ModelError(f"{where}.makespan_by_group needs {where}.groups")
+                raise ParameterError(f"{where}.makespan_by_group needs {where}.groups")
             return
         if self.groups not in GROUPINGS:
-            raise ModelError(f"{where}.groups must be one of {', '.join(GROUPINGS)} (got {self.groups!r})")
+            raise ParameterError(f"{where}.groups must be one of {', '.join(GROUPINGS)} (got {self.groups!r})")
         if self.width is None or not self.makespan_by_group:
-            raise ModelError(f"{where}.groups needs {where}.width and {where}.makespan_by_group")
+            raise ParameterError(f"{where}.groups needs {where}.width and {where}.makespan_by_group")
         present = set(group_names(self.width.values, self.groups))
         for name, law in self.makespan_by_group.items():
             key = f'{where}.makespan_by_group["{name}"]'
             if not is_group_name(name, self.groups):
                 example = "a width such as \"12\"" if self.groups == "width" else "a power of 2 (\"8\") or the widths between two (\"9-15\")"
-                raise ModelError(f"{key}: not a group of groups = {self.groups!r}: name {example}")
+                raise ParameterError(f"{key}: not a group of groups = {self.groups!r}: name {example}")
             if name not in present:
-                raise ModelError(f"{key}: no width of {where}.width is in this group")
+                raise ParameterError(f"{key}: no width of {where}.width is in this group")
             law.check(key)
 
     def width_law(self) -> Empirical:
@@ -185,22 +183,22 @@ class WorkloadModel:
         if self.interarrival is None:
             require("dynamism", self.dynamism, self.dynamism is not None and self.dynamism > 0.0, "> 0")
         elif self.dynamism is not None:
-            raise ModelError("give dynamism (the paper's Lomax inter-arrivals) or interarrival, not both")
+            raise ParameterError("give dynamism (the paper's Lomax inter-arrivals) or interarrival, not both")
         else:
             self.interarrival.check("interarrival")
         if self.arrival_profile is not None:
             self.arrival_profile.check("arrival_profile")
         require("simultaneous", self.simultaneous, 0.0 <= self.simultaneous < 1.0, "in [0, 1)")
         if not self.classes:
-            raise ModelError("classes must list at least one class")
+            raise ParameterError("classes must list at least one class")
         for index, task_class in enumerate(self.classes):
             task_class.check(f"classes[{index}]")
         names = [c.name for c in self.classes]
         if len(set(names)) != len(names):
-            raise ModelError(f"classes[].name must be unique (got {names})")
+            raise ParameterError(f"classes[].name must be unique (got {names})")
         total = math.fsum(c.frequency for c in self.classes)
         if abs(total - 1.0) > FREQUENCY_TOLERANCE:
-            raise ModelError(f"classes[].frequency must sum to 1 (got {total:.9g})")
+            raise ParameterError(f"classes[].frequency must sum to 1 (got {total:.9g})")
 
     def interarrival_law(self) -> Law:
         """The law of the time between consecutive submissions (in normalized time with a profile).
@@ -242,7 +240,7 @@ def _width(raw: Any, where: str) -> Empirical | None:
         return None
     raw = table(raw, where)
     if raw.get("law") != Empirical.name:
-        raise ModelError(f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})")
+        raise ParameterError(f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})")
     return Empirical.from_mapping(raw, where)
 
 
@@ -255,18 +253,18 @@ def _laws_by_group(raw: Any, where: str) -> dict[str, Law]:
 def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadModel:
     """Build and validate a model from the dictionary of a TOML or JSON model file."""
     if not isinstance(data, Mapping):
-        raise ModelError("a model must be a table/object with 'dynamism' and 'classes'")
+        raise ParameterError("a model must be a table/object with 'dynamism' and 'classes'")
     unknown = set(data) - _MODEL_KEYS
     if unknown:
-        raise ModelError(f"unknown model key(s): {', '.join(sorted(unknown))}")
+        raise ParameterError(f"unknown model key(s): {', '.join(sorted(unknown))}")
     raw_classes = data.get("classes")
     if not isinstance(raw_classes, list):
-        raise ModelError("classes must be a list of tables/objects")
+        raise ParameterError("classes must be a list of tables/objects")
     classes = []
     for index, raw in enumerate(raw_classes):
         where = f"classes[{index}]."
         if not isinstance(raw, Mapping):
-            raise ModelError(f"classes[{index}] must be a table/object")
+            raise ParameterError(f"classes[{index}] must be a table/object")
         known_keys(raw, _CLASS_KEYS, f"classes[{index}]")
         lognormal = "makespan" not in raw
         classes.append(
@@ -302,14 +300,11 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
 def load_model(path: str | Path) -> WorkloadModel:
     """Load a model from a ``.toml`` or ``.json`` file; errors name the file and the parameter."""
     path = Path(path)
-    try:
-        data = read_parameter_file(path)
-    except ValueError as error:
-        raise ModelError(str(error)) from error
+    data = read_parameter_file(path)
     try:
         return model_from_mapping(data, source=str(path))
-    except ModelError as error:
-        raise ModelError(f"{path}: {error}") from error
+    except ParameterError as error:
+        raise ParameterError(f"{path}: {error}") from error
 
 
 def save_model(model: WorkloadModel, path: str | Path) -> None:
@@ -321,4 +316,4 @@ def save_model(model: WorkloadModel, path: str | Path) -> None:
     elif path.suffix.lower() == ".json":
         path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     else:
-        raise ModelError(f"{path}: a model file must end in .toml or .json")
+        raise ParameterError(f"{path}: a model file must end in .toml or .json")

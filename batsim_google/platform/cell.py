@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from batsim_google.errors import ParameterError
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES
 
 CELL_SCHEMA = {"platform_id": pl.String, "cpu": pl.Float64, "memory": pl.Float64}
@@ -30,12 +31,12 @@ class Cell:
     def __post_init__(self) -> None:
         missing = [name for name in CELL_SCHEMA if name not in self.machines.columns]
         if missing:
-            raise ValueError(f"a cell needs column(s) {missing}")
+            raise ParameterError(f"a cell needs column(s) {missing}")
         if self.machines.height == 0:
-            raise ValueError("a cell needs at least one machine")
+            raise ParameterError("a cell needs at least one machine")
         capacities = self.machines.select(pl.min_horizontal("cpu", "memory").min()).item()
         if not capacities > 0:
-            raise ValueError("machine capacities must be > 0")
+            raise ParameterError("machine capacities must be > 0")
 
     def __len__(self) -> int:
         return self.machines.height
@@ -50,7 +51,7 @@ def scaled_counts(counts: np.ndarray, total: int) -> np.ndarray:
     """
     counts = np.asarray(counts, dtype=np.int64)
     if total < 0:
-        raise ValueError(f"the machine count must be >= 0 (got {total})")
+        raise ParameterError(f"the machine count must be >= 0 (got {total})")
     quotas = counts * total / counts.sum()
     scaled = np.floor(quotas).astype(np.int64)
     remainders = quotas - scaled
@@ -72,7 +73,7 @@ def google_2011_cell(machines: int | None = None) -> Cell:
     if machines is None:
         machines = GOOGLE_2011_MACHINES
     elif machines < 1:
-        raise ValueError(f"the machine count must be >= 1 (got {machines})")
+        raise ParameterError(f"the machine count must be >= 1 (got {machines})")
     scaled = scaled_counts(counts, machines)
     types = pl.DataFrame(
         [(platform, cpu, memory) for _, platform, cpu, memory in GOOGLE_2011_TYPES],

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from batsim_google.errors import ParameterError
 from batsim_google.parameters import number, read_parameter_file
 
 DEFAULT_FIGURES = "energy.toml"
@@ -69,16 +70,16 @@ class EnergyModel:
 
 def _figures(table: Any, where: str, complete: bool) -> dict[str, float]:
     if not isinstance(table, Mapping):
-        raise ValueError(f"{where.rstrip('.')} must be a table/object")
+        raise ParameterError(f"{where.rstrip('.')} must be a table/object")
     unknown = set(table) - set(KEYS)
     if unknown:
-        raise ValueError(f"unknown key(s) in {where.rstrip('.')}: {', '.join(sorted(unknown))}")
+        raise ParameterError(f"unknown key(s) in {where.rstrip('.')}: {', '.join(sorted(unknown))}")
     figures = {}
     for key in KEYS if complete else sorted(table):
         value = number(table, key, where)
         positive = key in TIME_KEYS
         if value < 0 or (positive and value == 0):
-            raise ValueError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
+            raise ParameterError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
         figures[key] = value
     return figures
 
@@ -87,13 +88,13 @@ def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyMod
     """Build and validate a complete model (``reference_cpu``, ``reference``, ``platforms``)."""
     unknown = set(data) - {"reference_cpu", "reference", "platforms"}
     if unknown:
-        raise ValueError(f"unknown key(s): {', '.join(sorted(unknown))}")
+        raise ParameterError(f"unknown key(s): {', '.join(sorted(unknown))}")
     reference_cpu = number(data, "reference_cpu")
     if reference_cpu <= 0:
-        raise ValueError(f"reference_cpu must be > 0 (got {reference_cpu!r})")
+        raise ParameterError(f"reference_cpu must be > 0 (got {reference_cpu!r})")
     platforms = data.get("platforms", {})
     if not isinstance(platforms, Mapping):
-        raise ValueError("platforms must be a table/object of platform IDs")
+        raise ParameterError("platforms must be a table/object of platform IDs")
     return EnergyModel(
         reference=PowerProfile(**_figures(data.get("reference"), "reference.", complete=True)),
         reference_cpu=reference_cpu,
@@ -118,9 +119,9 @@ def load_energy_model(path: str | Path | None = None) -> EnergyModel:
     overrides = read_parameter_file(path)
     try:
         if not isinstance(overrides, Mapping):
-            raise ValueError("an energy file must be a table/object")
+            raise ParameterError("an energy file must be a table/object")
         if isinstance(overrides.get("reference"), Mapping):
             overrides = {**overrides, "reference": {**data["reference"], **overrides["reference"]}}
         return energy_model_from_mapping({**data, **overrides}, str(path))
     except ValueError as error:
-        raise ValueError(f"{path}: {error}") from error
+        raise ParameterError(f"{path}: {error}") from error

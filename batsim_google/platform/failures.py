@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY, HOUR
 
+from batsim_google.errors import ParameterError
 if TYPE_CHECKING:
     import numpy as np
 
@@ -53,7 +54,7 @@ class FailureLaw:
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
             if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a positive number (got {value!r})")
+                raise ParameterError(f"{name} must be a positive number (got {value!r})")
 
 
 def weibull_with_mean(mean: float, shape: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -70,7 +71,7 @@ def draw_failures(
     from batsim_google.platform.batsim_events import availability_changes
 
     if machines < 1 or not horizon > 0:
-        raise ValueError(f"need machines >= 1 and horizon > 0 (got {machines}, {horizon})")
+        raise ParameterError(f"need machines >= 1 and horizon > 0 (got {machines}, {horizon})")
     resources, times, available = [], [], []
     active = np.arange(machines)
     clock = np.zeros(machines)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
+from batsim_google.errors import InputFileError
 from batsim_google.platform.energy import EnergyModel, PowerProfile
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
     for part in text.split(","):
         match = _SPEED.match(part)
         if match is None:
-            raise ValueError(f"{where}: unreadable speed {part.strip()!r}")
+            raise InputFileError(f"{where}: unreadable speed {part.strip()!r}")
         speeds.append(float(match.group(1)) * _UNITS[match.group(2)])
     return tuple(speeds)
 
@@ -186,7 +187,7 @@ def _radical(text: str, where: str) -> list[int]:
             first, _, last = part.strip().partition("-")
             numbers += range(int(first), int(last or first) + 1)
     except ValueError:
-        raise ValueError(f"{where}: unreadable radical {text!r}") from None
+        raise InputFileError(f"{where}: unreadable radical {text!r}") from None
     return numbers
 
 
@@ -214,7 +215,7 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
                 ]
             element.clear()
     except (ET.ParseError, OSError) as error:
-        raise ValueError(f"{path}: {error}") from error
+        raise InputFileError(f"{path}: {error}") from error
     return hosts
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 
 #: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
@@ -64,11 +65,11 @@ class PolicyConfig:
         for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
             value, (kinds, expected) = getattr(self, f.name), _OPTION_TYPES[f.type]
             if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, kinds):
-                raise ValueError(f"{f.name} must be {expected} (got {value!r})")
+                raise ParameterError(f"{f.name} must be {expected} (got {value!r})")
         for f in fields(self):
             value, option = getattr(self, f.name), f.metadata
             if option["choices"] and value not in option["choices"]:
-                raise ValueError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
+                raise ParameterError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
             if option["min"] is not None and not (value > option["min"] if option["min_open"] else value >= option["min"]):
                 bound = f"{'>' if option['min_open'] else '>='} {option['min']:g}{' ' + option['unit'] if option['unit'] else ''}"
-                raise ValueError(f"{f.name} must be {bound} (got {value})")
+                raise ParameterError(f"{f.name} must be {bound} (got {value})")

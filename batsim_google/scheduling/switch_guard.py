@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from procset import ProcSet
 
+from batsim_google.errors import InputFileError
 from batsim_google.platform.batsim_events import UNAVAILABLE
 from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
 
@@ -55,7 +56,7 @@ def failure_times(paths: Iterable[str | Path], machines: int) -> list[np.ndarray
                     for machine in ProcSet.from_str(event["resources"]):
                         times[machine].append(float(event["timestamp"]))
                 except (ValueError, KeyError, IndexError, TypeError) as error:
-                    raise ValueError(f"{path}:{number}: unreadable machine_unavailable event ({error})") from error
+                    raise InputFileError(f"{path}:{number}: unreadable machine_unavailable event ({error})") from error
     return [np.array(machine_times) for machine_times in times]
 
 

@@ -42,6 +42,7 @@ from batsim_py import HostEvent, JobEvent, SimulatorHandler
 from batsim_py.jobs import Job
 from batsim_py.resources import Host
 
+from batsim_google.errors import ParameterError
 from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request
 from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
 from batsim_google.scheduling.ledger_files import write_ledger
@@ -58,7 +59,7 @@ BATSIM_DIED = 3
 WATCH_SECONDS = 0.2
 
 
-class BatsimPyUnsupported(ValueError):
+class BatsimPyUnsupported(ParameterError):
     """A run that batsim-py 1.0.5 cannot drive in Batsim 4.2.1; the message says why."""
 
 

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.simgrid_xml import compute_hosts, sleep_pstates
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -70,7 +71,7 @@ def require_sleep_pstates(properties: Sequence[Mapping], energy: str, where: str
         return
     missing = [index for index, props in enumerate(properties) if sleep_pstates(props) is None]
     if missing:
-        raise ValueError(f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
+        raise ParameterError(f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
                          f"({len(missing)} without, e.g. host {missing[0]})")
 
 
@@ -90,7 +91,7 @@ def cell_policy(
     if platform is not None and events and config.energy != "always-on":
         hosts = compute_hosts(platform)
         if len(hosts) != len(properties):
-            raise ValueError(f"{platform}: {len(hosts)} compute hosts, but Batsim has {len(properties)} machines")
+            raise InputFileError(f"{platform}: {len(hosts)} compute hosts, but Batsim has {len(properties)} machines")
         switch_on, switch_off = switch_seconds(hosts)
         guard = SwitchGuard(failure_times(events, len(properties)), switch_on, switch_off)
     return CellPolicy(cpu, memory, config, guard)

@@ -15,11 +15,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.simulation.runner import (
-    DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation, SimulationError,
+    DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation,
     SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
 )
 from batsim_google.scheduling.ledger_files import SUMMARY
@@ -56,7 +57,7 @@ def run_google_cell(
     ValueError) before anything starts, and an ImportError without the batsim-py extra.
     """
     if frontend not in FRONTENDS:
-        raise ValueError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
+        raise ParameterError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
     energy_policy = policy.get("energy", "always-on")
     if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
         require_sleep_pstates([host.properties for host in compute_hosts(platform)], energy_policy, str(platform))

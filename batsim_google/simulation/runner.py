@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet, Callable, Sequence
 
+from batsim_google.errors import SimulationError
+
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
 POLL_SECONDS = 0.05
@@ -43,10 +45,6 @@ GOOGLE_CELL_BATSIM_OPTIONS = (
 DEFAULT_TIMEOUT_S = 3600.0
 #: The protocol libraries the scheduler can run through, between Batsim and the policy.
 FRONTENDS = ("pybatsim", "batsim-py")
-
-
-class SimulationError(RuntimeError):
-    """The simulation failed or timed out; the message says which side and where its log is."""
 
 
 def free_port() -> int:

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 import polars as pl
 
+from batsim_google.errors import ParameterError
 from batsim_google.generate.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.row_accounting import RowAccount
@@ -57,19 +58,19 @@ class Selection:
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
-            raise ValueError(f"a job is one 'attempt' or one 'task' (got {self.per!r})")
+            raise ParameterError(f"a job is one 'attempt' or one 'task' (got {self.per!r})")
         if not self.start < self.end:
-            raise ValueError(f"--start ({self.start}) must be before --end ({self.end})")
+            raise ParameterError(f"--start ({self.start}) must be before --end ({self.end})")
         unknown = set(self.priority_groups) - set(PRIORITY_GROUPS)
         if unknown:
-            raise ValueError(f"unknown priority group(s) {sorted(unknown)}; use {list(PRIORITY_GROUPS)}")
+            raise ParameterError(f"unknown priority group(s) {sorted(unknown)}; use {list(PRIORITY_GROUPS)}")
         unknown = set(self.end_events) - set(END_EVENTS)
         if unknown:
-            raise ValueError(f"unknown end event(s) {sorted(unknown)}; use {list(END_EVENTS)}")
+            raise ParameterError(f"unknown end event(s) {sorted(unknown)}; use {list(END_EVENTS)}")
         if not set(self.scheduling_classes) <= {0, 1, 2, 3}:
-            raise ValueError(f"scheduling classes are 0-3 (got {list(self.scheduling_classes)})")
+            raise ParameterError(f"scheduling classes are 0-3 (got {list(self.scheduling_classes)})")
         if not 0 < self.unknown_priority <= 1:
-            raise ValueError(f"the priority of jobs without one must be in ]0, 1] (got {self.unknown_priority})")
+            raise ParameterError(f"the priority of jobs without one must be in ]0, 1] (got {self.unknown_priority})")
 
     @property
     def submit_column(self) -> str:

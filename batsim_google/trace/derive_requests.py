@@ -14,6 +14,7 @@ from typing import Iterable
 import numpy as np
 import pyarrow.compute as pc
 
+from batsim_google.errors import InputFileError
 from batsim_google.model.request_law import EmpiricalRequests, RequestLaw
 from batsim_google.model.workload_model import KINDS, Kind
 from batsim_google.trace.checksums import sha256
@@ -52,7 +53,7 @@ def derive_request_law(sources: Iterable[str | Path], account: RowAccount, note:
     kinds = {}
     for kind, counter in counters.items():
         if not counter:
-            raise ValueError(f"no {KIND_EVENTS[kind].name} row with requests: cannot derive {kind}")
+            raise InputFileError(f"no {KIND_EVENTS[kind].name} row with requests: cannot derive {kind}")
         pairs = sorted(counter.items())
         kinds[kind] = EmpiricalRequests(
             np.array([cpu for (cpu, _), _ in pairs]),

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from batsim_google.errors import InputFileError
 
-class TraceError(ValueError):
-    """Unreadable or inconsistent input; the message names the file (and line when known)."""
+
+class TraceError(InputFileError):
+    """An unreadable or inconsistent trace row or file, raised where the run stops in strict mode;
+    the message names the file (and line when known)."""
 
 
 @dataclass

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from batsim_google.errors import InputFileError
 from batsim_google.trace.vocabulary import PRIORITY_GROUPS
 
 #: Microseconds per second; trace timestamps are integers in microseconds.
@@ -138,7 +139,7 @@ def table_columns(table: str, schema_csv: Path | None = None) -> list[tuple[str,
         return default
     unknown = [key for _, key in rows if key not in types]
     if unknown:
-        raise ValueError(f"{schema_csv}: unknown {table} column(s) {unknown}")
+        raise InputFileError(f"{schema_csv}: unknown {table} column(s) {unknown}")
     return [(key, types[key]) for _, key in sorted(rows)]
 
 

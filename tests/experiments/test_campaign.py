@@ -12,7 +12,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from batsim_google.experiments.campaign import CampaignError, load_campaign
+from batsim_google.errors import ParameterError
+from batsim_google.experiments.campaign import load_campaign
 from batsim_google.experiments.execution import MARKER, completed
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.platform.google_2011 import TRACE_DAYS
@@ -107,7 +108,7 @@ def test_defaults(tmp_path):
 ])
 def test_errors_name_the_file_and_entry(tmp_path, text, message):
     path = campaign_file(tmp_path, text)
-    with pytest.raises(CampaignError, match=message) as error:
+    with pytest.raises(ParameterError, match=message) as error:
         load_campaign(path)
     assert str(error.value).startswith(str(path))
 

@@ -12,7 +12,8 @@ import pytest
 
 from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
 from batsim_google.experiments.load_energy import load_energy
-from batsim_google.experiments.outputs import RunOutputError, RunOutputs, started_jobs, task_times
+from batsim_google.errors import InputFileError
+from batsim_google.experiments.outputs import RunOutputs, started_jobs, task_times
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps, time_average
@@ -177,10 +178,10 @@ def test_step_functions_and_time_averages():
 
 
 def test_missing_outputs_are_named(tmp_path):
-    with pytest.raises(RunOutputError, match="out_jobs.csv: no such file"):
+    with pytest.raises(InputFileError, match="out_jobs.csv: no such file"):
         run_metrics(RunOutputs(tmp_path), PLATFORM)
     (tmp_path / "out_jobs.csv").write_text("job_id,workload_name\n1,w0\n")
-    with pytest.raises(RunOutputError, match="out_jobs.csv"):
+    with pytest.raises(InputFileError, match="out_jobs.csv"):
         RunOutputs(tmp_path).jobs()
 
 
@@ -189,7 +190,7 @@ def test_a_job_without_attempt_is_an_error(tmp_path):
         shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
     attempts = RUN.path("attempts.csv").read_text().splitlines()
     (tmp_path / "out_attempts.csv").write_text("\n".join(line for line in attempts if "w0_6#2" not in line) + "\n")
-    with pytest.raises(RunOutputError, match="1 job.*without an attempt.*w0_6#2"):
+    with pytest.raises(InputFileError, match="1 job.*without an attempt.*w0_6#2"):
         started_jobs(RunOutputs(tmp_path))
 
 

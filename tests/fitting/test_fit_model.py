@@ -18,7 +18,8 @@ from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.fidelity import fidelity_report
 from batsim_google.fitting.law_fitters import FITTERS
 from batsim_google.fitting.model_fit import MIN_CLASS_TASKS, SMALL_CLASS, fit_model
-from batsim_google.fitting.table import FitInputError, task_table
+from batsim_google.errors import InputFileError
+from batsim_google.fitting.table import task_table
 from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model
 from batsim_google.model.presets import preset
 from batsim_google.model.priority import rate_for_centroid
@@ -65,7 +66,7 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
     # Strict: the first bad row, numbered from 1, whatever its reason.
     with pytest.raises(TraceError, match=r"^tasks.csv:2: makespan is missing, not finite or <= 0$"):
         task_table(frame, RowAccount(strict=True), "tasks.csv")
-    with pytest.raises(FitInputError, match=r"lacks column\(s\): makespan, kind or end_event"):
+    with pytest.raises(InputFileError, match=r"lacks column\(s\): makespan, kind or end_event"):
         task_table(pl.DataFrame({"subtime": [1.0], "priority": [0.5]}), RowAccount())
 
 
@@ -115,7 +116,7 @@ def test_small_classes_are_skipped_and_counted_or_refused_in_strict_mode():
     rows = result.table.rows
     assert rows.skipped == {SMALL_CLASS: MIN_CLASS_TASKS - 1} and rows.balanced
     assert result.table.frame.height == rows.used == count - (MIN_CLASS_TASKS - 1) and rows.read == count
-    with pytest.raises(FitInputError, match="fewer than 20 tasks"):
+    with pytest.raises(InputFileError, match="fewer than 20 tasks"):
         fit_model(frame, methods=FAST, strict=True)
 
 

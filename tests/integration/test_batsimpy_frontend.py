@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from batsim_google.simulation.runner import SimulationError
+from batsim_google.errors import SimulationError
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.run import run_google_cell
 

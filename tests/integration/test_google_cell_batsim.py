@@ -9,7 +9,8 @@ import pytest
 from batsim_google.simulation import googleCell
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, SimulationError, pybatsim_scheduler, run_simulation
+from batsim_google.errors import SimulationError
+from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulation.run import run_google_cell
 from batsim_google.generate.workload import write_generated_workload
 

@@ -16,7 +16,8 @@ from batsim_google.platform.failures import FailureLaw, draw_failures
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.simulation.runner import Simulation, SimulationError, pybatsim_scheduler, run_simulation
+from batsim_google.errors import SimulationError
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.trace.machines import read_machine_history
 from batsim_google.generate.workload import write_generated_workload
 

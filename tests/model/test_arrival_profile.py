@@ -11,7 +11,8 @@ from batsim_google.units import DAY, HALF_HOUR, WEEK
 from batsim_google.model.laws import Exponential, LogNormal
 from batsim_google.fitting.profile import fit_arrival_profile, profile_period, time_in_bins
 from batsim_google.generate.generator import generate
-from batsim_google.model.workload_model import ModelError, TaskClass, WorkloadModel, model_from_mapping
+from batsim_google.errors import ParameterError
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, model_from_mapping
 from batsim_google.model.request_law import load_request_law
 
 
@@ -90,5 +91,5 @@ def test_partial_coverage_and_period_choice():
 ])
 def test_invalid_profiles_are_named(profile, message):
     data = {"dynamism": 1.0, "arrival_profile": profile, "classes": [{"frequency": 1, "mass": 5, "disparity": 2, "lambda": 1}]}
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(ParameterError, match=message):
         model_from_mapping(data)

@@ -17,7 +17,8 @@ from batsim_google.model.laws import (
     Exponential, Gamma, HyperExponential, HyperGamma, LogNormal, Lomax, Pareto, law_from_mapping,
 )
 from batsim_google.generate.generator import generate
-from batsim_google.model.workload_model import ModelError, TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
+from batsim_google.errors import ParameterError
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
@@ -155,20 +156,20 @@ def test_law_tables_in_model_files_round_trip(tmp_path):
 )
 def test_invalid_laws_are_named(makespan, message):
     data = {"dynamism": 1.0, "classes": [{"frequency": 1.0, "lambda": 2.0, "makespan": makespan}]}
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(ParameterError, match=message):
         model_from_mapping(data)
 
 
 def test_a_class_gives_mass_and_disparity_or_a_law_and_arrivals_dynamism_or_a_law():
     law = {"law": "exponential", "rate": 1.0}
     both = {"dynamism": 1.0, "classes": [{"frequency": 1.0, "lambda": 2.0, "mass": 5, "disparity": 2, "makespan": law}]}
-    with pytest.raises(ModelError, match=r"classes\[0\]: give mass and disparity .* or makespan, not both"):
+    with pytest.raises(ParameterError, match=r"classes\[0\]: give mass and disparity .* or makespan, not both"):
         model_from_mapping(both)
     neither = {"dynamism": 1.0, "classes": [{"frequency": 1.0, "lambda": 2.0}]}
-    with pytest.raises(ModelError, match=r"classes\[0\]\.mass is missing"):
+    with pytest.raises(ParameterError, match=r"classes\[0\]\.mass is missing"):
         model_from_mapping(neither)
     arrivals = {"dynamism": 1.0, "interarrival": law, "classes": [{"frequency": 1.0, "lambda": 2.0, "makespan": law}]}
-    with pytest.raises(ModelError, match="give dynamism .* or interarrival, not both"):
+    with pytest.raises(ParameterError, match="give dynamism .* or interarrival, not both"):
         model_from_mapping(arrivals)
     del arrivals["dynamism"]
     assert model_from_mapping(arrivals).interarrival_law() == Exponential(1.0)

@@ -9,7 +9,8 @@ import pytest
 from scipy import integrate
 
 from batsim_google.model.priority import priority_law
-from batsim_google.model.workload_model import ModelError, load_model, model_from_mapping
+from batsim_google.errors import ParameterError
+from batsim_google.model.workload_model import load_model, model_from_mapping
 from batsim_google.model.presets import PRESETS, preset
 from batsim_google.model.priority import rate_for_centroid, rate_for_mean, unit_priority
 
@@ -41,22 +42,22 @@ def test_invalid_parameters_are_named(path, value, message):
     for key in path[:-1]:
         target = target[key]
     target[path[-1]] = value
-    with pytest.raises(ModelError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ParameterError, match=message.replace("[", r"\[").replace("]", r"\]")):
         model_from_mapping(data)
 
 
 def test_unknown_and_missing_keys_are_named():
     data = google_mapping()
     data["classes"][0]["sigma"] = 2
-    with pytest.raises(ModelError, match=r"unknown key\(s\) in classes\[0\]: sigma"):
+    with pytest.raises(ParameterError, match=r"unknown key\(s\) in classes\[0\]: sigma"):
         model_from_mapping(data)
     data = google_mapping()
     data["dynamic"] = 1
-    with pytest.raises(ModelError, match="unknown model key"):
+    with pytest.raises(ParameterError, match="unknown model key"):
         model_from_mapping(data)
     data = google_mapping()
     del data["classes"][1]["mass"]
-    with pytest.raises(ModelError, match=r"classes\[1\]\.mass is missing"):
+    with pytest.raises(ParameterError, match=r"classes\[1\]\.mass is missing"):
         model_from_mapping(data)
 
 
@@ -81,13 +82,13 @@ def test_toml_and_json_model_files(tmp_path):
 def test_model_file_errors_name_the_file(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("dynamism = 0.05\nclasses = [{frequency = 1, mass = 5, disparity = 0.5, lambda = 1}]\n")
-    with pytest.raises(ModelError, match=r"bad\.toml: classes\[0\]\.disparity must be > 1"):
+    with pytest.raises(ParameterError, match=r"bad\.toml: classes\[0\]\.disparity must be > 1"):
         load_model(bad)
     broken = tmp_path / "broken.json"
     broken.write_text("{")
-    with pytest.raises(ModelError, match=r"broken\.json"):
+    with pytest.raises(ParameterError, match=r"broken\.json"):
         load_model(broken)
-    with pytest.raises(ModelError, match="must end in .toml or .json"):
+    with pytest.raises(ParameterError, match="must end in .toml or .json"):
         load_model(tmp_path / "model.yaml")
 
 

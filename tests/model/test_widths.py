@@ -14,9 +14,9 @@ from scipy import stats
 
 from batsim_google.model.laws import Empirical, Exponential, Gamma, LogNormal
 from batsim_google.fitting.model_fit import CONSTANT_CLASS, MIN_GROUP_TASKS, fit_model
-from batsim_google.fitting.table import FitInputError
 from batsim_google.generate.generator import generate
-from batsim_google.model.workload_model import ModelError, TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
+from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.widths import group_names, is_group_name
 from width_groups import expected_pow2_name
@@ -103,7 +103,7 @@ def test_invalid_widths_and_groups_are_named(changes, message):
     }
     raw.update(changes)
     raw = {key: value for key, value in raw.items() if value is not None}
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(ParameterError, match=message):
         model_from_mapping({"dynamism": 1.0, "classes": [raw]})
 
 
@@ -201,7 +201,7 @@ def test_fit_without_groups_keeps_one_makespan_law_and_groups_need_widths():
     result = fit_model(table, methods=FAST, profile="none")
     assert result.classes[0].widths.grouping is None and result.model.classes[0].groups is None
     assert result.model.classes[0].width is not None
-    with pytest.raises(FitInputError, match=r"per group of widths \(pow2\) need a width column"):
+    with pytest.raises(InputFileError, match=r"per group of widths \(pow2\) need a width column"):
         fit_model(table.drop("width"), methods=FAST, groups="pow2")
     bad = table.with_columns(pl.when(pl.int_range(pl.len()) < 3).then(0).otherwise(pl.col("width")).alias("width"))
     assert fit_model(bad, methods=FAST, profile="none").table.rows.skipped == {"width is not an integer >= 1": 3}
@@ -216,11 +216,11 @@ def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them
     widths = result.classes[0].widths
     assert widths.constant_groups == ("65-127",) and "65-127" not in {g.name for g in widths.groups}
     assert result.model.classes[0].makespan_law_index(np.array([100]))[0] == 0  # the class's law
-    with pytest.raises(FitInputError, match=r"no class of 20 tasks or more whose makespans differ"):
+    with pytest.raises(InputFileError, match=r"no class of 20 tasks or more whose makespans differ"):
         fit_model(repeated, methods=FAST, profile="none")
     services = table.filter(pl.col("kind") == "task").head(400).with_columns(kind=pl.lit("service"), makespan=pl.lit(7.0))
     both = fit_model(pl.concat([table, services]), methods=FAST, profile="none")
     assert [c.name for c in both.classes] == ["task"]  # the constant class is set aside, counted
     assert both.table.rows.skipped == {CONSTANT_CLASS: 400} and both.table.rows.balanced
-    with pytest.raises(FitInputError, match=r"class\(es\) \['service'\]: all makespans equal"):
+    with pytest.raises(InputFileError, match=r"class\(es\) \['service'\]: all makespans equal"):
         fit_model(pl.concat([table, services]), methods=FAST, profile="none", strict=True)

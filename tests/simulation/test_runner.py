@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from batsim_google.simulation.runner import SimulationError, _supervise
+from batsim_google.errors import SimulationError
+from batsim_google.simulation.runner import _supervise
 
 
 def python(code: str) -> list[str]:

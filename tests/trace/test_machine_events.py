@@ -44,7 +44,7 @@ def test_a_returning_machine_with_other_capacities_is_counted_not_modelled(tmp_p
     (tmp_path / "machine_events" / "part-00000-of-00001.csv").write_text("\n".join([
         f"0,1,0,{B},0.5,0.5", f"0,2,0,{B},0.5,0.5",
         "700000000,1,1,,,", f"800000000,1,0,{B},1,1",  # back with twice the capacities
-        f"900000000,2,2,other-platform,0.5,0.5",  # another platform
+        "900000000,2,2,other-platform,0.5,0.5",  # another platform
     ]) + "\n")
     history = read_machine_history([tmp_path])
     assert history.capacity_changes == 2 and history.cell.machines["cpu"].to_list() == [0.5, 0.5]
