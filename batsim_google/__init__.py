@@ -28,9 +28,10 @@ _MODULES = {
     "FailureLaw": "platform.failures",
     "draw_failures": "platform.failures",
     "write_availability_events": "platform.batsim_events",
-    # A generated workload, as a Batsim JSON file.
-    "cell_load_scale": "generate.workload",
-    "write_generated_workload": "generate.workload",
+    # A generated workload: tasks drawn in memory, or written as a Batsim JSON file.
+    "generate": "generation.generator",
+    "cell_load_scale": "generation.workload",
+    "write_generated_workload": "generation.workload",
     # A workload converted from the Google trace or an SWF log.
     "RowAccount": "trace.row_accounting",
     "Selection": "trace.convert",

@@ -26,7 +26,7 @@ import scipy.stats
 
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 
 def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:

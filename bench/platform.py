@@ -27,7 +27,7 @@ from batsim_google.platform.simgrid_xml import CORE_SPEED, SLEEP_PSTATES, cores,
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 MB = 1 << 20
 TARGET_MB = 300

@@ -27,7 +27,7 @@ from batsim_google.scheduling.decisions import Execute, Kill, Register, Registra
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 from bench.scheduler import PLATFORM, add_arrival_scale
 
 

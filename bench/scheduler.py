@@ -30,7 +30,7 @@ from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulation.run import run_google_cell
-from batsim_google.generate.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
 PLATFORM_MACHINES = 512

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -46,3 +47,13 @@ def test_errors_are_one_family_and_keep_their_builtin_kinds(tmp_path):
     log.write_text("1 2 3\n")
     with pytest.raises(InputFileError, match=rf"{log}:1: "):
         list(batsim_google.read_swf(log, batsim_google.RowAccount(strict=True)))
+
+
+def test_generate_is_the_function_even_once_the_generation_folder_is_imported():
+    """No folder of the package bears a public name: importing it cannot shadow the API."""
+    import batsim_google.generation.workload  # noqa: F401  (binds batsim_google.generation, not .generate)
+
+    assert callable(batsim_google.generate)
+    assert batsim_google.generate.__module__ == "batsim_google.generation.generator"
+    folders = {path.name for path in Path(batsim_google.__file__).parent.iterdir() if path.is_dir()}
+    assert not folders & set(batsim_google.__all__)

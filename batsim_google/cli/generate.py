@@ -26,7 +26,7 @@ from batsim_google.cli.common import chosen_model, fail, show_progress
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
 def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
-    from batsim_google.generate.workload import write_generated_workload
+    from batsim_google.generation.workload import write_generated_workload
     from batsim_google.model.request_law import load_request_law
 
     if (tasks is None) == (duration is None):
@@ -61,7 +61,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     """
     import numpy as np
 
-    from batsim_google.generate.workload import cell_load_scale, write_generated_workload
+    from batsim_google.generation.workload import cell_load_scale, write_generated_workload
     from batsim_google.model.presets import preset
     from batsim_google.model.request_law import load_request_law
     from batsim_google.platform.batsim_events import write_availability_events

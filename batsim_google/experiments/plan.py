@@ -30,7 +30,7 @@ from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.generate.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 
 INPUTS = "inputs"

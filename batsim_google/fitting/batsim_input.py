@@ -3,7 +3,7 @@
 The file is parsed as a stream (ijson), jobs then profiles, a chunk of rows at a time, so memory
 holds columns, never the parsed document. A job's makespan is its ``delay`` profile's delay, or
 for a service (``kind`` = ``service``, which runs until stopped) its walltime, as
-:mod:`batsim_google.generate.batsim_json` writes them. The job fields ``kind``, ``priority`` (]0, 1]),
+:mod:`batsim_google.generation.batsim_json` writes them. The job fields ``kind``, ``priority`` (]0, 1]),
 ``class`` and ``scheduling_class`` are kept when present; jobs that lack what the table needs
 are counted and skipped by :func:`.table.task_table`, never lost silently.
 """

@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.model.request_law import RequestLaw, load_request_law
 

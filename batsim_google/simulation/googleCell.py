@@ -29,7 +29,7 @@ from procset import ProcSet
 from batsim_google.simulation.frontend import (
     ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
 )
-from batsim_google.generate.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.decisions import (
     Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,

@@ -1,4 +1,4 @@
-"""Rebuilt tasks -> Batsim workload, in the generator's format (:mod:`batsim_google.generate.batsim_json`).
+"""Rebuilt tasks -> Batsim workload, in the generator's format (:mod:`batsim_google.generation.batsim_json`).
 
 A Batsim job is either one task attempt (SUBMIT to its end) or one task: submitted at its first
 submission, lasting the makespan of its last attempt (the run that ended it; earlier attempts were
@@ -26,7 +26,7 @@ from typing import Any, Iterable, Literal, Mapping
 import polars as pl
 
 from batsim_google.errors import ParameterError
-from batsim_google.generate.batsim_json import TIME_DECIMALS, WorkloadWriter
+from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.lifecycle import State, TaskLifecycles, rebuild

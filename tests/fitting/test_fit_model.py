@@ -24,10 +24,10 @@ from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_mo
 from batsim_google.model.presets import preset
 from batsim_google.model.priority import rate_for_centroid
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 from batsim_google.fitting.trace_input import trace_task_table
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.trace.row_accounting import RowAccount, TraceError
 
 FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lomax-ml"]
@@ -160,7 +160,7 @@ def test_kmeans_finds_the_clusters_and_writes_one_class_each():
 
 
 def _table_of(model: WorkloadModel, tasks: int, seed: int) -> pl.DataFrame:
-    from batsim_google.generate.generator import generate
+    from batsim_google.generation.generator import generate
 
     batches = list(generate(model, load_request_law(), np.random.default_rng(seed), tasks=tasks))
     index = np.concatenate([b.class_index for b in batches])

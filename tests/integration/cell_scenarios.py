@@ -9,7 +9,7 @@ from typing import Callable
 
 import polars as pl
 
-from batsim_google.generate.batsim_json import WorkloadWriter
+from batsim_google.generation.batsim_json import WorkloadWriter
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity 0.5

@@ -12,7 +12,7 @@ import pytest
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, run_simulation
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 pytestmark = pytest.mark.batsim

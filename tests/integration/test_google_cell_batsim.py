@@ -12,7 +12,7 @@ from batsim_google.model.request_law import load_request_law
 from batsim_google.errors import SimulationError
 from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulation.run import run_google_cell
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 from cell_scenarios import (
     PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task, workload,

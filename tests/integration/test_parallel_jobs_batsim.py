@@ -19,7 +19,7 @@ from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, run_simulation
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 from test_generated_workload_batsim import pybatsim
 

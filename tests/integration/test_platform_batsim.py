@@ -19,7 +19,7 @@ from batsim_google.model.request_law import load_request_law
 from batsim_google.errors import SimulationError
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.trace.machines import read_machine_history
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 from conftest import REPO
 

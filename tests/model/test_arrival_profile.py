@@ -10,7 +10,7 @@ from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.units import DAY, HALF_HOUR, WEEK
 from batsim_google.model.laws import Exponential, LogNormal
 from batsim_google.fitting.profile import fit_arrival_profile, profile_period, time_in_bins
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.errors import ParameterError
 from batsim_google.model.workload_model import TaskClass, WorkloadModel, model_from_mapping
 from batsim_google.model.request_law import load_request_law

@@ -16,7 +16,7 @@ from scipy import special, stats
 from batsim_google.model.laws import (
     Exponential, Gamma, HyperExponential, HyperGamma, LogNormal, Lomax, Pareto, law_from_mapping,
 )
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.errors import ParameterError
 from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 from batsim_google.model.presets import preset

@@ -14,7 +14,7 @@ from scipy import stats
 
 from batsim_google.model.laws import Empirical, Exponential, Gamma, LogNormal
 from batsim_google.fitting.model_fit import CONSTANT_CLASS, MIN_GROUP_TASKS, fit_model
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 from batsim_google.model.request_law import load_request_law

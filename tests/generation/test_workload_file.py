@@ -8,10 +8,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.generate.batsim_json import WorkloadWriter
+from batsim_google.generation.batsim_json import WorkloadWriter
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generate.workload import write_generated_workload
+from batsim_google.generation.workload import write_generated_workload
 
 
 def _write(path, seed=3, **bounds):
@@ -141,7 +141,7 @@ def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, m
         with WorkloadWriter(path, 4, grain=1e-12) as writer:
             writer.write(jobs.head(1).with_columns(delay=pl.lit(1e4)))
     assert not path.exists()
-    import batsim_google.generate.batsim_json as batsim_json
+    import batsim_google.generation.batsim_json as batsim_json
 
     def full_disk(frame):
         raise OSError("No space left on device")

@@ -32,7 +32,7 @@ from typing import Any, Mapping
 import polars as pl
 
 from batsim_google.errors import ParameterError
-from batsim_google.generate.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
 MIN_DELAY = 1e-6

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law

@@ -16,9 +16,9 @@ import polars as pl
 from tqdm import tqdm
 
 from batsim_google.errors import ParameterError
-from batsim_google.generate.batsim_json import WorkloadWriter
+from batsim_google.generation.batsim_json import WorkloadWriter
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
-from batsim_google.generate.generator import generate
+from batsim_google.generation.generator import generate
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.model.request_law import RequestLaw
 
