@@ -12,7 +12,7 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
-_DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see README.")
+_DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.")
 _PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal).")
 
 

@@ -22,7 +22,7 @@ from batsim_google.cli.policy_options import policy_options
 @click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
 @BATSIM_OPTION
 @click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
-@click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see README).")
+@click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).")
 def run(platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, **policy) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     from batsim_google.simulation.run import run_google_cell

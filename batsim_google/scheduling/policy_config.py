@@ -38,7 +38,9 @@ def _option(
 class PolicyConfig:
     """The knobs of the cell; every field is checked, errors name it."""
 
-    placement: str = _option("best-fit", choices=PLACEMENT_NAMES)
+    placement: str = _option(
+        "best-fit", "Machine a task starts on: the first that fits, or the one it fills best.", choices=PLACEMENT_NAMES,
+    )
     cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
     preemption: bool = _option(
         True, "Evict lower priorities for a task that fits nowhere.", flags=("--preemption/--no-preemption",),
@@ -50,9 +52,11 @@ class PolicyConfig:
     )
     restart: str = _option("immediate", "What evicted tasks do.", choices=RESTARTS)
     restart_delay: float = _option(0.0, "Seconds suspended before a 'delayed' restart.", min=0, unit="seconds")
-    max_restarts: int = _option(10, min=0)
+    max_restarts: int = _option(10, "Restarts of a task at most; past them it is abandoned (not_restarted).", min=0)
     resume: bool = _option(False, "Restart with the work left, or all of it.", flags=("--resume/--from-scratch",))
-    energy: str = _option("always-on", choices=ENERGY_POLICIES)
+    energy: str = _option(
+        "always-on", "Machines always on, or idle ones put to sleep (needs sleep pstates).", choices=ENERGY_POLICIES,
+    )
     idle_timeout: float = _option(
         300.0, "Seconds idle before a machine sleeps (idle-sleep).", min=0, min_open=True, unit="seconds",
     )
