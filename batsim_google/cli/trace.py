@@ -11,7 +11,8 @@ from batsim_google.trace.swf import header_processors, read_swf
 from batsim_google.trace.swf import read_header as read_swf_header
 from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.convert import END_EVENTS, Selection, convert_trace, write_records
-from batsim_google.trace.lifecycle import DEFAULT_GRACE, rebuild
+from batsim_google.trace.lifecycle import DEFAULT_GRACE
+from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.stats_figures import draw_figures
 from batsim_google.trace.schema import PRIORITY_GROUPS
 from batsim_google.trace.stats import (

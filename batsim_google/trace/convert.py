@@ -28,7 +28,9 @@ import polars as pl
 from batsim_google.generate.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import DEFAULT_GRACE, State, TaskLifecycles, rebuild
+from batsim_google.trace.lifecycle import DEFAULT_GRACE, TaskLifecycles
+from batsim_google.trace.rebuild import rebuild
+from batsim_google.trace.transitions import State
 from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent
 
 END_EVENTS = {event.name.lower(): int(event) for event in (TaskEvent.EVICT, TaskEvent.FAIL, TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.LOST)}

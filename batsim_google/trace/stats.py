@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from batsim_google.trace.lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
+from batsim_google.trace.attempts import LifecycleBatch
+from batsim_google.trace.population import MODELED_ENDS, paper_population
 from batsim_google.trace.schema import PRIORITY_GROUPS, TaskEvent, priority_group_index
 
 EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
