@@ -91,7 +91,7 @@ def read(files: list[Path], workers: int) -> None:
 
 def stats(files: list[Path], workers: int) -> None:
     from batsim_google.trace.row_accounting import RowAccount
-    from batsim_google.trace.lifecycle import rebuild
+    from batsim_google.trace.rebuild import rebuild
     from batsim_google.trace.stats import TraceStats
 
     accumulator = TraceStats()
@@ -111,7 +111,7 @@ def convert(files: list[Path], workers: int) -> None:
 def attempt_tables(files: list[Path], workers: int) -> list:
     """The attempt tables of the files, rebuilt before timing: the input of ``write JSON``."""
     from batsim_google.trace.row_accounting import RowAccount
-    from batsim_google.trace.lifecycle import rebuild
+    from batsim_google.trace.rebuild import rebuild
 
     return [batch.attempts for batch in rebuild(files, RowAccount())]
 

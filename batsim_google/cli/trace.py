@@ -41,7 +41,7 @@ def trace() -> None:
 @_reading_options
 def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress) -> None:
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
-    from batsim_google.trace.lifecycle import rebuild
+    from batsim_google.trace.rebuild import rebuild
     from batsim_google.trace.row_accounting import RowAccount, TraceError
     from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
 

@@ -1,6 +1,6 @@
 """The Google trace as a fitting input: the model paper's tasks, from their rebuilt lifecycles.
 
-Fitting uses the population of the paper's Tables 3-7 (:func:`~batsim_google.trace.lifecycle.
+Fitting uses the population of the paper's Tables 3-7 (:func:`~batsim_google.trace.population.
 paper_population`): three-event tasks ended by FINISH or KILL, with their submission time, the
 makespan of their one attempt, their end event, priority (0-11) and scheduling class. Tasks whose
 makespan is unknown (a time before or after the trace window) are counted, not fitted.
@@ -15,7 +15,8 @@ from typing import Iterable
 import polars as pl
 
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import paper_population, rebuild
+from batsim_google.trace.population import paper_population
+from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.vocabulary import DEFAULT_GRACE
 
 CENSORED = "makespan unknown (a time outside the trace window)"

@@ -7,12 +7,8 @@ decisions for the simulator. A front-end (pybatsim, batsim-py, or a unit test) d
 Semantics (the trace's format document and the ICCP study):
 
 - pending tasks are served by priority, then by the time they were queued;
-- a task that fits nowhere may *evict* running tasks of strictly lower priority (Google's EVICT);
-  priorities are compared by level: ]0, 1] cut into ``priority_levels`` equal bands (12, Google's
-  levels, the inverse of :func:`batsim_google.model.priority.unit_priority`), so that tasks of one level
-  never evict each other and an eviction cannot cascade down a continuum of priorities; 0 levels
-  compares the raw values. The machine chosen is the candidate with the most free CPU+memory
-  (fewest evictions), and on it the lowest priorities go first;
+- a task that fits nowhere may *evict* running tasks of strictly lower priority level (Google's
+  EVICT; :mod:`.eviction` chooses the machine and the victims);
 - evicted tasks restart per ``restart``: ``none``, ``immediate``, or ``delayed`` (suspended for
   ``restart_delay`` seconds, the ICCP study's suspend-restart-K); at most ``max_restarts`` times;
   with ``resume`` they restart with the work left, else with all of it;
@@ -21,9 +17,10 @@ Semantics (the trace's format document and the ICCP study):
 - a user kill stops a running task, and a pending one is rejected instead (Batsim aborts on a
   KILL_JOB for a job that is not running);
 - with ``energy = "idle-sleep"``, machines idle for ``idle_timeout`` seconds go to sleep and are
-  woken when queued tasks fit nowhere awake. A task that fits nowhere awake evicts at once, as in
-  the Google cell; with ``wake_before_evicting`` it waits for a machine to wake instead, as long as
-  a sleeping (or switching) machine could hold it, so that sleeping costs no evictions.
+  woken when queued tasks fit nowhere awake (:mod:`.power`). A task that fits nowhere awake
+  evicts at once, as in the Google cell; with ``wake_before_evicting`` it waits for a machine to
+  wake instead, as long as a sleeping (or switching) machine could hold it, so that sleeping
+  costs no evictions.
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -34,16 +31,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 
 import numpy as np
 
 from batsim_google.scheduling.cluster import Cluster, Power
-from batsim_google.scheduling.decisions import (
-    Decision, Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
-)
+from batsim_google.scheduling.decisions import Decision, Execute, Kill, RegistrationFinished, Register, Reject, WakeAt
+from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
@@ -52,9 +48,6 @@ from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome,
 RESUBMIT_WORKLOAD = "resubmit"
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
-#: A priority within this of a level's bound (x levels) is on the bound: Batsim rounds priorities to 6
-#: decimals, an error of 5e-7 x levels, far below it.
-LEVEL_TOLERANCE = 1e-4
 
 
 class CellPolicy:
@@ -65,19 +58,14 @@ class CellPolicy:
         switch_guard: SwitchGuard | None = None,
     ) -> None:
         self.config = config
-        self.switch_guard = switch_guard  # failures known in advance: no switch that one interrupts
         self.cluster = Cluster(cpu, memory, config.cpu_overcommit)
+        self.evictions = Evictions(self.cluster, config.priority_levels)
+        self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
         self.place = PLACEMENTS[config.placement]
         self.ledger = Ledger()
         self.by_job: dict[str, Task] = {}
         self.pending = PendingQueue()
         self.running: dict[str, Task] = {}
-        # Running tasks per machine, in the order they started (dicts: a run is reproducible, not
-        # ordered by memory addresses), and (row L) the CPU and memory of those of level < L: what
-        # an eviction may free, without a scan of every running task.
-        self._on_machine: list[dict[Task, None]] = [{} for _ in range(len(cpu))]
-        self._below_cpu = np.zeros((config.priority_levels + 2, len(cpu)))
-        self._below_memory = np.zeros((config.priority_levels + 2, len(cpu)))
         self.suspended: list[tuple[float, int, Task]] = []
         self.no_more_jobs = False
         self.no_more_events = False
@@ -89,13 +77,22 @@ class CellPolicy:
         # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
         self._freed: set[int] = set()
 
+    @property
+    def switch_guard(self) -> SwitchGuard | None:
+        """Failures known in advance: the power manager starts no switch that one interrupts."""
+        return self.power.switch_guard
+
+    @switch_guard.setter
+    def switch_guard(self, guard: SwitchGuard | None) -> None:
+        self.power.switch_guard = guard
+
     # ----- events -------------------------------------------------------------------------------
 
     def job_submitted(self, now: float, request: JobRequest) -> None:
         """A workload job arrived, or a resubmitted job was acknowledged."""
         task = self.by_job.get(request.job_id)
         if task is None:
-            task = Task(request, request.job_id, remaining=request.work, level=self._level(request.priority))
+            task = Task(request, request.job_id, remaining=request.work, level=self.evictions.level(request.priority))
             self.ledger.tasks[task.task_id] = task
             self.by_job[request.job_id] = task
             if request.machines != 1:
@@ -141,8 +138,7 @@ class CellPolicy:
         """Machines failed: kill what runs there; they get nothing until they come back."""
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = False
-        victims = [task for machine in machines.tolist() for task in self._on_machine[machine]]
-        self._stop(victims, StopReason.MACHINE_FAILURE, now)
+        self._stop(self.evictions.tasks_on(machines.tolist()), StopReason.MACHINE_FAILURE, now)
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
@@ -192,7 +188,10 @@ class CellPolicy:
         if not self.finished:
             self._schedule(now)
             if self.config.energy == "idle-sleep":
-                self._manage_power(now)
+                switches, recheck = self.power.adjust(self.pending, now)
+                self._decisions.extend(switches)
+                if recheck is not None:
+                    self._wake_at(recheck, now)
             self._finish_if_done(now)
         decisions, self._decisions = self._decisions, []
         return decisions
@@ -226,7 +225,8 @@ class CellPolicy:
                 if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
                     continue
-                machine = self._evict_for(task, now, allowed)
+                machine, victims = self.evictions.make_room(task, allowed)
+                self._stop(victims, StopReason.EVICTION, now)
             if machine < 0:
                 failed_shapes.append((cpu, memory))
                 queue.blocked[group.index] = True
@@ -237,15 +237,10 @@ class CellPolicy:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
     def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
-        """Whether a request that fits nowhere awake waits for a wake-up rather than evicting:
-        some machine that could hold it is switching (on, or off and then on again) or asleep and
-        free to wake (a machine about to fail is not woken, so it is no reason to wait)."""
+        """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
         if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
             return False
-        cluster = self.cluster
-        switching = cluster.available & cluster.in_power(Power.SWITCHING_ON, Power.SWITCHING_OFF)
-        coming = switching | self._wakeable(now)
-        return bool(np.any(coming & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)))
+        return self.power.room_coming(cpu, memory, now)
 
     def _worth_trying(self, freed: np.ndarray) -> np.ndarray:
         """Indexes of the non-empty groups not blocked, and of the blocked ones whose head fits,
@@ -257,61 +252,14 @@ class CellPolicy:
             room_cpu = cluster.free_cpu()[freed][None, :]
             room_memory = cluster.free_memory()[freed][None, :]
             if self.config.preemption and self.config.priority_levels:
-                levels = queue.level.astype(np.int64)
-                room_cpu = room_cpu + self._below_cpu[levels[:, None], freed[None, :]]
-                room_memory = room_memory + self._below_memory[levels[:, None], freed[None, :]]
+                below_cpu, below_memory = self.evictions.freeable(queue.level, freed)
+                room_cpu = room_cpu + below_cpu
+                room_memory = room_memory + below_memory
             elif self.config.preemption:
                 room_cpu, room_memory = cluster.cpu_capacity[freed][None, :], cluster.memory_capacity[freed][None, :]
             fits = ((queue.cpu[:, None] <= room_cpu) & (queue.memory[:, None] <= room_memory)).any(axis=1)
             candidates |= queue.nonempty() & fits
         return np.flatnonzero(candidates)
-
-    def _evict_for(self, task: Task, now: float, allowed: np.ndarray | None) -> int:
-        """Make room for ``task`` by evicting strictly lower priorities; the machine or -1."""
-        level = task.level
-        cluster = self.cluster
-        if self.config.priority_levels:
-            freeable_cpu, freeable_memory = self._below_cpu[int(level)], self._below_memory[int(level)]
-        else:
-            lower = [v for v in self.running.values() if v.state is TaskState.RUNNING and v.level < level]
-            machines = np.fromiter((v.machine for v in lower), dtype=np.int64, count=len(lower))
-            freeable_cpu = np.bincount(machines, [v.request.cpu for v in lower], minlength=len(cluster))
-            freeable_memory = np.bincount(machines, [v.request.memory for v in lower], minlength=len(cluster))
-        free_cpu, free_memory = cluster.free_cpu(), cluster.free_memory()
-        candidates = (
-            cluster.usable()
-            & (free_cpu + freeable_cpu >= task.request.cpu)
-            & (free_memory + freeable_memory >= task.request.memory)
-        )
-        if allowed is not None:
-            candidates &= allowed
-        if not candidates.any():
-            return -1
-        machine = int(np.argmax(np.where(candidates, free_cpu + free_memory, -np.inf)))
-        # lowest priority first; among equals the latest started, which loses the least work
-        lower_here = sorted(
-            (v for v in self._on_machine[machine] if v.level < level), key=lambda v: (v.request.priority, -v.start_time)
-        )
-        chosen = []
-        cpu_needed = task.request.cpu - free_cpu[machine]
-        memory_needed = task.request.memory - free_memory[machine]
-        for victim in lower_here:
-            if cpu_needed <= 0 and memory_needed <= 0:
-                break
-            chosen.append(victim)
-            cpu_needed -= victim.request.cpu
-            memory_needed -= victim.request.memory
-        self._stop(chosen, StopReason.EVICTION, now)
-        return machine
-
-    def _level(self, priority: float) -> float:
-        """The priority level evictions compare (the raw priority with 0 levels)."""
-        levels = self.config.priority_levels
-        if not levels:
-            return priority
-        # Batsim hands extra fields back with 6 decimals: 2/12 arrives as 0.166667, whose level
-        # must still be 2, not 3
-        return min(max(math.ceil(priority * levels - LEVEL_TOLERANCE), 1), levels)
 
     def _start(self, task: Task, machine: int, now: float) -> None:
         task.state = TaskState.RUNNING
@@ -320,25 +268,14 @@ class CellPolicy:
         task.stop_reason = None
         self.running[task.job_id] = task
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
-        self._on_machine[machine][task] = None
-        if self.config.priority_levels:
-            above = int(task.level) + 1
-            self._below_cpu[above:, machine] += task.request.cpu
-            self._below_memory[above:, machine] += task.request.memory
+        self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
 
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""
         machine = task.machine
         self.cluster.release(machine, task.request.cpu, task.request.memory, now)
-        self._on_machine[machine].pop(task, None)
-        if self.config.priority_levels:
-            if self._on_machine[machine]:
-                above = int(task.level) + 1
-                self._below_cpu[above:, machine] -= task.request.cpu
-                self._below_memory[above:, machine] -= task.request.memory
-            else:  # no float residue
-                self._below_cpu[:, machine] = self._below_memory[:, machine] = 0.0
+        self.evictions.stopped(task)
         self._freed.add(machine)
 
     def _stop(self, tasks: list[Task], reason: StopReason, now: float) -> None:
@@ -390,61 +327,6 @@ class CellPolicy:
         if time > now and time not in self._timers:
             self._timers.add(time)
             self._decisions.append(WakeAt(time))
-
-    # ----- power --------------------------------------------------------------------------------
-
-    def _wakeable(self, now: float) -> np.ndarray:
-        """Available sleeping machines that may be woken now: none that a known failure would
-        interrupt while it switches on."""
-        sleeping = self.cluster.in_power(Power.SLEEPING) & self.cluster.available
-        return sleeping if self.switch_guard is None else self.switch_guard.allows(sleeping, now, on=True)
-
-    def _manage_power(self, now: float) -> None:
-        """Wake sleeping machines for the queued tasks that fit nowhere awake; put machines idle
-        for ``idle_timeout`` to sleep, but none that a queued task could use."""
-        cluster = self.cluster
-        sleeping = self._wakeable(now)
-        waking = cluster.in_power(Power.SWITCHING_ON)
-        # Room already on its way: machines switching on, filled virtually by the queued tasks,
-        # group by group in queue order (the rest of a group fits no better than its first task).
-        room_cpu = np.where(waking, cluster.cpu_capacity, 0.0)
-        room_memory = np.where(waking, cluster.memory_capacity, 0.0)
-        to_wake: list[int] = []
-        for group in self.pending.in_order(np.flatnonzero(self.pending.nonempty())):
-            cpu, memory = group.shape
-            for _ in range(len(group.tasks)):
-                fits = (room_cpu >= cpu) & (room_memory >= memory)
-                if not fits.any():
-                    candidates = sleeping & (cluster.cpu_capacity >= cpu) & (cluster.memory_capacity >= memory)
-                    if not candidates.any():
-                        break
-                    machine = int(np.argmax(candidates))
-                    sleeping[machine] = False
-                    to_wake.append(machine)
-                    room_cpu[machine], room_memory[machine] = cluster.cpu_capacity[machine], cluster.memory_capacity[machine]
-                    fits = np.zeros_like(fits)
-                    fits[machine] = True
-                machine = int(np.argmax(fits))
-                room_cpu[machine] -= cpu
-                room_memory[machine] -= memory
-        if to_wake:
-            cluster.set_power(to_wake, Power.SWITCHING_ON, now)
-            self._decisions.append(SwitchOn(tuple(to_wake)))
-        idle = cluster.usable() & (cluster.tasks == 0)
-        if self.pending:  # e.g. machines too small for every queued task may sleep
-            asked = self.pending.nonempty()
-            idle &= ~(
-                (cluster.cpu_capacity[:, None] >= self.pending.cpu[asked]) & (cluster.memory_capacity[:, None] >= self.pending.memory[asked])
-            ).any(axis=1)
-        due = idle & (now - cluster.idle_since >= self.config.idle_timeout)
-        expired = due if self.switch_guard is None else self.switch_guard.allows(due, now, on=False)
-        if expired.any():  # a machine about to fail stays on: its failure is the next event for it
-            machines = tuple(np.flatnonzero(expired).tolist())
-            cluster.set_power(machines, Power.SWITCHING_OFF, now)
-            self._decisions.append(SwitchOff(machines))
-        still_idle = idle & ~due
-        if still_idle.any():
-            self._wake_at(float(cluster.idle_since[still_idle].min()) + self.config.idle_timeout, now)
 
     # ----- end ----------------------------------------------------------------------------------
 

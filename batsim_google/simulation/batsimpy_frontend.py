@@ -43,6 +43,7 @@ from batsim_py.jobs import Job
 from batsim_py.resources import Host
 
 from batsim_google.errors import ParameterError
+from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request
 from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
 from batsim_google.scheduling.ledger_files import write_ledger
@@ -177,34 +178,39 @@ class BatsimPyCell:
         now = self.sim.current_time
         while decisions := self._policy().decide(now):
             for decision in decisions:
-                self._apply(decision)
+                dispatch(self, decision)
         self.progress.report(now)
 
-    def _apply(self, decision) -> None:
-        sim = self.sim
-        if isinstance(decision, Execute):
-            sim.allocate(decision.job_id, [decision.machine])
-        elif isinstance(decision, Kill):
-            for job_id in decision.job_ids:  # a previous kill's answer may have ended it already
-                if any(job.id == job_id and job.is_running for job in sim.jobs):
-                    sim.kill_job(job_id)
-        elif isinstance(decision, Reject):
-            for job_id in decision.job_ids:
-                sim.reject_job(job_id)
-        elif isinstance(decision, SwitchOn):
-            self._switching.update(dict.fromkeys(decision.machines, True))
-            sim.switch_on(list(decision.machines))
-        elif isinstance(decision, SwitchOff):
-            self._switching.update(dict.fromkeys(decision.machines, False))
-            sim.switch_off(list(decision.machines))
-        elif isinstance(decision, WakeAt):
-            sim.set_callback(math.ceil(decision.time), self._woken)
-        elif isinstance(decision, RegistrationFinished):
-            pass  # nothing registers jobs here: Batsim ends when the workload's jobs have
-        elif isinstance(decision, Register):
-            raise BatsimPyUnsupported("batsim-py cannot register jobs (check_supported refuses restarts)")
-        else:
-            raise TypeError(f"unknown decision {decision!r}")
+    # one handler per decision type, named in :data:`.dispatch.HANDLERS`
+
+    def execute(self, decision: Execute) -> None:
+        self.sim.allocate(decision.job_id, [decision.machine])
+
+    def kill(self, decision: Kill) -> None:
+        for job_id in decision.job_ids:  # a previous kill's answer may have ended it already
+            if any(job.id == job_id and job.is_running for job in self.sim.jobs):
+                self.sim.kill_job(job_id)
+
+    def reject(self, decision: Reject) -> None:
+        for job_id in decision.job_ids:
+            self.sim.reject_job(job_id)
+
+    def register(self, decision: Register) -> None:
+        raise BatsimPyUnsupported("batsim-py cannot register jobs (check_supported refuses restarts)")
+
+    def switch_on(self, decision: SwitchOn) -> None:
+        self._switching.update(dict.fromkeys(decision.machines, True))
+        self.sim.switch_on(list(decision.machines))
+
+    def switch_off(self, decision: SwitchOff) -> None:
+        self._switching.update(dict.fromkeys(decision.machines, False))
+        self.sim.switch_off(list(decision.machines))
+
+    def wake_at(self, decision: WakeAt) -> None:
+        self.sim.set_callback(math.ceil(decision.time), self._woken)
+
+    def registration_finished(self, decision: RegistrationFinished) -> None:
+        """Nothing registers jobs here: Batsim ends when the workload's jobs have."""
 
 
 def _exit_when_batsim_dies() -> None:

@@ -26,6 +26,7 @@ import time
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
+from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import (
     ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
 )
@@ -164,39 +165,24 @@ class GoogleCell(BatsimScheduler):
             return
         now = self.bs.time()
         for decision in self.policy.decide(now):
-            self._apply(decision)
+            dispatch(self, decision)
         self.decision_seconds += time.perf_counter() - self._batch_started
         self.progress.report(now)
 
-    # ----- decisions -> protocol ----------------------------------------------------------------
+    # ----- decisions -> protocol: a handler per decision type (:data:`.dispatch.HANDLERS`) ------
 
-    def _apply(self, decision) -> None:
-        bs = self.bs
-        if isinstance(decision, Execute):
-            job = bs.jobs[decision.job_id]
-            job.allocation = ProcSet(decision.machine)
-            bs.execute_job(job)
-        elif isinstance(decision, Kill):
-            bs.kill_jobs([bs.jobs[job_id] for job_id in decision.job_ids])
-        elif isinstance(decision, Reject):
-            bs.reject_jobs_by_id(list(decision.job_ids))
-        elif isinstance(decision, Register):
-            self._register(decision)
-        elif isinstance(decision, (SwitchOn, SwitchOff)):
-            by_pstate: dict[int, list[int]] = {}
-            for machine in decision.machines:
-                pstate = COMPUTE_PSTATE if isinstance(decision, SwitchOn) else self.sleep_pstates[machine]
-                by_pstate.setdefault(pstate, []).append(machine)
-            for pstate, machines in by_pstate.items():
-                bs.set_resource_state(ProcSet(*machines), pstate)
-        elif isinstance(decision, WakeAt):
-            bs.wake_me_up_at(decision.time)
-        elif isinstance(decision, RegistrationFinished):
-            bs.notify_registration_finished()
-        else:
-            raise TypeError(f"unknown decision {decision!r}")
+    def execute(self, decision: Execute) -> None:
+        job = self.bs.jobs[decision.job_id]
+        job.allocation = ProcSet(decision.machine)
+        self.bs.execute_job(job)
 
-    def _register(self, decision: Register) -> None:
+    def kill(self, decision: Kill) -> None:
+        self.bs.kill_jobs([self.bs.jobs[job_id] for job_id in decision.job_ids])
+
+    def reject(self, decision: Reject) -> None:
+        self.bs.reject_jobs_by_id(list(decision.job_ids))
+
+    def register(self, decision: Register) -> None:
         bs = self.bs
         if decision.kind == "service":
             if not self._profiles_registered:
@@ -207,3 +193,23 @@ class GoogleCell(BatsimScheduler):
             profile = decision.job_id.split("!", 1)[1]
             bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})
             bs.register_job(decision.job_id, 1, -1, profile)
+
+    def switch_on(self, decision: SwitchOn) -> None:
+        self._set_pstates([(machine, COMPUTE_PSTATE) for machine in decision.machines])
+
+    def switch_off(self, decision: SwitchOff) -> None:
+        self._set_pstates([(machine, self.sleep_pstates[machine]) for machine in decision.machines])
+
+    def wake_at(self, decision: WakeAt) -> None:
+        self.bs.wake_me_up_at(decision.time)
+
+    def registration_finished(self, decision: RegistrationFinished) -> None:
+        self.bs.notify_registration_finished()
+
+    def _set_pstates(self, pstates: list[tuple[int, int]]) -> None:
+        """Switch (machine, pstate) pairs: one message per pstate, in order of its first machine."""
+        by_pstate: dict[int, list[int]] = {}
+        for machine, pstate in pstates:
+            by_pstate.setdefault(pstate, []).append(machine)
+        for pstate, machines in by_pstate.items():
+            self.bs.set_resource_state(ProcSet(*machines), pstate)

@@ -29,8 +29,10 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import State, TaskLifecycles, rebuild
+from batsim_google.trace.lifecycle import TaskLifecycles
+from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.schema import TaskEvent
+from batsim_google.trace.transitions import State
 from batsim_google.trace.vocabulary import DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
 
 END_EVENTS = {name: int(TaskEvent[name.upper()]) for name in END_EVENT_NAMES}

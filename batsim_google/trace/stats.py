@@ -35,7 +35,8 @@ import numpy as np
 import polars as pl
 
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
-from batsim_google.trace.lifecycle import MODELED_ENDS, LifecycleBatch, paper_population
+from batsim_google.trace.attempts import LifecycleBatch
+from batsim_google.trace.population import MODELED_ENDS, paper_population
 from batsim_google.trace.schema import TaskEvent, priority_group_index
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, PRIORITY_GROUPS
 

@@ -2,7 +2,7 @@
 
 An SWF log has ``;`` header comments and one line of 18 white-space separated numbers per job,
 ``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). Each job
-becomes one record of the trace's attempt table (:data:`trace.lifecycle.ATTEMPT_SCHEMA`), so the
+becomes one record of the trace's attempt table (:data:`trace.attempts.ATTEMPT_SCHEMA`), so the
 same converter writes it as a Batsim workload: submit = submit time, schedule = submit + wait,
 makespan = run time, ``res`` = allocated processors (else requested), status 1/0/5 -> FINISH/FAIL/
 KILL and any other status -> LOST (ended, how unknown). Unknown fields stay null: a job without a
@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
-from batsim_google.trace.lifecycle import ATTEMPT_SCHEMA
+from batsim_google.trace.attempts import ATTEMPT_SCHEMA
 from batsim_google.trace.schema import TaskEvent
 
 FIELDS = [

@@ -269,7 +269,7 @@ def test_invalid_configuration_names_the_field():
 def test_levels_survive_batsims_six_decimals():
     # Google priorities 1 and 2 -> 2/12 and 3/12; Batsim hands 2/12 back as 0.166667
     sim = cell(1, priority_levels=12)
-    assert [sim.policy._level(p) for p in (0.083333, 0.166667, 0.25, 1.0, 1e-6)] == [1, 2, 3, 12, 1]
+    assert [sim.policy.evictions.level(p) for p in (0.083333, 0.166667, 0.25, 1.0, 1e-6)] == [1, 2, 3, 12, 1]
     sim.submit(job("low", priority=0.166667, cpu=1.0, memory=1.0))
     sim.submit(job("high", priority=0.25, cpu=1.0, memory=1.0))
     (killed, executes), = sim.kills

@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 
 import batsim_google.trace.held as held
-import batsim_google.trace.lifecycle as lifecycle
+import batsim_google.trace.rebuild as rebuilding
 from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.trace.lifecycle import rebuild
+from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.schema import TaskEvent as E
 
 from trace_files import event, seconds_us, write_part
@@ -80,7 +80,7 @@ def test_chunking_and_part_boundaries_do_not_change_the_result(tmp_path, monkeyp
     for part, cut in enumerate([(0, 5), (5, 9), (9, len(lines))]):
         write_part(tmp_path / "three", lines[cut[0]:cut[1]], part=part)
     whole = _run([tmp_path / "one"])
-    monkeypatch.setattr(lifecycle, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(rebuilding, "CHUNK_ROWS", 2)
     pieces = _run([tmp_path / "three"])
     for a, b in zip(whole[:2], pieces[:2]):
         assert a.sort(["job_id", "task_index", "attempt"]).equals(b.sort(["job_id", "task_index", "attempt"]))
@@ -267,7 +267,7 @@ def test_an_attribute_is_its_last_value_seen(tmp_path):
 
 
 def test_held_records_are_compacted_without_changing_the_results(google_2011, monkeypatch):
-    monkeypatch.setattr(lifecycle, "CHUNK_ROWS", 1 << 15)
+    monkeypatch.setattr(rebuilding, "CHUNK_ROWS", 1 << 15)
     expected, _ = _batches([google_2011], grace=60.0)
     monkeypatch.setattr(held, "_MIN_COMPACT", 1)  # compact as soon as dead rows outnumber live ones
     sizes = []

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.lifecycle import rebuild
+from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.schema import TaskEvent as E
 from batsim_google.trace.stats import LogHistogram, Moments, TraceStats, render_text
 
