@@ -25,7 +25,23 @@ TRACE_PATH = click.Path(exists=True, path_type=Path)
 BATSIM_OPTION = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 
 
+class DataError(click.ClickException):
+    """Bad data in a file or parameter file the command read: ``Error: <message>``, exit status 2.
+
+    Unlike a usage error, nothing is wrong with the command line itself, so click's "Usage: ...
+    Try --help" would mislead.
+    """
+
+    exit_code = 2
+
+
 def fail(message: str) -> NoReturn:
+    """End the command on bad data (a file, a parameter file): the message names it."""
+    raise DataError(message)
+
+
+def fail_usage(message: str) -> NoReturn:
+    """End the command on options that do not go together: click's usage text, then the message."""
     raise click.UsageError(message)
 
 
@@ -35,7 +51,7 @@ def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadMo
     from batsim_google.model.workload_model import load_model
 
     if preset_name and model_file:
-        fail("give --preset or --model, not both")
+        fail_usage("give --preset or --model, not both")
     try:
         return load_model(model_file) if model_file else preset(preset_name or "google")
     except ValueError as error:  # ParameterError included: it names the parameter

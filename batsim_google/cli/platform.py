@@ -11,7 +11,7 @@ import click
 from batsim_google.platform.failures import FailureLaw
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
-from batsim_google.cli.common import TRACE_PATH, fail
+from batsim_google.cli.common import TRACE_PATH, fail, fail_usage
 
 if TYPE_CHECKING:
     from batsim_google.trace.machines import MachineHistory
@@ -46,7 +46,7 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
     from batsim_google.platform.simgrid_xml import write_platform
 
     if machines and trace:
-        fail("give --machines or --machine-events, not both")
+        fail_usage("give --machines or --machine-events, not both")
     try:
         energy = load_energy_model(energy_file)
         cell = _machine_history(trace, strict).cell if trace else google_2011_cell(machines)
@@ -87,7 +87,7 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
         fail(str(error))
     if trace:
         if given or seed is not None:
-            fail("--machine-events takes the events from the trace: give no failure law or --seed")
+            fail_usage("--machine-events takes the events from the trace: give no failure law or --seed")
         history = _machine_history(trace, strict)
         machine_ids = [host.properties.get("machine_id") for host in hosts]
         if machine_ids != [str(i) for i in history.cell.machines["machine_id"]]:
