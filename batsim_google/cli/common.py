@@ -10,9 +10,10 @@ the shell's start-up stay fast.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
 TRACE_PATH = click.Path(exists=True, path_type=Path)
 #: ``--batsim``: the Batsim executable, for every command that simulates.
 BATSIM_OPTION = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
+
+
+class NumberRange(click.FloatRange):
+    """click's FloatRange, refusing nan (which passes every range comparison) and, unless
+    ``infinite``, inf: a time or size that never ends would hang the command."""
+
+    def __init__(self, *args: Any, infinite: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.infinite = infinite
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number) or (math.isinf(number) and not self.infinite):
+            self.fail(f"{number} is not a {'' if self.infinite else 'finite '}number.", param, ctx)
+        return number
 
 
 class DataError(click.ClickException):
