@@ -50,9 +50,9 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
     try:
         energy = load_energy_model(energy_file)
         cell = _machine_history(trace, strict).cell if trace else google_2011_cell(machines)
+        write_platform(output, cell, energy)
     except ValueError as error:
         fail(str(error))
-    write_platform(output, cell, energy)
     counts = cell.machines.group_by("platform_id", maintain_order=True).len().iter_rows()
     click.echo(f"wrote {len(cell)} machines + 1 master to {output} (" + ", ".join(f"{p}: {n}" for p, n in counts) + ")")
 
