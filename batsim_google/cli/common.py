@@ -10,9 +10,10 @@ the shell's start-up stay fast.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -25,7 +26,38 @@ TRACE_PATH = click.Path(exists=True, path_type=Path)
 BATSIM_OPTION = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
 
 
+class NumberRange(click.FloatRange):
+    """click's FloatRange, refusing nan (which passes every range comparison) and, unless
+    ``infinite``, inf: a time or size that never ends would hang the command."""
+
+    def __init__(self, *args: Any, infinite: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.infinite = infinite
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number) or (math.isinf(number) and not self.infinite):
+            self.fail(f"{number} is not a {'' if self.infinite else 'finite '}number.", param, ctx)
+        return number
+
+
+class DataError(click.ClickException):
+    """Bad data in a file or parameter file the command read: ``Error: <message>``, exit status 2.
+
+    Unlike a usage error, nothing is wrong with the command line itself, so click's "Usage: ...
+    Try --help" would mislead.
+    """
+
+    exit_code = 2
+
+
 def fail(message: str) -> NoReturn:
+    """End the command on bad data (a file, a parameter file): the message names it."""
+    raise DataError(message)
+
+
+def fail_usage(message: str) -> NoReturn:
+    """End the command on options that do not go together: click's usage text, then the message."""
     raise click.UsageError(message)
 
 
@@ -35,7 +67,7 @@ def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadMo
     from batsim_google.model.workload_model import load_model
 
     if preset_name and model_file:
-        fail("give --preset or --model, not both")
+        fail_usage("give --preset or --model, not both")
     try:
         return load_model(model_file) if model_file else preset(preset_name or "google")
     except ValueError as error:  # ParameterError included: it names the parameter

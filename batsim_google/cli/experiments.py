@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
-from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
+from batsim_google.cli.common import BATSIM_OPTION, fail, fail_usage, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
 _DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.")
@@ -101,9 +101,9 @@ def validate_command(original, platform, output, replications, seed, model_file,
     try:
         policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
     except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
-        fail(f"--policy must be a TOML inline table of 'run' options ({error})")
+        fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
     except ValueError as error:
-        fail(str(error))
+        fail_usage(str(error))
     try:
         with _resumable():
             result = validate(

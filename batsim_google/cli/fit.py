@@ -9,7 +9,7 @@ import click
 
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
 from batsim_google.model.vocabulary import GROUPINGS
-from batsim_google.cli.common import fail, show_progress
+from batsim_google.cli.common import fail, fail_usage, show_progress
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,9 +75,9 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     from batsim_google.trace.row_accounting import TraceError
 
     if classes == "apriori" and k is not None:
-        fail("--k needs --classes kmeans")
+        fail_usage("--k needs --classes kmeans")
     if output.suffix.lower() not in (".toml", ".json"):
-        fail(f"{output}: the model file must end in .toml or .json")
+        fail_usage(f"{output}: the model file must end in .toml or .json")
     frame = _fit_input(source, strict)
     try:
         result = fit_model(

@@ -9,7 +9,7 @@ import click
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
-from batsim_google.cli.common import chosen_model, fail, show_progress
+from batsim_google.cli.common import chosen_model, fail, fail_usage, show_progress
 
 
 @click.command()
@@ -30,7 +30,7 @@ def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requ
     from batsim_google.model.request_law import load_request_law
 
     if (tasks is None) == (duration is None):
-        fail("give exactly one of --tasks and --duration")
+        fail_usage("give exactly one of --tasks and --duration")
     model = chosen_model(preset_name, model_file)
     try:
         requests = load_request_law(requests_file)

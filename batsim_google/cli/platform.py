@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from batsim_google.platform.failures import FailureLaw
+from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
-from batsim_google.cli.common import TRACE_PATH, fail
+from batsim_google.cli.common import TRACE_PATH, NumberRange, fail, fail_usage
 
 if TYPE_CHECKING:
     from batsim_google.trace.machines import MachineHistory
@@ -46,26 +46,34 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
     from batsim_google.platform.simgrid_xml import write_platform
 
     if machines and trace:
-        fail("give --machines or --machine-events, not both")
+        fail_usage("give --machines or --machine-events, not both")
     try:
         energy = load_energy_model(energy_file)
         cell = _machine_history(trace, strict).cell if trace else google_2011_cell(machines)
+        write_platform(output, cell, energy)
     except ValueError as error:
         fail(str(error))
-    write_platform(output, cell, energy)
     counts = cell.machines.group_by("platform_id", maintain_order=True).len().iter_rows()
     click.echo(f"wrote {len(cell)} machines + 1 master to {output} (" + ", ".join(f"{p}: {n}" for p, n in counts) + ")")
+
+
+def _law_value(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A failure-law option checked by the law's own rules, the error naming the option."""
+    problem = None if value is None else law_value_problem(LAW_KEYS[param.name], value)
+    if problem:
+        raise click.BadParameter(problem, ctx, param)
+    return value
 
 
 @click.command("failures")
 @click.argument("platform_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim events file (JSON lines) to write.")
-@click.option("--horizon", type=click.FloatRange(min=0, min_open=True), help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].")
+@click.option("--horizon", type=NumberRange(min=0, min_open=True), help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].")
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the random generator [default: 0].")
-@click.option("--mtbf", type=click.FloatRange(min=0, min_open=True), help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].")
-@click.option("--mtbf-shape", type=click.FloatRange(min=0, min_open=True), help="Weibull shape of the time between failures [default: 1, exponential].")
-@click.option("--mttr", type=click.FloatRange(min=0, min_open=True), help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].")
-@click.option("--mttr-shape", type=click.FloatRange(min=0, min_open=True), help="Weibull shape of the repair time [default: 1, exponential].")
+@click.option("--mtbf", type=float, callback=_law_value, help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].")
+@click.option("--mtbf-shape", type=float, callback=_law_value, help="Weibull shape of the time between failures [default: 1, exponential].")
+@click.option("--mttr", type=float, callback=_law_value, help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].")
+@click.option("--mttr-shape", type=float, callback=_law_value, help="Weibull shape of the repair time [default: 1, exponential].")
 @click.option("--machine-events", "trace", type=TRACE_PATH, help="Take the events from a trace's machine_events instead (PLATFORM built from it).")
 @click.option("--strict", is_flag=True, help="With --machine-events: stop at the first bad row instead of skipping it.")
 def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mttr, mttr_shape, trace, strict) -> None:
@@ -76,27 +84,29 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
     from batsim_google.platform.failures import draw_failures
     from batsim_google.platform.simgrid_xml import compute_hosts
 
-    law_options = {
-        "mean_time_between_failures": mtbf, "time_between_failures_shape": mtbf_shape,
-        "mean_repair_time": mttr, "repair_time_shape": mttr_shape,
-    }
-    given = {name: value for name, value in law_options.items() if value is not None}
+    law_options = {"mtbf": mtbf, "mtbf_shape": mtbf_shape, "mttr": mttr, "mttr_shape": mttr_shape}
+    given = {LAW_KEYS[key]: value for key, value in law_options.items() if value is not None}
     try:
         hosts = compute_hosts(platform_file)
     except ValueError as error:
         fail(str(error))
+    if not hosts:
+        fail(f"{platform_file}: no compute host (a <host> or <cluster> that is neither master nor storage)")
     if trace:
         if given or seed is not None:
-            fail("--machine-events takes the events from the trace: give no failure law or --seed")
+            fail_usage("--machine-events takes the events from the trace: give no failure law or --seed")
         history = _machine_history(trace, strict)
         machine_ids = [host.properties.get("machine_id") for host in hosts]
         if machine_ids != [str(i) for i in history.cell.machines["machine_id"]]:
             fail(f"{platform_file} was not built from the machine_events of {trace} (compare its machine_id properties)")
         changes = history.changes if horizon is None else history.changes.before(horizon)
     else:
-        changes = draw_failures(
-            len(hosts), FailureLaw(**given), horizon or TRACE_DAYS * DAY, np.random.default_rng(0 if seed is None else seed)
-        )
+        try:
+            changes = draw_failures(
+                len(hosts), FailureLaw(**given), horizon or TRACE_DAYS * DAY, np.random.default_rng(0 if seed is None else seed)
+            )
+        except ValueError as error:  # too many events for the law and horizon
+            fail(str(error))
     lines = write_availability_events(output, changes)
     down = int((~changes.available).sum())
     click.echo(

@@ -31,7 +31,7 @@ def run(platform, workloads, events, output, timeout, energy_outputs, batsim_bin
         summary = run_google_cell(
             platform, list(workloads), output, policy, events=list(events), timeout=timeout,
             batsim=batsim_binary, energy=energy_outputs, progress=show_progress(progress),
-            frontend=frontend,
+            frontend=frontend, warn=lambda message: click.echo(f"warning: {message}", err=True),
         ).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")

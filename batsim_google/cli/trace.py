@@ -9,7 +9,7 @@ import click
 
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
-from batsim_google.cli.common import fail, show_progress
+from batsim_google.cli.common import NumberRange, fail, show_progress
 
 
 def _reading_options(command):
@@ -17,7 +17,7 @@ def _reading_options(command):
     options = [
         click.option("--strict", is_flag=True, help="Stop at the first bad row, naming file and line (default: skip and count)."),
         click.option("--drop-synthesized", is_flag=True, help="Leave out the tasks and attempts with an event the trace synthesized (missing info set), counted."),
-        click.option("--grace", type=click.FloatRange(min=0), default=DEFAULT_GRACE, show_default=True, help="Seconds a dead task is held for a resubmission before it is reported closed."),
+        click.option("--grace", type=NumberRange(min=0, infinite=True), default=DEFAULT_GRACE, show_default=True, help="Seconds a dead task is held for a resubmission before it is reported closed."),
         click.option("--verify", is_flag=True, help="Check files against the trace's SHA256SUM first."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results."),
         click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal)."),

@@ -42,7 +42,7 @@ from typing import Any, Mapping
 
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
-from batsim_google.platform.failures import FailureLaw
+from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.model.presets import PRESETS
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -52,11 +52,6 @@ from batsim_google.units import DAY
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 #: ``arrival_scale = "cell"``: each platform carries the Google cell's load per machine.
 CELL_LOAD = "cell"
-#: Failure-law keys of a campaign -> FailureLaw fields.
-LAW_KEYS = {
-    "mtbf": "mean_time_between_failures", "mtbf_shape": "time_between_failures_shape",
-    "mttr": "mean_repair_time", "mttr_shape": "repair_time_shape",
-}
 
 
 @dataclass(frozen=True)
@@ -190,7 +185,13 @@ def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Fail
     if not raw:
         return FailureSpec(name)
     known_keys(raw, {*LAW_KEYS, "horizon", "seeds"}, where)
-    law = {field: float(_positive(raw, key, where)) for key, field in LAW_KEYS.items() if key in raw}
+    law = {}
+    for key, field in LAW_KEYS.items():
+        if key in raw:
+            problem = law_value_problem(field, raw[key])
+            if problem:
+                raise ParameterError(f"{where}.{key} {problem}")
+            law[field] = float(raw[key])
     horizon = _positive(raw, "horizon", where)
     return FailureSpec(
         name, law=FailureLaw(**law), horizon=TRACE_DAYS * DAY if horizon is None else float(horizon),

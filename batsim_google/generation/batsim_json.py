@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import shutil
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +32,7 @@ import polars as pl
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.units import HOUR
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
 MIN_DELAY = 1e-6
@@ -43,6 +43,10 @@ TIME_DECIMALS = 6
 REQUIRED = ("id", "subtime", "delay")
 #: Most grains a makespan may count (profile names and steps are 64-bit integers).
 MAX_STEPS = 1e15
+#: Coarsest grain, seconds. A grain is a rounding step, and a task shorter than half a grain
+#: lasts one grain: beyond an hour the rounding would change the makespans more than it shares
+#: profiles (``--grain 1e300`` made every job last 1e300 s).
+MAX_GRAIN = HOUR
 
 
 class WorkloadWriter:
@@ -61,8 +65,8 @@ class WorkloadWriter:
     ) -> None:
         if nb_res < 1:
             raise ParameterError(f"nb_res must be >= 1 (got {nb_res})")
-        if grain is not None and not (grain > 0 and math.isfinite(grain)):
-            raise ParameterError(f"grain must be a positive number of seconds (got {grain})")
+        if grain is not None and not (0 < grain <= MAX_GRAIN):
+            raise ParameterError(f"grain must be a positive number of seconds, at most {MAX_GRAIN:g} (got {grain})")
         self.path = Path(path)
         self.grain = None if grain is None else float(grain)
         self.jobs = 0

@@ -86,6 +86,14 @@ def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
         }
     except (KeyError, TypeError, ValueError) as error:
         raise InputFileError(f"{source}: not a request law ({error})") from error
+    for kind, law in kinds.items():
+        for resource in ("cpu", "memory"):
+            largest = getattr(law, resource).max()
+            if largest > 1:  # a fraction of the largest machine: above 1, no machine can run it
+                raise InputFileError(
+                    f"{source}: kinds.{kind}.{resource} holds {largest:g}, above 1 (requests are fractions "
+                    "of the largest machine's capacity)"
+                )
     return RequestLaw(kinds, data.get("provenance", {}))
 
 

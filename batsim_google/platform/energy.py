@@ -50,6 +50,18 @@ class PowerProfile:
 
 
 KEYS = tuple(field.name for field in dataclasses.fields(PowerProfile))
+#: Watts that must not decrease along this tuple: a host off draws no more than asleep, asleep no
+#: more than idle; running a job adds epsilon - idle and load adds (full - epsilon) x load
+#: (:mod:`batsim_google.experiments.load_energy`), neither of which may be negative.
+POWER_ORDER = ("off", "sleep", "idle", "epsilon", "full")
+
+
+def check_power_order(profile: PowerProfile, where: str) -> None:
+    """Refuse figures out of :data:`POWER_ORDER` (``where`` names the table)."""
+    for lower, higher in zip(POWER_ORDER, POWER_ORDER[1:]):
+        low, high = getattr(profile, lower), getattr(profile, higher)
+        if low > high:
+            raise ParameterError(f"{where}{lower} ({low!r} W) must be <= {higher} ({high!r} W)")
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,11 @@ class EnergyModel:
         """Figures of a machine: the reference scaled by ``cpu / reference_cpu``, then the
         platform's own figures where it has some."""
         scaled = self.reference.scaled(cpu / self.reference_cpu)
-        return dataclasses.replace(scaled, **self.platforms.get(platform_id, {}))
+        if platform_id not in self.platforms:
+            return scaled
+        profile = dataclasses.replace(scaled, **self.platforms[platform_id])
+        check_power_order(profile, f"{self.source}: platforms.{platform_id}.")
+        return profile
 
 
 def _figures(table: Any, where: str, complete: bool) -> dict[str, float]:
@@ -95,8 +111,10 @@ def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyMod
     platforms = data.get("platforms", {})
     if not isinstance(platforms, Mapping):
         raise ParameterError("platforms must be a table/object of platform IDs")
+    reference = PowerProfile(**_figures(data.get("reference"), "reference.", complete=True))
+    check_power_order(reference, "reference.")
     return EnergyModel(
-        reference=PowerProfile(**_figures(data.get("reference"), "reference.", complete=True)),
+        reference=reference,
         reference_cpu=reference_cpu,
         platforms={
             str(platform): _figures(table, f"platforms.{platform}.", complete=False)

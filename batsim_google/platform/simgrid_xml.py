@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import collections
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
-from batsim_google.errors import InputFileError
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.energy import EnergyModel, PowerProfile
 
 if TYPE_CHECKING:
@@ -100,6 +101,12 @@ def write_platform(
     import polars as pl
 
     types = cell.machines.select("platform_id", "cpu").unique(maintain_order=True)
+    unknown = sorted(set(energy.platforms) - set(types["platform_id"]))
+    if unknown:
+        raise ParameterError(
+            f"{energy.source}: platforms.{unknown[0]}: no machine of the cell has this platform ID "
+            f"(it has {', '.join(sorted(set(types['platform_id'])))})"
+        )
     bodies = [_host_body(p, c, energy, full_machine_cores) for p, c in types.iter_rows()]
     types = types.with_columns(
         pl.Series("attributes", [a for a, _ in bodies]), pl.Series("properties", [p for _, p in bodies])
@@ -216,6 +223,10 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
             element.clear()
     except (ET.ParseError, OSError) as error:
         raise InputFileError(f"{path}: {error}") from error
+    names = collections.Counter(host.name for host in hosts)
+    repeated = [name for name, count in names.items() if count > 1]
+    if repeated:  # SimGrid refuses it; Batsim's resource ids would not be ours
+        raise InputFileError(f"{path}: host id {repeated[0]!r} is used {names[repeated[0]]} times")
     return hosts
 
 

@@ -9,9 +9,11 @@ see :mod:`batsim_google.simulation.batsimpy_frontend`).
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Callable
 
 from tqdm import tqdm
 
@@ -19,6 +21,7 @@ from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import (
     DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation,
     SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
@@ -49,18 +52,26 @@ def run_google_cell(
     energy: bool = True,
     progress: bool = False,
     frontend: str = "pybatsim",
+    warn: Callable[[str], None] = warnings.warn,
 ) -> GoogleCellRun:
     """Run one simulation (raises SimulationError on failure); ``energy``: Batsim's ``-E``
     (batsim-py always passes it).
+
+    Inputs that do not fit together are refused before anything starts (an InputFileError naming
+    the file and line, :mod:`batsim_google.simulation.run_inputs`); a workload made for another
+    machine count is only reported to ``warn``, since Batsim runs it.
 
     With ``frontend="batsim-py"``, what batsim-py cannot run raises ``BatsimPyUnsupported`` (a
     ValueError) before anything starts, and an ImportError without the batsim-py extra.
     """
     if frontend not in FRONTENDS:
         raise ParameterError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
+    hosts = compute_hosts(platform)
+    for warning in check_run_inputs(len(hosts), Path(platform), workloads, events):
+        warn(warning)
     energy_policy = policy.get("energy", "always-on")
     if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
-        require_sleep_pstates([host.properties for host in compute_hosts(platform)], energy_policy, str(platform))
+        require_sleep_pstates([host.properties for host in hosts], energy_policy, str(platform))
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     progress_file = output / PROGRESS_FILE

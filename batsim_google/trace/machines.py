@@ -96,7 +96,7 @@ def read_machine_history(sources: Iterable[str | Path], strict: bool = False) ->
     _reject(account, rows.filter(pl.col("machine_id").is_in(undescribed)), UNDESCRIBED)
     rows = rows.filter(~pl.col("machine_id").is_in(undescribed)).sort("time", "order")
     if machines.height == 0:
-        raise TraceError(f"{sources}: no machine of {TABLE} has a platform ID and capacities")
+        raise TraceError(f"{', '.join(map(str, sources))}: no machine of {TABLE} has a platform ID and capacities")
     cell = Cell(
         machines.select("platform_id", "cpu", "memory", "machine_id"),
         f"machine_events of {', '.join(map(str, sources))}",

@@ -96,6 +96,8 @@ def test_defaults(tmp_path):
     ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, seeds = [1, 1]}\n", "workloads.w.seeds repeats"),
     ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr = -1}\n",
      "failures.f.mttr must be a positive number"),
+    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr_shape = 1e-9}\n",
+     r"failures.f.mttr_shape must be large enough for the Weibull mean to be finite \(got 1e-09\)"),
     ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestart = 'sometimes'\n",
      "policies.p: restart must be one of"),
     ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.generation.batsim_json import WorkloadWriter
+from batsim_google.generation.batsim_json import MAX_GRAIN, WorkloadWriter
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.generation.workload import write_generated_workload
@@ -166,3 +166,10 @@ def test_frequencies_within_the_tolerance_generate_and_no_zero_weight_is_drawn(t
     assert abs(drawn[10_000:].mean() - 0.75) < 0.02
     with pytest.raises(ValueError, match="duration must be a finite number"):
         write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, duration=float("inf"))
+
+
+@pytest.mark.parametrize("grain", [1e300, MAX_GRAIN * 1.01, float("inf"), float("nan")])
+def test_a_grain_coarser_than_the_rule_is_refused(tmp_path, grain):
+    with pytest.raises(ValueError, match=f"grain must be a positive number of seconds, at most {MAX_GRAIN:g}"):
+        WorkloadWriter(tmp_path / "x.json", 4, grain=grain)
+    assert not (tmp_path / "x.json").exists()

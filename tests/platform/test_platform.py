@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from click.testing import CliRunner
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.google_2011 import GOOGLE_2011_TYPES
 from batsim_google.cli import main
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.simgrid_xml import compute_hosts, cores, read_hosts, write_platform
 
@@ -182,3 +184,54 @@ def test_real_simgrid_loads_hosts_and_speeds_as_written(tmp_path, machines):
         core, speeds = simgrid_hosts[host.name]
         assert core == host.cores
         assert speeds == pytest.approx(list(host.speeds), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[reference]\nidle = 300.0\n", r"bad\.toml: reference\.idle \(300\.0 W\) must be <= epsilon \(95\.0 W\)"),
+        ("[reference]\nidle = 300.0\nepsilon = 300.0\n", r"bad\.toml: reference\.epsilon \(300\.0 W\) must be <= full \(190\.738 W\)"),
+        ("[reference]\nsleep = 120.0\n", r"bad\.toml: reference\.sleep \(120\.0 W\) must be <= idle \(95\.0 W\)"),
+        ("[reference]\noff = 20.0\n", r"reference\.off \(20\.0 W\) must be <= sleep \(9\.75 W\)"),
+        ("[reference]\nepsilon = 90.0\n", r"reference\.idle \(95\.0 W\) must be <= epsilon \(90\.0 W\)"),
+    ],
+)
+def test_energy_figures_out_of_order_are_refused(tmp_path, text, message):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(ParameterError, match=message):
+        load_energy_model(bad)
+
+
+def test_a_platform_override_out_of_order_is_refused_when_written(tmp_path):
+    override = tmp_path / "energy.toml"
+    override.write_text("[platforms.C]\nfull = 100.0\n")  # below C's scaled idle of 190 W
+    with pytest.raises(ParameterError, match=r"energy\.toml: platforms\.C\.epsilon \(190\.0 W\) must be <= full \(100\.0 W\)"):
+        _platform(tmp_path, machines=64, energy=override)
+
+
+def test_an_override_of_a_platform_the_cell_lacks_is_refused(tmp_path):
+    override = tmp_path / "energy.toml"
+    override.write_text("[platforms.Z]\nfull = 500.0\n")
+    result = CliRunner().invoke(main, ["platform", "--machines", "64", "--energy", str(override), "-o", str(tmp_path / "p.xml")])
+    assert result.exit_code == 2
+    assert result.output == f"Error: {override}: platforms.Z: no machine of the cell has this platform ID (it has A, B, C)\n"
+
+
+def test_the_documented_energy_override_loads_as_written(tmp_path):
+    text = (REPO / "docs" / "platforms.md").read_text()
+    example = re.search(r"```toml\n(reference_cpu = .*?)```", text, re.S).group(1)
+    (tmp_path / "energy.toml").write_text(example)
+    hosts = compute_hosts(_platform(tmp_path, machines=64, energy=tmp_path / "energy.toml"))
+    assert {h.properties["platform_id"] for h in hosts} == {"A", "B", "C"}
+
+
+def test_a_host_id_used_twice_is_refused(tmp_path):
+    platform = tmp_path / "twice.xml"
+    platform.write_text(
+        '<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full">\n'
+        '<host id="m1" speed="1Gf"/>\n<cluster id="c" prefix="m" radical="0-1" speed="1Gf" bw="1GBps" lat="1us"/>\n'
+        "</zone></platform>\n"
+    )
+    with pytest.raises(InputFileError, match=f"^{re.escape(str(platform))}: host id 'm1' is used 2 times$"):
+        read_hosts(platform)

@@ -127,3 +127,13 @@ def test_platform_and_events_commands_from_machine_events(tmp_path):
     assert refused.exit_code == 2 and "was not built from the machine_events" in refused.output
     strict = runner.invoke(main, ["platform", "--machine-events", str(TRACE), "--strict", "-o", str(platform)])
     assert strict.exit_code == 2 and f":21: {UNKNOWN}" in strict.output
+
+
+def test_no_described_machine_names_the_paths_not_their_repr(tmp_path):
+    part = tmp_path / "machine_events" / "part-00000-of-00001.csv"
+    part.parent.mkdir()
+    part.write_text("0,1,0,,,\n")
+    with pytest.raises(TraceError) as refused:
+        read_machine_history([tmp_path])
+    assert str(refused.value).startswith(f"{tmp_path}: no machine of machine_events")
+    assert "PosixPath" not in str(refused.value)

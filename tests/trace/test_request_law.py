@@ -3,11 +3,15 @@ every row read is used or skipped by reason."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
+from batsim_google.errors import InputFileError
 from batsim_google.model.request_law import load_request_law
 from batsim_google.trace.derive_requests import derive_request_law
 from batsim_google.trace.row_accounting import RowAccount, TraceError
@@ -71,3 +75,15 @@ def test_the_command_writes_a_loadable_law_and_ends_with_the_accounting_line(tmp
     assert load_request_law(output).provenance["note"] == "fixture"
     strict = CliRunner().invoke(main, ["requests", str(part), "-o", str(output), "--strict"])
     assert strict.exit_code == 2 and f"{part.name}:6" in strict.output
+
+
+@pytest.mark.parametrize("resource", ["cpu", "memory"])
+def test_a_law_requesting_more_than_the_largest_machine_is_refused_when_loaded(tmp_path, resource):
+    law = {"kinds": {"task": {"cpu": [0.5, 0.25], "memory": [0.5, 0.25], "count": [1, 2]}}}
+    law["kinds"]["task"][resource][1] = 5.0
+    path = tmp_path / "law.json"
+    path.write_text(json.dumps(law))
+    with pytest.raises(InputFileError, match=rf"^{re.escape(str(path))}: kinds\.task\.{resource} holds 5, above 1 "):
+        load_request_law(path)
+    result = CliRunner().invoke(main, ["generate", "--tasks", "5", "--requests", str(path), "-o", str(tmp_path / "w.json")])
+    assert result.exit_code == 2 and f"kinds.task.{resource} holds 5, above 1" in result.output
