@@ -3,7 +3,7 @@
 ``runs.csv`` / ``runs.parquet``: the run's labels (platform, workload and its seed, failures and
 their seed, policy), its status and wall time, and its metrics (:mod:`.metrics`).
 ``summary.csv`` / ``summary.parquet``: per platform, workload, failures and policy, and per metric,
-the number of runs with a value, mean, standard deviation and the Student-t 95 % interval over
+the number of runs with a value ``n``, mean, standard deviation and the bootstrap 95 % interval over
 the replications (the seed combinations; when both workloads and failures have several seeds
 they are crossed, and the interval treats the combinations as independent).
 """
