@@ -36,8 +36,8 @@ def _resumable():
 def _interval(row: dict) -> str:
     if row["mean"] is None:
         return "-"
-    half = "" if row["ci_high"] is None else f" +- {row['ci_high'] - row['mean']:.3g}"
-    return f"{row['mean']:.4g}{half}"
+    interval = "" if row["ci_high"] is None else f" [{row['ci_low']:.4g}, {row['ci_high']:.4g}]"
+    return f"{row['mean']:.4g}{interval}"
 
 
 #: The summary's lines per group: costs, then the work done.

@@ -104,21 +104,14 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict
     all_jobs = outputs.jobs()
     makespan = float(all_jobs["finish_time"].max() or 0.0)
     ran = all_jobs.filter(pl.col("starting_time").is_not_null())
-    waits = ran.filter(pl.col("workload_name") != RESUBMITTED)["waiting_time"].drop_nulls()
+    waits = waiting_times(all_jobs)
     if outputs.has_ledger():
-        ledger, whole, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan)
+        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan)
         capacity = None if hosts is None else _capacity(hosts, platform)
     else:
         ledger = dict.fromkeys(LEDGER_METRICS)
-        whole = ran.filter(pl.col("final_state") == SUCCEEDED).select(
-            pl.col("submission_time").alias("submit"), pl.col("finish_time").alias("end"),
-            pl.col("execution_time").alias("work"),
-        )
         allocated = float(ran.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item())
         capacity = float(len(hosts) if hosts is not None else outputs.machines())
-    slowdown = pl.max_horizontal(
-        pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
-    )
     batsim_energy = outputs.energy()
     load = ledger["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
@@ -132,7 +125,7 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
-        "mean_bounded_slowdown": _value(whole.select(slowdown.mean()).item()),
+        "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs).mean()),
         "utilization": allocated / (capacity * makespan) if capacity and makespan > 0 else None,
         "energy_j": energy,
         "batsim_energy_j": batsim_energy,
@@ -142,9 +135,8 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict
 
 def _ledger_metrics(
     outputs: RunOutputs, all_jobs: pl.DataFrame, hosts: list[PlatformHost] | None, makespan: float
-) -> tuple[dict, pl.DataFrame, float]:
-    """The ledger's metrics; the tasks that did all their work (``submit``, ``end``, ``work``);
-    the CPU-seconds allocated."""
+) -> tuple[dict, float]:
+    """The ledger's metrics and the CPU-seconds allocated."""
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
     whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
@@ -172,7 +164,31 @@ def _ledger_metrics(
         "censored_suspensions": int(intervals["censored"].sum()),
         "balanced": bool(outputs.summary()["balanced"]),
     }
-    return metrics, whole.select("submit", "end", "work"), allocated
+    return metrics, allocated
+
+
+def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
+    """Waiting time of every job of the user's workloads that started (:meth:`RunOutputs.jobs`)."""
+    started = all_jobs.filter(pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED))
+    return started["waiting_time"]
+
+
+def bounded_slowdowns(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None) -> pl.Series:
+    """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
+    where it exists, else Batsim's jobs)."""
+    all_jobs = outputs.jobs() if all_jobs is None else all_jobs
+    if outputs.has_ledger():
+        tasks = task_times(outputs, started_jobs(outputs, all_jobs))
+        whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
+    else:
+        whole = all_jobs.filter(pl.col("final_state") == SUCCEEDED).select(
+            pl.col("submission_time").alias("submit"), pl.col("finish_time").alias("end"),
+            pl.col("execution_time").alias("work"),
+        )
+    slowdown = pl.max_horizontal(
+        pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
+    )
+    return whole.select(slowdown.alias("bounded_slowdown")).to_series()
 
 
 def write_metrics(directory: Path, metrics: dict, path: Path | None = None) -> Path:

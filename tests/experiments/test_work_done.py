@@ -37,3 +37,16 @@ def test_equal_work_a_single_policy_or_no_ledger_gives_no_warning():
     assert work_warnings(summary_table(_runs({("w", "a"): [3600.0, 10.0]}))) == {}
     no_ledger = _runs({("w", "a"): [1.0], ("w", "b"): [2.0]}).with_columns(pl.lit(None).alias("delivered_cpu_s"))
     assert work_warnings(summary_table(no_ledger)) == {}
+
+
+def test_compares_printed_summary_shows_work_done_beside_costs_and_the_warning(capsys):
+    from batsim_google.cli.experiments import _show_summary
+
+    _show_summary(summary_table(_runs({("w", "a"): [3600.0, 7200.0], ("w", "b"): [1800.0]})))
+    out, err = capsys.readouterr()
+    assert out.splitlines()[:3] == [
+        "p/w/none [a], n = 2 runs:",
+        "  energy_j 1e+09 [1e+09, 1e+09]",
+        "  delivered_cpu_s 5400 [3600, 7200]",
+    ]
+    assert err.startswith("warning: p/w/none: the policies delivered different work")
