@@ -36,8 +36,29 @@ def _resumable():
 def _interval(row: dict) -> str:
     if row["mean"] is None:
         return "-"
-    half = "" if row["ci_high"] is None else f" +- {row['ci_high'] - row['mean']:.3g}"
-    return f"{row['mean']:.4g}{half}"
+    interval = "" if row["ci_high"] is None else f" [{row['ci_low']:.4g}, {row['ci_high']:.4g}]"
+    return f"{row['mean']:.4g}{interval}"
+
+
+#: The summary's lines per group: costs, then the work done.
+_COSTS = ("energy_j", "mean_waiting_s", "p95_waiting_s", "mean_bounded_slowdown", "utilization", "evictions", "mean_suspension_s")
+_WORK = ("completed", "not_restarted", "lost_to_failures", "rejected", "pending_at_end", "delivered_cpu_s", "energy_per_cpu_hour_j")
+
+
+def _show_summary(summary) -> None:
+    """Per group, the mean (and 95 % interval) of its costs and of its work done, over n runs; then
+    the scenarios whose policies delivered different work."""
+    import polars as pl
+
+    wide = {(row["platform"], row["workload"], row["failures"], row["policy"], row["metric"]): row for row in summary.iter_rows(named=True)}
+    groups = summary.group_by(["platform", "workload", "failures", "policy"], maintain_order=True).agg(pl.col("n").max()).iter_rows()
+    for *group, n in groups:
+        click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs:")
+        for names in (_COSTS, _WORK):
+            values = ", ".join(f"{name} {_interval(wide[(*group, name)])}" for name in names if (*group, name) in wide)
+            click.echo(f"  {values}")
+    for warning in summary["warning"].drop_nulls().unique(maintain_order=True):
+        click.echo(f"warning: {warning}", err=True)
 
 
 @click.command("compare")
@@ -63,11 +84,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
         fail(str(error))
     counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
     click.echo(f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed")
-    shown = ("energy_j", "mean_waiting_s", "utilization", "evictions", "mean_suspension_s")
-    wide = {(row["platform"], row["workload"], row["failures"], row["policy"], row["metric"]): row for row in result.summary.iter_rows(named=True)}
-    for group in result.summary.select("platform", "workload", "failures", "policy", "n").unique(["platform", "workload", "failures", "policy"], maintain_order=True).iter_rows():
-        values = ", ".join(f"{name} {_interval(wide[(*group[:4], name)])}" for name in shown if (*group[:4], name) in wide)
-        click.echo(f"{'/'.join(group[:3])} [{group[3]}], {group[4]} runs: {values}")
+    _show_summary(result.summary)
     click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
     for record in result.failed:
         click.echo(f"run {record.run.directory} failed: {record.error}", err=True)

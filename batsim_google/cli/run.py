@@ -9,6 +9,7 @@ import click
 
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
+from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 
 
@@ -25,6 +26,8 @@ from batsim_google.cli.policy_options import policy_options
 @click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).")
 def run(platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, **policy) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
+    from batsim_google.experiments.metrics import run_metrics, write_metrics
+    from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.simulation.run import run_google_cell
 
     try:
@@ -41,7 +44,11 @@ def run(platform, workloads, events, output, timeout, energy_outputs, batsim_bin
         fail(str(error))
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
     click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
-    click.echo(f"outputs in {output}")
+    metrics = run_metrics(RunOutputs(output), platform)
+    for line in summary_lines(metrics):
+        click.echo(line)
+    write_metrics(output, metrics)
+    click.echo(f"outputs in {output} (metrics in {output / 'metrics.json'})")
     if not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)

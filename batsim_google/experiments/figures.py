@@ -1,8 +1,10 @@
 """A campaign's figures, as PNG files (matplotlib, no display needed).
 
 - ``energy_vs_waiting.png``: per platform, workload and failures (marker) and policy (colour),
-  the mean energy against the mean waiting time over the seeds, with their 95 % intervals, and
-  each run as a faint dot;
+  the mean energy (GJ) against the mean waiting time over the n seeds, with their 95 % bootstrap
+  intervals, and each run as a faint dot;
+- ``waiting-SCENARIO.png``: the CDFs of the tasks' waiting time and bounded slowdown
+  (:mod:`.metrics`), per policy (all replications together);
 - ``timeline-SCENARIO.png``: CPU utilization over time per policy, then each policy's machines
   by state (Batsim's machine states; unavailable = machines in none of them), for the first
   replication of each policy;
@@ -24,15 +26,18 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from batsim_google.fitting.fit_figures import ecdf_points  # noqa: E402
+from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
-from batsim_google.experiments.metrics import cpu_capacity, cpu_utilization_over_time  # noqa: E402
+from batsim_google.experiments.metrics import (  # noqa: E402
+    SLOWDOWN_BOUND_S, bounded_slowdowns, cpu_capacity, cpu_utilization_over_time, waiting_times,
+)
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
 from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
 
 SCENARIO = ["platform", "workload", "failures"]
-MARKERS = "osD^v<>pPhX*"
+#: Energy on the axes: joules per gigajoule.
+GJ = 1e9
 STATES = (
     ("nb_computing", "computing"), ("nb_idle", "idle"), ("nb_switching_on", "switching on"),
     ("nb_switching_off", "switching off"), ("nb_sleeping", "sleeping"), ("unavailable", "unavailable"),
@@ -51,13 +56,12 @@ def scenario_name(row: dict) -> str:
 
 def _styles(policies: list[str]) -> dict[str, dict]:
     """Colour and line style per policy (styles differ so that equal curves stay visible)."""
-    colours, lines = plt.get_cmap("tab10"), ("-", "--", ":", "-.")
-    return {policy: {"color": colours(i % 10), "linestyle": lines[i % len(lines)]} for i, policy in enumerate(policies)}
+    return {policy: {k: v for k, v in curve_style(i).items() if k in ("color", "linestyle")} for i, policy in enumerate(policies)}
 
 
 def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> None:
     wide = summary.filter(pl.col("metric").is_in(["energy_j", "mean_waiting_s"])).pivot(
-        "metric", index=["platform", "workload", "failures", "policy"], values=["mean", "ci_low", "ci_high"]
+        "metric", index=["platform", "workload", "failures", "policy"], values=["mean", "ci_low", "ci_high", "n"]
     )
     policies = runs["policy"].unique(maintain_order=True).to_list()
     colours = {policy: style["color"] for policy, style in _styles(policies).items()}
@@ -69,18 +73,18 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
         for policy in policies:
             match = {**scenario, "policy": policy}
             dots = ended.filter(*[pl.col(k) == v for k, v in match.items()])
-            axes.scatter(dots["mean_waiting_s"], dots["energy_j"], color=colours[policy], marker=marker, alpha=0.25, s=18)
+            axes.scatter(dots["mean_waiting_s"], dots["energy_j"] / GJ, color=colours[policy], marker=marker, alpha=0.25, s=18)
             group = wide.filter(*[pl.col(k) == v for k, v in match.items()])
             row = group.row(0, named=True) if group.height else {}
             x, y = row.get("mean_mean_waiting_s"), row.get("mean_energy_j")
             if x is None or y is None:  # no run of the group started a task, or no energy output
                 continue
             xerr = [[x - (row["ci_low_mean_waiting_s"] or x)], [(row["ci_high_mean_waiting_s"] or x) - x]]
-            yerr = [[y - (row["ci_low_energy_j"] or y)], [(row["ci_high_energy_j"] or y) - y]]
-            axes.errorbar([x], [y], xerr=xerr, yerr=yerr, color=colours[policy], marker=marker, markersize=8, capsize=3,
-                          label=f"{policy} ({scenario_name(scenario)})")
+            yerr = [[(y - (row["ci_low_energy_j"] or y)) / GJ], [((row["ci_high_energy_j"] or y) - y) / GJ]]
+            axes.errorbar([x], [y / GJ], xerr=xerr, yerr=yerr, color=colours[policy], marker=marker, markersize=8, capsize=3,
+                          label=f"{policy} ({scenario_name(scenario)}, n = {row['n_energy_j']})")
     axes.set_xlabel("mean waiting time (s)")
-    axes.set_ylabel("energy (J)")
+    axes.set_ylabel("energy (GJ)")
     axes.set_title("Energy against waiting time: mean and 95 % interval over seeds")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
@@ -118,6 +122,38 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
         ax.set_ylim(0, machines)
         ax.legend(fontsize=7, loc="upper right", ncols=3)
     axes[-1].set_xlabel(f"time ({unit})")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def waiting(path: Path, runs: pl.DataFrame) -> None:
+    """``runs``: one scenario's runs."""
+    ended = runs.filter(pl.col("status") != "failed")
+    policies = ended["policy"].unique(maintain_order=True).to_list()
+    styles = _styles(policies)
+    figure, (wait, slow) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for policy in policies:
+        outputs = [RunOutputs(Path(d)) for d in ended.filter(pl.col("policy") == policy)["directory"]]
+        for ax, values in (
+            (wait, np.concatenate([waiting_times(o.jobs()).drop_nulls().to_numpy() for o in outputs])),
+            (slow, np.concatenate([bounded_slowdowns(o).drop_nulls().to_numpy() for o in outputs])),
+        ):
+            if values.size == 0:
+                ax.plot([], [], label=f"{policy}: no task", **styles[policy])
+                continue
+            points, shares = ecdf_points(values)
+            ax.step(points, shares, where="post", label=f"{policy} ({values.size} tasks, {len(outputs)} runs)", **styles[policy])
+    wait.set_xscale("symlog", linthresh=1.0)
+    wait.set_xlabel("waiting time per task (s)")
+    wait.set_title("CDF of waiting time (all replications)")
+    slow.set_xscale("log")
+    slow.set_xlabel(f"bounded slowdown per task (bound {SLOWDOWN_BOUND_S:g} s)")
+    slow.set_title("CDF of bounded slowdown (all replications)")
+    for ax in (wait, slow):
+        ax.set_ylabel("share of tasks")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -180,4 +216,6 @@ def write_plots(output: Path, runs: pl.DataFrame, summary: pl.DataFrame, platfor
         timeline(written[-1], scenario_runs, platform_files[scenario["platform"]])
         written.append(output / f"suspension-{name}.png")
         suspension(written[-1], scenario_runs)
+        written.append(output / f"waiting-{name}.png")
+        waiting(written[-1], scenario_runs)
     return written

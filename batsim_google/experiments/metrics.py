@@ -1,36 +1,56 @@
-"""The metrics of one run, computed from Batsim's outputs and the scheduler's accounting.
+"""The metrics of one run: from Batsim's own outputs for any scheduler, and from this package's
+scheduler accounting (the *ledger*: ``out_tasks.csv``, ``out_attempts.csv``,
+``out_accounting.json``) where it exists.
 
-Definitions (times in seconds; a *task* is a workload job and all its resubmissions):
+From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machine_states.csv``,
+``out_consumed_energy.csv``), for any Batsim 4.2.1 output folder (times in seconds):
 
 - ``makespan_s``: the last job's finish time (Batsim's makespan, from time 0);
-- ``mean_waiting_s``, ``p95_waiting_s``: over tasks that started, the waiting time of the task's
-  workload job (Batsim's ``waiting_time``: submission to first start);
-- ``mean_bounded_slowdown``: over tasks that did all their work (completed, or services killed
-  by design at the end of their lifetime), ``max(1, (end - submit) / max(work, 10 s))``, where
-  ``end`` is the task's last job's finish and ``work`` its makespan (a service's lifetime), so
-  evictions and restarts count against it;
-- ``utilization``: allocated CPU time over CPU capacity x makespan: the sum over jobs of the task's
-  normalized CPU request x the job's execution time, divided by the sum of the machines'
-  ``cpu_capacity`` (asleep or failed machines included) x the makespan;
-- ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` (None without -E);
-  ``batsim_energy_j``: Batsim's consumed energy at the end of the run (``out_consumed_energy.csv``,
-  -E): idle, sleep, off and switching power, as jobs are delays; ``load_energy_j``: what their
-  load adds (:mod:`.load_energy`; None when the platform has no energy model);
+- ``jobs``, ``jobs_completed``, ``jobs_killed``, ``jobs_rejected``: Batsim's jobs, those that
+  ended ``COMPLETED_SUCCESSFULLY``, those that ran and ended otherwise (killed, walltime reached,
+  failed: Batsim's ``nb_jobs_killed``), and those rejected;
+- ``mean_waiting_s``, ``p95_waiting_s``: Batsim's ``waiting_time`` (submission to start) of the
+  jobs of the user's workloads that started (this scheduler's resubmissions left out, so it is
+  each task's first wait);
+- ``mean_bounded_slowdown``: over *tasks* that did all their work, ``max(1, (end - submit) /
+  max(work, SLOWDOWN_BOUND_S))``. With the ledger, a task is a workload job and its resubmissions,
+  ``end`` its last job's finish and ``work`` its makespan (a service's lifetime): tasks that
+  completed or services killed by design at the end of their lifetime, so evictions and restarts
+  count against it. Without, a task is a Batsim job that ended ``COMPLETED_SUCCESSFULLY`` and
+  ``work`` its execution time;
+- ``utilization``: allocated over available CPU time. With the ledger, the sum over jobs of the
+  task's normalized CPU request x the job's execution time, over the sum of the machines'
+  ``cpu_capacity`` (asleep or failed machines included) x the makespan (needs the platform; null
+  without it). Without, machines requested x execution time over machines x makespan (Batsim
+  allocates whole machines); the machines are the platform's compute hosts, or Batsim's count;
+- ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
+  (null without -E); ``batsim_energy_j``: Batsim's consumed energy at the end of the run
+  (``out_consumed_energy.csv``, -E): with this scheduler's delay jobs, idle, sleep, off and
+  switching power only.
+
+From the ledger (null, "n/a", without it, never 0):
+
+- ``load_energy_j``: what the load of the delay jobs adds to Batsim's energy (:mod:`.load_energy`;
+  also null without the platform or its energy model);
+- ``delivered_cpu_s``: the work done, sum over tasks that did all their work of CPU request x work
+  (restarted work counted once); ``energy_per_cpu_hour_j``: ``energy_j`` per delivered CPU-hour;
 - ``evictions``: jobs stopped by an eviction; ``resubmissions``: Batsim jobs of the
-  ``resubmit`` workload; ``failure_kills``: jobs stopped by a machine failure;
+  ``resubmit`` workload (restarts); ``failure_kills``: jobs stopped by a machine failure;
   ``lost_to_failures``: tasks not restarted after a machine failure (restart cap reached);
 - the tasks' outcomes, counted: ``completed``, ``killed_by_design`` (services at their
-  lifetime), ``killed_by_user``, ``rejected``, ``not_restarted``, ``pending_at_end``;
+  lifetime), ``killed_by_user``, ``rejected``, ``not_restarted`` (abandoned at the restart cap,
+  after evictions or failures), ``pending_at_end``;
 - suspension (:mod:`.suspension`): ``suspended_tasks``, ``mean_suspension_s`` and
   ``median_suspension_s`` (per task, total time suspended), ``peak_suspended_tasks`` (most tasks
   suspended at once), ``censored_suspensions`` (suspensions still running at the end);
 - ``balanced``: whether every task ended exactly once (the scheduler's accounting).
 
-Means over no task are None.
+Means over no task are null.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -38,16 +58,26 @@ import polars as pl
 from batsim_google.errors import InputFileError
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
+from batsim_google.units import HOUR
 from batsim_google.experiments.load_energy import load_energy
-from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs, started_jobs, task_times
+from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
 
-#: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long.
+#: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
 SLOWDOWN_BOUND_S = 10.0
 WAITING_QUANTILE = 0.95
 #: Outcomes of tasks that did all their work.
 WHOLE_WORK = (Outcome.COMPLETED.value, Outcome.KILLED_BY_DESIGN.value)
+#: Batsim's final states of a job that did all its work, and of one rejected.
+SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
+#: The metrics only the scheduler's ledger gives, null for other schedulers.
+LEDGER_METRICS = (
+    "tasks", *(outcome.value for outcome in Outcome), "load_energy_j", "delivered_cpu_s", "energy_per_cpu_hour_j",
+    "evictions", "resubmissions", "failure_kills", "lost_to_failures", "suspended_tasks", "mean_suspension_s",
+    "median_suspension_s", "peak_suspended_tasks", "censored_suspensions", "balanced",
+)
+METRICS_FILE = "metrics.json"
 
 
 def cpu_capacity(platform: str | Path) -> float:
@@ -65,40 +95,64 @@ def _value(value) -> float | None:
     return None if value is None else float(value)
 
 
-def run_metrics(outputs: RunOutputs, platform: str | Path) -> dict:
-    """The metrics of the run in ``outputs`` (see the module) on the ``platform`` it simulated."""
-    hosts = compute_hosts(platform)
-    capacity = _capacity(hosts, platform)
+def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict:
+    """The metrics of the run in ``outputs`` (see the module), on the ``platform`` it simulated
+    when known."""
+    if not outputs.has_batsim_outputs():
+        raise InputFileError(f"{outputs.directory}: no Batsim outputs in this folder (no {outputs.path(JOBS).name})")
+    hosts = None if platform is None else compute_hosts(platform)
     all_jobs = outputs.jobs()
+    makespan = float(all_jobs["finish_time"].max() or 0.0)
+    ran = all_jobs.filter(pl.col("starting_time").is_not_null())
+    waits = waiting_times(all_jobs)
+    if outputs.has_ledger():
+        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan)
+        capacity = None if hosts is None else _capacity(hosts, platform)
+    else:
+        ledger = dict.fromkeys(LEDGER_METRICS)
+        allocated = float(ran.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item())
+        capacity = float(len(hosts) if hosts is not None else outputs.machines())
+    batsim_energy = outputs.energy()
+    load = ledger["load_energy_j"]
+    energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
+    if ledger["delivered_cpu_s"]:
+        ledger["energy_per_cpu_hour_j"] = None if energy is None else energy / (ledger["delivered_cpu_s"] / HOUR)
+    return {
+        "makespan_s": makespan,
+        "jobs": all_jobs.height,
+        "jobs_completed": ran.filter(pl.col("final_state") == SUCCEEDED).height,
+        "jobs_killed": ran.filter(pl.col("final_state") != SUCCEEDED).height,
+        "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
+        "mean_waiting_s": _value(waits.mean()),
+        "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
+        "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs).mean()),
+        "utilization": allocated / (capacity * makespan) if capacity and makespan > 0 else None,
+        "energy_j": energy,
+        "batsim_energy_j": batsim_energy,
+        **ledger,
+    }
+
+
+def _ledger_metrics(
+    outputs: RunOutputs, all_jobs: pl.DataFrame, hosts: list[PlatformHost] | None, makespan: float
+) -> tuple[dict, float]:
+    """The ledger's metrics and the CPU-seconds allocated."""
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
-    makespan = float(all_jobs["finish_time"].max() or 0.0)
-    waits = tasks["first_wait"].drop_nulls()
     whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
-    slowdown = pl.max_horizontal(
-        pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
-    )
-    allocated = jobs.join(tasks.select("task_id", "cpu"), on="task_id", how="left").select(
-        (pl.col("cpu") * pl.col("execution_time")).sum()
-    ).item()
+    with_cpu = jobs.join(tasks.select("task_id", "cpu"), on="task_id", how="left")
+    allocated = float(with_cpu.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     last_reason = jobs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
     lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
     intervals = suspension_intervals(jobs, tasks, makespan)
     suspended = suspension_per_task(intervals)
     outcomes = dict(tasks.group_by("outcome").len().iter_rows())
-    batsim_energy = outputs.energy()
-    load = load_energy(jobs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), hosts)
-    return {
-        "makespan_s": makespan,
+    metrics = {
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
-        "mean_waiting_s": _value(waits.mean()),
-        "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
-        "mean_bounded_slowdown": _value(whole.select(slowdown.mean()).item()),
-        "utilization": allocated / (capacity * makespan) if makespan > 0 else None,
-        "energy_j": None if batsim_energy is None or load is None else batsim_energy + load,
-        "batsim_energy_j": batsim_energy,
-        "load_energy_j": load,
+        "load_energy_j": None if hosts is None else load_energy(with_cpu, hosts),
+        "delivered_cpu_s": float(whole.select((pl.col("cpu") * pl.col("work")).sum()).item()),
+        "energy_per_cpu_hour_j": None,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
         "resubmissions": all_jobs.filter(pl.col("workload_name") == RESUBMITTED).height,
         "failure_kills": jobs.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
@@ -110,6 +164,39 @@ def run_metrics(outputs: RunOutputs, platform: str | Path) -> dict:
         "censored_suspensions": int(intervals["censored"].sum()),
         "balanced": bool(outputs.summary()["balanced"]),
     }
+    return metrics, allocated
+
+
+def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
+    """Waiting time of every job of the user's workloads that started (:meth:`RunOutputs.jobs`)."""
+    started = all_jobs.filter(pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED))
+    return started["waiting_time"]
+
+
+def bounded_slowdowns(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None) -> pl.Series:
+    """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
+    where it exists, else Batsim's jobs)."""
+    all_jobs = outputs.jobs() if all_jobs is None else all_jobs
+    if outputs.has_ledger():
+        tasks = task_times(outputs, started_jobs(outputs, all_jobs))
+        whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
+    else:
+        whole = all_jobs.filter(pl.col("final_state") == SUCCEEDED).select(
+            pl.col("submission_time").alias("submit"), pl.col("finish_time").alias("end"),
+            pl.col("execution_time").alias("work"),
+        )
+    slowdown = pl.max_horizontal(
+        pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
+    )
+    return whole.select(slowdown.alias("bounded_slowdown")).to_series()
+
+
+def write_metrics(directory: Path, metrics: dict, path: Path | None = None) -> Path:
+    """Write ``metrics`` as JSON (nulls for what is not known) to ``path``, by default
+    ``metrics.json`` in the run's ``directory``."""
+    path = Path(directory) / METRICS_FILE if path is None else Path(path)
+    path.write_text(json.dumps(metrics, indent=1) + "\n")
+    return path
 
 
 def cpu_utilization_over_time(outputs: RunOutputs, capacity: float) -> pl.DataFrame:

@@ -23,9 +23,11 @@ from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
 JOBS = "jobs.csv"
 MACHINE_STATES = "machine_states.csv"
 ENERGY = "consumed_energy.csv"
+SCHEDULE = "schedule.csv"
 #: Columns read from each file, with their types.
 JOB_COLUMNS = {
-    "job_id": pl.String, "workload_name": pl.String, "submission_time": pl.Float64, "final_state": pl.String,
+    "job_id": pl.String, "workload_name": pl.String, "submission_time": pl.Float64,
+    "requested_number_of_resources": pl.Int64, "final_state": pl.String,
     "starting_time": pl.Float64, "execution_time": pl.Float64, "finish_time": pl.Float64, "waiting_time": pl.Float64,
 }
 ATTEMPT_COLUMNS = {"task_id": pl.String, "job_id": pl.String, "machine": pl.Int64, "end_reason": pl.String}
@@ -60,6 +62,13 @@ class RunOutputs:
     def path(self, name: str) -> Path:
         return Path(self.directory) / f"{OUTPUT_PREFIX}_{name}"
 
+    def has_batsim_outputs(self) -> bool:
+        return self.path(JOBS).is_file()
+
+    def has_ledger(self) -> bool:
+        """Whether this package's scheduler kept its accounting here (other schedulers do not)."""
+        return all(self.path(name).is_file() for name in (TASKS, ATTEMPTS, SUMMARY))
+
     def jobs(self) -> pl.DataFrame:
         """Batsim's jobs with their full id ``job`` (``workload!job_id``); times null if never started."""
         jobs = _read_csv(self.path(JOBS), JOB_COLUMNS)
@@ -74,6 +83,15 @@ class RunOutputs:
     def machine_states(self) -> pl.DataFrame:
         """Batsim's machine counts per state, from each change on."""
         return _read_csv(self.path(MACHINE_STATES), MACHINE_STATE_COLUMNS)
+
+    def machines(self) -> int:
+        """Batsim's compute machines: ``nb_computing_machines`` of ``out_schedule.csv``, or else the
+        most machines ``out_machine_states.csv`` counts at once."""
+        schedule = self.path(SCHEDULE)
+        if schedule.is_file():
+            return int(_read_csv(schedule, {"nb_computing_machines": pl.Int64})["nb_computing_machines"][0])
+        states = self.machine_states()
+        return int(states.select(pl.sum_horizontal(pl.exclude("time")).max()).item() or 0)
 
     def energy(self) -> float | None:
         """Joules consumed by the machines over the run (Batsim's ``-E``), None without that output."""

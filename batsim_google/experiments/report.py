@@ -3,9 +3,10 @@
 ``runs.csv`` / ``runs.parquet``: the run's labels (platform, workload and its seed, failures and
 their seed, policy), its status and wall time, and its metrics (:mod:`.metrics`).
 ``summary.csv`` / ``summary.parquet``: per platform, workload, failures and policy, and per metric,
-the number of runs with a value, mean, standard deviation and the Student-t 95 % interval over
+the number of runs with a value ``n``, mean, standard deviation and the bootstrap 95 % interval over
 the replications (the seed combinations; when both workloads and failures have several seeds
-they are crossed, and the interval treats the combinations as independent).
+they are crossed, and the interval treats the combinations as independent), and a ``warning`` when
+the policies of a scenario delivered different work (:mod:`.work_done`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import polars as pl
 
 from batsim_google.experiments.execution import RunRecord
 from batsim_google.experiments.statistics import aggregate
+from batsim_google.experiments.work_done import with_work_warnings
 
 #: What a replication group shares.
 GROUP = ["platform", "workload", "failures", "policy"]
@@ -39,7 +41,7 @@ def metric_columns(runs: pl.DataFrame) -> list[str]:
 
 def summary_table(runs: pl.DataFrame) -> pl.DataFrame:
     ended = runs.filter(pl.col("status") != "failed")
-    return aggregate(ended, GROUP, metric_columns(ended))
+    return with_work_warnings(aggregate(ended, GROUP, metric_columns(ended)))
 
 
 def write_tables(output: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> list[Path]:

@@ -26,6 +26,18 @@ from batsim_google.units import HOUR  # noqa: E402
 
 #: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
 ECDF_POINTS = 2_000
+#: Curves are told apart by colour, line style and marker together: 10 colours alone repeat.
+LINE_STYLES = ("-", "--", ":", "-.")
+MARKERS = "osD^v<>pPhX*"
+
+
+def curve_style(index: int) -> dict:
+    """Colour, line style and marker of the ``index``-th curve of a plot: no two of the first 20
+    curves share colour and line style."""
+    return {
+        "color": plt.get_cmap("tab10")(index % 10), "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+        "marker": MARKERS[index % len(MARKERS)], "markevery": 0.1, "markersize": 4,
+    }
 
 
 def ecdf_points(sample: np.ndarray, points: int = ECDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
@@ -42,11 +54,9 @@ def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit
     grid = np.geomspace(values[0], values[-1], 400)
     figure, axes = plt.subplots(figsize=(8, 5))
     axes.step(values, shares, where="post", color="black", linewidth=2.2, label="empirical")
-    for fit in fits:
-        if fit.law is None:
-            continue
+    for index, fit in enumerate(fit for fit in fits if fit.law is not None):
         style = {"linewidth": 2.0} if fit is best else {"linewidth": 1.0, "alpha": 0.8}
-        axes.plot(grid, fit.law.cdf(grid), label=f"{fit.method} (KS {fit.ks:.3f})", **style)
+        axes.plot(grid, fit.law.cdf(grid), label=f"{fit.method} (KS {fit.ks:.3f})", **curve_style(index), **style)
     axes.set_xscale("log")
     axes.set_ylim(0, 1)
     axes.set_xlabel(f"{unit} (log scale)")

@@ -3,6 +3,7 @@ whose README tells each task's story); every expected value is worked out from t
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -49,6 +50,46 @@ def test_counts_and_outcomes(metrics):
     assert metrics["failure_kills"] == 4      # w0!3 once, w0!6 three times
     assert metrics["lost_to_failures"] == 1   # w0!6
     assert metrics["balanced"] is True
+
+
+def test_batsims_job_counts(metrics):
+    assert metrics["jobs"] == 16  # 9 workload jobs, 7 resubmissions
+    assert metrics["jobs_completed"] == 5  # w0!2, w0!5, w0!8 and the resubmissions of w0!0, w0!1
+    assert metrics["jobs_rejected"] == 2  # w0!4 and w0!7's resubmission
+    assert metrics["jobs_killed"] == 16 - 5 - 2  # every other job ran and was stopped
+
+
+def test_delivered_work_counts_restarted_work_once(metrics):
+    # CPU x work of the tasks that did all their work: w0!0, w0!1, w0!2, w0!5, w0!8, and the service w0!3
+    delivered = 1.0 * 100 + 0.5 * 50 + 1.0 * 20 + 0.5 * 4 + 1.0 * 75 + 0.5 * 200
+    assert metrics["delivered_cpu_s"] == pytest.approx(delivered)
+    assert metrics["energy_per_cpu_hour_j"] == pytest.approx(metrics["energy_j"] / (delivered / 3600))
+
+
+def test_without_the_ledger_batsims_files_give_the_metrics_and_the_ledgers_are_null(tmp_path):
+    for name in ("jobs.csv", "machine_states.csv", "consumed_energy.csv"):
+        shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
+    metrics = run_metrics(RunOutputs(tmp_path))  # no platform either
+    assert metrics["makespan_s"] == MAKESPAN
+    assert (metrics["jobs"], metrics["jobs_completed"], metrics["jobs_killed"], metrics["jobs_rejected"]) == (16, 5, 9, 2)
+    assert metrics["mean_waiting_s"] == pytest.approx(30 / 8)  # the workload jobs' waits, as with the ledger
+    # each job that succeeded is a task: (finish - submit) / max(execution, 10)
+    slowdowns = [1.0, 1.0, 65 / 50, 115 / 100, 1.0]  # w0!5 (4 s: 1), w0!2, w0_1#2, w0_0#1, w0!8
+    assert metrics["mean_bounded_slowdown"] == pytest.approx(np.mean(slowdowns))
+    # one machine per job: execution times over 4 machines (counted in out_machine_states.csv) x makespan
+    executions = 10 + 10 + 4 + 5 + 20 + 20 + 20 + 5 + 8 + 50 + 100 + 20 + 75 + 200
+    assert metrics["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
+    assert metrics["energy_j"] == metrics["batsim_energy_j"] == 45000.5  # the load term is not applied
+    from batsim_google.experiments.metrics import LEDGER_METRICS
+    assert all(metrics[name] is None for name in LEDGER_METRICS)
+    assert run_metrics(RunOutputs(tmp_path), PLATFORM)["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
+
+
+def test_batsims_machine_count_comes_from_its_schedule_when_there(tmp_path):
+    shutil.copy(RUN.path("machine_states.csv"), tmp_path / "out_machine_states.csv")
+    assert RunOutputs(tmp_path).machines() == 4
+    (tmp_path / "out_schedule.csv").write_text("batsim_version,nb_computing_machines,makespan\n4.2.1,7,1.0\n")
+    assert RunOutputs(tmp_path).machines() == 7
 
 
 def test_waiting_times_are_the_first_waits_of_started_tasks(metrics):
@@ -178,7 +219,7 @@ def test_step_functions_and_time_averages():
 
 
 def test_missing_outputs_are_named(tmp_path):
-    with pytest.raises(InputFileError, match="out_jobs.csv: no such file"):
+    with pytest.raises(InputFileError, match=f"{tmp_path}: no Batsim outputs in this folder \\(no out_jobs.csv\\)"):
         run_metrics(RunOutputs(tmp_path), PLATFORM)
     (tmp_path / "out_jobs.csv").write_text("job_id,workload_name\n1,w0\n")
     with pytest.raises(InputFileError, match="out_jobs.csv"):
@@ -220,3 +261,27 @@ def test_waits_under_the_queued_threshold_count_as_zero():
     assert q["mean_waiting_s"] == pytest.approx((20 + 25 + 30) / 8)
     assert q["mean_waiting_queued_s"] == pytest.approx((20 + 25 + 30) / 3)
     assert q["mean_queue_length"] == pytest.approx((20 + 25 + 30) / 225)
+
+
+def test_metrics_command_prints_the_metrics_and_names_a_folder_without_outputs(tmp_path):
+    from click.testing import CliRunner
+
+    from batsim_google.cli import main
+
+    result = CliRunner().invoke(main, ["metrics", str(RUN.directory), "--platform", str(PLATFORM), "--json", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    assert "delivered_cpu_s         322\n" in result.output and "jobs_rejected           2\n" in result.output
+    assert json.loads((tmp_path / "m.json").read_text()) == run_metrics(RUN, PLATFORM)
+    empty = CliRunner().invoke(main, ["metrics", str(tmp_path)])
+    assert empty.exit_code == 2 and f"{tmp_path}: no Batsim outputs in this folder" in empty.output
+
+
+def test_run_summary_lines_say_na_for_what_is_not_known():
+    from batsim_google.cli.metrics import summary_lines
+
+    lines = summary_lines({**dict.fromkeys(["energy_j", "completed"]), "mean_waiting_s": 3.75, "p95_waiting_s": 19.5,
+                           "mean_bounded_slowdown": 1.2, "utilization": 0.5, "not_restarted": 0, "delivered_cpu_s": 7200.0,
+                           "jobs_completed": 5, "jobs_killed": 9, "jobs_rejected": 2})
+    assert lines[0] == ("energy n/a, waiting mean 3.75 s, p95 19.5 s, bounded slowdown 1.2, utilization 0.5, "
+                        "completed tasks n/a, abandoned at the restart cap 0, delivered 2 CPU-h")
+    assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected"

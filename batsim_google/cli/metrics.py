@@ -1,0 +1,54 @@
+"""``metrics``: a run's metrics from its output folder, for any Batsim scheduler; and the short
+summary ``run`` prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from batsim_google.cli.common import fail
+
+#: What the short summary shows, in order: name, label, format.
+SUMMARY = (
+    ("energy_j", "energy", lambda v: f"{v / 1e9:.4g} GJ"),
+    ("mean_waiting_s", "waiting mean", lambda v: f"{v:.4g} s"),
+    ("p95_waiting_s", "p95", lambda v: f"{v:.4g} s"),
+    ("mean_bounded_slowdown", "bounded slowdown", lambda v: f"{v:.4g}"),
+    ("utilization", "utilization", lambda v: f"{v:.3g}"),
+    ("completed", "completed tasks", str),
+    ("not_restarted", "abandoned at the restart cap", str),
+    ("delivered_cpu_s", "delivered", lambda v: f"{v / 3600:.4g} CPU-h"),
+)
+
+
+def summary_lines(metrics: dict) -> list[str]:
+    """The short summary of a run's metrics; what is not known reads "n/a"."""
+    shown = ", ".join(f"{label} {'n/a' if metrics.get(name) is None else form(metrics[name])}" for name, label, form in SUMMARY)
+    jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
+    return [shown, jobs]
+
+
+@click.command("metrics")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the metrics to this JSON file.")
+def metrics_command(directory: Path, platform: Path | None, json_file: Path | None) -> None:
+    """Metrics of a Batsim output folder (any scheduler); "n/a" for what only this package's scheduler records."""
+    from batsim_google.experiments.metrics import run_metrics, write_metrics
+    from batsim_google.experiments.outputs import RunOutputs
+
+    try:
+        metrics = run_metrics(RunOutputs(directory), platform)
+    except ValueError as error:
+        fail(str(error))
+    for name, value in metrics.items():
+        click.echo(f"{name:<24}{_shown(value)}")
+    if json_file:
+        click.echo(f"wrote {write_metrics(directory, metrics, json_file)}")
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,43 @@
+"""Work done beside every cost: a warning when the schedulers compared in one scenario (same
+platform, workload and failures) delivered different work.
+
+A policy that saves energy by abandoning or never running tasks looks cheap; energy and waiting
+compare fairly only over the same work. The delivered CPU-seconds (:mod:`.metrics`) of the
+policies of a scenario, averaged over its seeds, differing by more than ``WORK_TOLERANCE`` of the
+largest, the summary says so.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+#: Share of the largest delivered work by which the policies of a scenario may differ unremarked.
+WORK_TOLERANCE = 0.01
+SCENARIO = ["platform", "workload", "failures"]
+DELIVERED = "delivered_cpu_s"
+
+
+def work_warnings(summary: pl.DataFrame) -> dict[tuple, str]:
+    """Per scenario (platform, workload, failures) whose policies' mean delivered CPU-seconds differ
+    by more than the tolerance, the warning."""
+    delivered = summary.filter(pl.col("metric") == DELIVERED)
+    warnings = {}
+    for scenario, group in delivered.group_by(SCENARIO, maintain_order=True):
+        largest = group["mean"].max()
+        spread = (largest - group["mean"].min()) / largest if largest else 0.0
+        if group.height > 1 and spread > WORK_TOLERANCE:
+            per_policy = ", ".join(f"{p} {v / 3600:.4g}" for p, v in group.select("policy", "mean").iter_rows())
+            warnings[tuple(scenario)] = (
+                f"{'/'.join(map(str, scenario))}: the policies delivered different work (CPU-hours: {per_policy}; "
+                f"{spread:.1%} apart, more than {WORK_TOLERANCE:.0%}): compare their costs with care"
+            )
+    return warnings
+
+
+def with_work_warnings(summary: pl.DataFrame) -> pl.DataFrame:
+    """The summary with a ``warning`` column: the scenario's warning on its rows, else null."""
+    warnings = work_warnings(summary)
+    return summary.with_columns(
+        pl.struct(SCENARIO).map_elements(lambda row: warnings.get(tuple(row[k] for k in SCENARIO)), return_dtype=pl.String)
+        .alias("warning")
+    )
