@@ -11,7 +11,7 @@ import click
 from batsim_google.platform.failures import FailureLaw
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
-from batsim_google.cli.common import TRACE_PATH, fail
+from batsim_google.cli.common import TRACE_PATH, checked_output_file, fail
 
 if TYPE_CHECKING:
     from batsim_google.trace.machines import MachineHistory
@@ -47,6 +47,7 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
 
     if machines and trace:
         fail("give --machines or --machine-events, not both")
+    checked_output_file(output, trace, energy_file)
     try:
         energy = load_energy_model(energy_file)
         cell = _machine_history(trace, strict).cell if trace else google_2011_cell(machines)
@@ -81,6 +82,7 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
         "mean_repair_time": mttr, "repair_time_shape": mttr_shape,
     }
     given = {name: value for name, value in law_options.items() if value is not None}
+    checked_output_file(output, platform_file, trace)
     try:
         hosts = compute_hosts(platform_file)
     except ValueError as error:
