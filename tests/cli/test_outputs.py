@@ -141,6 +141,7 @@ def test_sigterm_ends_a_long_generation_without_a_trace(tmp_path, earlier):
         sizes = []
         while len(sizes) < 2 or sizes[-1] <= sizes[0]:
             assert process.poll() is None and time.monotonic() < deadline, process.stdout.read().decode()
+            assert (workload.read_text() == KEEP) if earlier else not workload.exists()  # never written in place
             temporary = next((tmp_path / name for name in leftovers(tmp_path)), None)
             if temporary is not None:
                 sizes.append(temporary.stat().st_size)
