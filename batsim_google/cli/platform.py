@@ -82,14 +82,14 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
         "mean_repair_time": mttr, "repair_time_shape": mttr_shape,
     }
     given = {name: value for name, value in law_options.items() if value is not None}
+    if trace and (given or seed is not None):
+        fail("--machine-events takes the events from the trace: give no failure law or --seed")
     checked_output_file(output, platform_file, trace)
     try:
         hosts = compute_hosts(platform_file)
     except ValueError as error:
         fail(str(error))
     if trace:
-        if given or seed is not None:
-            fail("--machine-events takes the events from the trace: give no failure law or --seed")
         history = _machine_history(trace, strict)
         machine_ids = [host.properties.get("machine_id") for host in hosts]
         if machine_ids != [str(i) for i in history.cell.machines["machine_id"]]:
