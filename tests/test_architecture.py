@@ -14,7 +14,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "batsim_google"
 LAYERS = [
-    "errors", "units", "parameters", "model", "platform", "generation", "trace", "fitting", "scheduling", "simulation",
+    "errors", "output_files", "units", "parameters", "model", "platform", "generation", "trace", "fitting", "scheduling", "simulation",
     "experiments", "cli",
 ]
 

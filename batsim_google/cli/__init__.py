@@ -1,6 +1,14 @@
-"""Command line: ``batsim-google SUBCOMMAND``, one module per group of commands."""
+"""Command line: ``batsim-google SUBCOMMAND``, one module per group of commands.
+
+SIGTERM (``timeout``, ``kill``, a batch system's end of allocation) ends a command as Ctrl-C does,
+so that what it was writing is cleaned up (see :mod:`batsim_google.output_files`), never left
+half-written under its final name.
+"""
 
 from __future__ import annotations
+
+import signal
+import threading
 
 import click
 
@@ -18,6 +26,19 @@ from batsim_google.cli.generate import demo, generate, requests_command
 @click.version_option(__version__)
 def main() -> None:
     """Google-like workloads, platforms and scheduling for Batsim/SimGrid."""
+    _end_on_sigterm_like_ctrl_c()
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _end_on_sigterm_like_ctrl_c() -> None:
+    """Raise KeyboardInterrupt on SIGTERM while the command runs; the previous handler after."""
+    if threading.current_thread() is not threading.main_thread():  # e.g. a test runner's thread
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    click.get_current_context().call_on_close(lambda: signal.signal(signal.SIGTERM, previous))
 
 
 for command in (

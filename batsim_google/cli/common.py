@@ -61,6 +61,27 @@ def fail_usage(message: str) -> NoReturn:
     raise click.UsageError(message)
 
 
+def checked_output_file(path: Path, *inputs: Path | None) -> Path:
+    """An output file option, checked before any work: its folder exists and is writable, and it
+    is none of the command's ``inputs`` (``None``: an input not given)."""
+    from batsim_google.output_files import check_output_file
+
+    try:
+        return check_output_file(path, inputs)
+    except ValueError as error:
+        fail(str(error))
+
+
+def checked_output_folder(path: Path, *inputs: Path | None) -> Path:
+    """An output folder option, checked likewise (created later, by what writes into it)."""
+    from batsim_google.output_files import check_output_folder
+
+    try:
+        return check_output_folder(path, inputs)
+    except ValueError as error:
+        fail(str(error))
+
+
 def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
     """The model of ``--preset`` or ``--model`` (default: the paper's 'google' preset)."""
     from batsim_google.model.presets import preset

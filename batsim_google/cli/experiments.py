@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
-from batsim_google.cli.common import BATSIM_OPTION, fail, fail_usage, show_progress
+from batsim_google.cli.common import BATSIM_OPTION, checked_output_folder, fail, fail_usage, show_progress
 
 _WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
 _DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.")
@@ -73,6 +73,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     from batsim_google.experiments.campaign import load_campaign
     from batsim_google.experiments.compare import compare
 
+    checked_output_folder(output, campaign_file)
     try:
         campaign = load_campaign(campaign_file)
         with _resumable():
@@ -115,6 +116,7 @@ def validate_command(original, platform, output, replications, seed, model_file,
     from batsim_google.experiments.campaign import policy_config
     from batsim_google.experiments.validation import validate
 
+    checked_output_folder(output, original, platform, model_file)
     try:
         policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
     except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:

@@ -9,7 +9,7 @@ import click
 
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
 from batsim_google.model.vocabulary import GROUPINGS
-from batsim_google.cli.common import fail, fail_usage, show_progress
+from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, fail_usage, show_progress
 
 if TYPE_CHECKING:
     import polars as pl
@@ -78,6 +78,11 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
         fail_usage("--k needs --classes kmeans")
     if output.suffix.lower() not in (".toml", ".json"):
         fail_usage(f"{output}: the model file must end in .toml or .json")
+    checked_output_file(output, source)
+    if report:
+        checked_output_file(report, source)
+    if plots:
+        checked_output_folder(plots, source)
     frame = _fit_input(source, strict)
     try:
         result = fit_model(

@@ -9,7 +9,7 @@ import click
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
-from batsim_google.cli.common import chosen_model, fail, fail_usage, show_progress
+from batsim_google.cli.common import checked_output_file, checked_output_folder, chosen_model, fail, fail_usage, show_progress
 
 
 @click.command()
@@ -31,6 +31,7 @@ def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requ
 
     if (tasks is None) == (duration is None):
         fail_usage("give exactly one of --tasks and --duration")
+    checked_output_file(output, model_file, requests_file)
     model = chosen_model(preset_name, model_file)
     try:
         requests = load_request_law(requests_file)
@@ -68,9 +69,10 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     from batsim_google.platform.cell import google_2011_cell
     from batsim_google.platform.energy import load_energy_model
     from batsim_google.platform.failures import FailureLaw, draw_failures
+    from batsim_google.output_files import write_text
     from batsim_google.platform.simgrid_xml import write_platform
 
-    output.mkdir(parents=True, exist_ok=True)
+    checked_output_folder(output).mkdir(parents=True, exist_ok=True)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
     count = write_generated_workload(
@@ -83,7 +85,8 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         f"uv run batsim-google run --platform {platform} --workload {workload} "
         f"--events {failures} -o {output / 'results'}"
     )
-    (output / "README.txt").write_text(
+    write_text(
+        output / "README.txt",
         "An experiment written by 'batsim-google demo':\n"
         f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
         f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
@@ -105,6 +108,7 @@ def requests_command(sources, output: Path, note: str, strict: bool) -> None:
     from batsim_google.trace.derive_requests import derive_request_law
     from batsim_google.trace.row_accounting import RowAccount
 
+    checked_output_file(output, *sources)
     account = RowAccount(strict=strict)
     try:
         law = derive_request_law(sources, account, note=note)

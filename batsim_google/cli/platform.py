@@ -11,7 +11,7 @@ import click
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
-from batsim_google.cli.common import TRACE_PATH, NumberRange, fail, fail_usage
+from batsim_google.cli.common import TRACE_PATH, checked_output_file, fail, fail_usage, NumberRange
 
 if TYPE_CHECKING:
     from batsim_google.trace.machines import MachineHistory
@@ -47,6 +47,7 @@ def platform_command(output: Path, machines: int | None, trace: Path | None, ene
 
     if machines and trace:
         fail_usage("give --machines or --machine-events, not both")
+    checked_output_file(output, trace, energy_file)
     try:
         energy = load_energy_model(energy_file)
         cell = _machine_history(trace, strict).cell if trace else google_2011_cell(machines)
@@ -86,6 +87,9 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
 
     law_options = {"mtbf": mtbf, "mtbf_shape": mtbf_shape, "mttr": mttr, "mttr_shape": mttr_shape}
     given = {LAW_KEYS[key]: value for key, value in law_options.items() if value is not None}
+    if trace and (given or seed is not None):
+        fail_usage("--machine-events takes the events from the trace: give no failure law or --seed")
+    checked_output_file(output, platform_file, trace)
     try:
         hosts = compute_hosts(platform_file)
     except ValueError as error:
@@ -93,8 +97,6 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
     if not hosts:
         fail(f"{platform_file}: no compute host (a <host> or <cluster> that is neither master nor storage)")
     if trace:
-        if given or seed is not None:
-            fail_usage("--machine-events takes the events from the trace: give no failure law or --seed")
         history = _machine_history(trace, strict)
         machine_ids = [host.properties.get("machine_id") for host in hosts]
         if machine_ids != [str(i) for i in history.cell.machines["machine_id"]]:

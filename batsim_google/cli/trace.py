@@ -9,7 +9,7 @@ import click
 
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
-from batsim_google.cli.common import NumberRange, fail, show_progress
+from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, NumberRange, show_progress
 
 
 def _reading_options(command):
@@ -43,8 +43,14 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
     from batsim_google.trace.rebuild import rebuild
     from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.output_files import write_text
     from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
 
+    for table_file in (json_file, csv_file):
+        if table_file:
+            checked_output_file(table_file, *sources)
+    if plots:
+        checked_output_folder(plots, *sources)
     rows = RowAccount(strict=strict)
     stats = TraceStats(bin_width, synthesized=not drop_synthesized)
     try:
@@ -55,9 +61,9 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     tables = stats.tables()
     click.echo(render_text(tables), nl=False)
     if json_file:
-        json_file.write_text(render_json({**tables, "rows": rows.to_json()}), encoding="utf-8")
+        write_text(json_file, render_json({**tables, "rows": rows.to_json()}))
     if csv_file:
-        csv_file.write_text(render_csv(tables), encoding="utf-8")
+        write_text(csv_file, render_csv(tables))
     if plots:
         from batsim_google.trace.stats_figures import draw_figures  # matplotlib, only for figures
 
@@ -83,6 +89,7 @@ def trace_convert(sources, output, start, end, per, priority_groups, end_events,
     from batsim_google.trace.convert import Selection, convert_trace
     from batsim_google.trace.row_accounting import RowAccount, TraceError
 
+    checked_output_file(output, *sources)
     rows = RowAccount(strict=strict)
     try:
         selection = Selection(
@@ -125,6 +132,7 @@ def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memo
     from batsim_google.trace.swf import header_processors, read_swf
     from batsim_google.trace.swf import read_header as read_swf_header
 
+    checked_output_file(output, log)
     rows = RowAccount(strict=strict)
     try:
         header = read_swf_header(log)

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from tqdm import tqdm
 
 from batsim_google.errors import SimulationError
+from batsim_google.output_files import write_text
 from batsim_google.simulation.run import run_google_cell
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import JOBS, RunOutputs
@@ -105,9 +106,7 @@ def _execute(run: Run, batsim: str) -> dict:
         "metrics": run_metrics(outputs, run.platform_file),
         "queue": queue_metrics(outputs),
     }
-    partial = run.directory / (MARKER + ".part")
-    partial.write_text(json.dumps(marker, indent=1) + "\n")
-    os.replace(partial, run.directory / MARKER)
+    write_text(run.directory / MARKER, json.dumps(marker, indent=1) + "\n")
     return marker
 
 

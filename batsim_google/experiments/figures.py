@@ -34,6 +34,7 @@ from batsim_google.experiments.metrics import (  # noqa: E402
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
 from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
+from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
 
 SCENARIO = ["platform", "workload", "failures"]
 #: Energy on the axes: joules per gigajoule.
@@ -89,7 +90,8 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
 
 
@@ -123,7 +125,8 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
         ax.legend(fontsize=7, loc="upper right", ncols=3)
     axes[-1].set_xlabel(f"time ({unit})")
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
 
 
@@ -197,13 +200,14 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
 
 
 def write_plots(output: Path, runs: pl.DataFrame, summary: pl.DataFrame, platform_files: dict[str, Path]) -> list[Path]:
     """All figures of the module in ``output``; ``platform_files``: platform name -> file."""
-    output.mkdir(parents=True, exist_ok=True)
+    output_folder(output)
     written = []
     if {"energy_j", "mean_waiting_s"} <= set(summary["metric"]):  # no energy without Batsim's -E
         written.append(output / "energy_vs_waiting.png")

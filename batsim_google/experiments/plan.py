@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from batsim_google.errors import InputFileError
+from batsim_google.output_files import AtomicFile, output_folder
 from batsim_google.platform.batsim_events import write_availability_events
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
@@ -79,10 +79,9 @@ def _digest(data: dict) -> str:
 def _write_once(path: Path, write: Callable[[Path], object]) -> Path:
     """Write ``path`` with ``write`` unless it exists, through a temporary file renamed at the end."""
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".part")
-        write(partial)
-        os.replace(partial, path)
+        output_folder(path.parent)
+        with AtomicFile(path) as temporary:
+            write(temporary)
     return path
 
 

@@ -18,6 +18,7 @@ import polars as pl
 from batsim_google.experiments.execution import RunRecord
 from batsim_google.experiments.statistics import aggregate
 from batsim_google.experiments.work_done import with_work_warnings
+from batsim_google.output_files import AtomicFile
 
 #: What a replication group shares.
 GROUP = ["platform", "workload", "failures", "policy"]
@@ -50,9 +51,10 @@ def write_tables(output: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> lis
     for name, frame in (("runs", runs), ("summary", summary)):
         for suffix in ("csv", "parquet"):
             path = Path(output) / f"{name}.{suffix}"
-            if suffix == "csv":
-                frame.write_csv(path)
-            else:
-                frame.write_parquet(path)
+            with AtomicFile(path) as temporary:
+                if suffix == "csv":
+                    frame.write_csv(temporary)
+                else:
+                    frame.write_parquet(temporary)
             paths.append(path)
     return paths

@@ -24,6 +24,7 @@ from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.model.workload_model import save_model
 from batsim_google.errors import SimulationError
+from batsim_google.output_files import AtomicFile, output_folder, write_text
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
@@ -103,8 +104,7 @@ def validate(
     ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable."""
     if replications < 1:
         raise ParameterError(f"replications must be >= 1 (got {replications})")
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    output = output_folder(output)
     table = read_batsim_workload(original)
     if model is None:
         model = output / MODEL
@@ -138,7 +138,8 @@ def validate(
         replication_deviations=[deviation(reference.queue, run)[0] for run in generated],
         replications_needed=max(needed) if needed else None, metrics=metrics, failed_runs=failed,
     )
-    (output / REPORT).write_text(json.dumps(validation.to_mapping(), indent=1) + "\n")
-    pl.DataFrame([asdict(c) for c in metrics]).write_csv(output / TABLE)
+    write_text(output / REPORT, json.dumps(validation.to_mapping(), indent=1) + "\n")
+    with AtomicFile(output / TABLE) as temporary:
+        pl.DataFrame([asdict(c) for c in metrics]).write_csv(temporary)
     return validation
 

@@ -23,6 +23,7 @@ from batsim_google.fitting.kmeans import feature_names  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
+from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
 
 #: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
 ECDF_POINTS = 2_000
@@ -65,7 +66,8 @@ def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit
     axes.legend(fontsize=7, loc="lower right")
     axes.grid(True, which="both", alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 
@@ -82,7 +84,8 @@ def _elbow(path: Path, fit: ModelFit) -> None:
     handles = axes.get_legend_handles_labels()[0] + other.get_legend_handles_labels()[0]
     axes.legend(handles=handles, loc="upper right", fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 
@@ -103,7 +106,8 @@ def _silhouette(path: Path, fit: ModelFit) -> None:
     axes.set_title(f"Silhouettes of a {clustering.k}-clustering ({len(clustering.sample_labels)} tasks sampled)")
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 
@@ -123,14 +127,14 @@ def _profile(path: Path, fit: ModelFit) -> None:
     axes.set_title(f"Arrival-rate profile ({len(rates)} bins of {profile.profile.bin_width / 60:g} min)")
     axes.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=100)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
     plt.close(figure)
 
 
 def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
     """Write the figures of ``fit`` into ``folder`` (created if needed); return their paths."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(folder)
     written = []
     frame = fit.table.frame
     for c in fit.classes:

@@ -13,6 +13,7 @@ from batsim_google.model.laws import Law
 from batsim_google.fitting.fidelity import Fidelity
 from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from batsim_google.fitting.select import LawFit
+from batsim_google.output_files import write_text
 
 
 def _g(value: float) -> str:
@@ -188,4 +189,4 @@ def write_report(path: str | Path, fit: ModelFit, source: str, fidelity: Fidelit
         text = json.dumps(report_mapping(fit, source, fidelity), indent=1, default=float) + "\n"
     else:
         text = render_markdown(fit, source, fidelity)
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)

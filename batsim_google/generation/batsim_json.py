@@ -31,6 +31,7 @@ from typing import Any, Mapping
 import polars as pl
 
 from batsim_google.errors import ParameterError
+from batsim_google.output_files import AtomicFile
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 from batsim_google.units import HOUR
 
@@ -52,8 +53,9 @@ MAX_GRAIN = HOUR
 class WorkloadWriter:
     """Write a Batsim workload to ``path`` batch by batch; use as a context manager.
 
-    A file is complete only when :meth:`close` ran; an exception inside the ``with`` block removes
-    the partial file rather than leave invalid JSON behind.
+    The file is written under a temporary name (:class:`AtomicFile`) and takes its place only when
+    :meth:`close` ran; an exception inside the ``with`` block removes it and leaves any earlier
+    file at ``path`` untouched, never invalid JSON.
     """
 
     def __init__(
@@ -75,8 +77,13 @@ class WorkloadWriter:
         self._service_profile_written = False
         self._formatter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="workload-writer")
         self._pending: list[Future] = []
-        self._out = self.path.open("wb")
-        self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
+        self._target = AtomicFile(self.path)
+        try:
+            self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
+            self._out = self._target.temporary.open("wb")
+        except BaseException:
+            self._target.discard()
+            raise
         header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [')
         self._jobs_start = self._out.tell()
@@ -98,7 +105,7 @@ class WorkloadWriter:
         self._formatter.shutdown(cancel_futures=True)
         self._out.close()
         self._profiles.close()
-        self.path.unlink(missing_ok=True)
+        self._target.discard()
 
     def write(self, jobs: pl.DataFrame) -> None:
         """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
@@ -186,6 +193,7 @@ class WorkloadWriter:
         self._profiles.close()
         self._out.write(b"\n}\n}\n")
         self._out.close()
+        self._target.commit()
 
 
 def _ndjson(frame: pl.DataFrame) -> bytes:

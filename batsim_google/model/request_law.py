@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.output_files import write_text
 
 DEFAULT_LAW = "requests.json"
 
@@ -71,7 +72,7 @@ class RequestLaw:
         }
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
 
 
 def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:

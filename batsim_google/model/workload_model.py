@@ -27,6 +27,7 @@ import tomli_w
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
 from batsim_google.errors import ParameterError
+from batsim_google.output_files import write_text
 from batsim_google.parameters import known_keys, number, read_parameter_file, require, table
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
@@ -312,8 +313,8 @@ def save_model(model: WorkloadModel, path: str | Path) -> None:
     path = Path(path)
     data = {"name": model.name, **model.to_mapping()}
     if path.suffix.lower() == ".toml":
-        path.write_text(tomli_w.dumps(data), encoding="utf-8")
+        write_text(path, tomli_w.dumps(data))
     elif path.suffix.lower() == ".json":
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(data, indent=1) + "\n")
     else:
         raise ParameterError(f"{path}: a model file must end in .toml or .json")

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 from procset import ProcSet
 
+from batsim_google.output_files import AtomicFile
+
 #: Decimals kept for event times (microseconds, the trace's resolution).
 TIME_DECIMALS = 6
 UNAVAILABLE = "machine_unavailable"
@@ -79,7 +81,7 @@ def write_availability_events(path: str | Path, changes: AvailabilityChanges) ->
         .group_by("time", "available", maintain_order=True)
         .agg("resource")
     )
-    with Path(path).open("w", encoding="utf-8") as out:
+    with AtomicFile(path) as temporary, temporary.open("w", encoding="utf-8") as out:
         for time, available, resources in grouped.iter_rows():
             event = {
                 "timestamp": time,

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Mapping
 from xml.sax.saxutils import escape, quoteattr
 
 from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.output_files import write_text
 from batsim_google.platform.energy import EnergyModel, PowerProfile
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def write_platform(
         "</zone>\n"
         "</platform>\n"
     )
-    Path(path).write_text(header + text + footer, encoding="utf-8")
+    write_text(path, header + text + footer)
 
 
 @dataclass(frozen=True)

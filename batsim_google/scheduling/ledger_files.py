@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from batsim_google.output_files import AtomicFile, write_text
 from batsim_google.scheduling.tasks import Ledger
 
 ATTEMPTS = "attempts.csv"
@@ -22,13 +23,13 @@ def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None)
     deciding) is kept in it as given.
     """
     prefix = str(prefix)
-    with open(f"{prefix}_{ATTEMPTS}", "w", newline="") as handle:
+    with AtomicFile(f"{prefix}_{ATTEMPTS}") as temporary, temporary.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task_id", "job_id", "attempt", "machine", "start", "end", "end_reason"])
         for attempt in ledger.attempts:
             row = asdict(attempt)
             writer.writerow([row[name] for name in ("task_id", "job_id", "attempt", "machine", "start", "end", "end_reason")])
-    with open(f"{prefix}_{TASKS}", "w", newline="") as handle:
+    with AtomicFile(f"{prefix}_{TASKS}") as temporary, temporary.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task_id", "kind", "priority", "cpu", "memory", "submit", "work", "restarts", "outcome", "ended", "note"])
         for task in ledger.tasks.values():
@@ -45,5 +46,5 @@ def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None)
         "balanced": ledger.balanced(),
         **(timing or {}),
     }
-    Path(f"{prefix}_{SUMMARY}").write_text(json.dumps(summary, indent=1) + "\n")
+    write_text(f"{prefix}_{SUMMARY}", json.dumps(summary, indent=1) + "\n")
     return summary

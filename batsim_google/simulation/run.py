@@ -4,6 +4,9 @@ The scheduler writes the simulated time it reached to a small file; the progress
 After the run, the scheduler's accounting summary tells whether every task ended exactly once.
 The scheduler runs through pybatsim (all features) or batsim-py (what it can do with Batsim 4.2.1,
 see :mod:`batsim_google.simulation.batsimpy_frontend`).
+
+An output folder that holds an earlier run's files is cleared of them first (only of the files a
+run writes, by name), so that no stale file is read as this run's.
 """
 
 from __future__ import annotations
@@ -18,18 +21,42 @@ from typing import Callable
 from tqdm import tqdm
 
 from batsim_google.errors import ParameterError, SimulationError
+from batsim_google.output_files import output_folder, refuse_inputs
 from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import (
-    DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, Simulation,
-    SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
+    BATSIM, DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, PEAK_RSS_FILE, SCHEDULER,
+    Simulation, SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
 )
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
 
 PROGRESS_FILE = "progress.txt"
+#: The process that runs the scheduler and, inside it, Batsim, with the batsim-py front-end.
+BATSIM_PY = "batsim-py"
+#: Files of a run besides Batsim's and the scheduler's ``OUTPUT_PREFIX_*``.
+RUN_FILES = (PROGRESS_FILE, PEAK_RSS_FILE, *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)))
+
+
+def earlier_run_files(output: Path) -> list[Path]:
+    """The files an earlier run left in ``output``: those a run writes, by name; no other file."""
+    if not output.is_dir():
+        return []
+    return sorted(
+        path for path in output.iterdir()
+        if path.is_file() and (path.name.startswith(f"{OUTPUT_PREFIX}_") or path.name in RUN_FILES)
+    )
+
+
+def clear_earlier_run(output: Path, inputs: list[Path]) -> None:
+    """Remove an earlier run's files from ``output``; refuse if one of them is an input."""
+    stale = earlier_run_files(output)
+    for path in stale:
+        refuse_inputs(path, inputs)
+    for path in stale:
+        path.unlink()
 
 
 @dataclass(frozen=True)
@@ -72,8 +99,8 @@ def run_google_cell(
     energy_policy = policy.get("energy", "always-on")
     if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
         require_sleep_pstates([host.properties for host in hosts], energy_policy, str(platform))
-    output = Path(output)
-    output.mkdir(parents=True, exist_ok=True)
+    inputs = [Path(platform), *map(Path, workloads), *map(Path, events)]
+    output = output_folder(output, inputs)
     progress_file = output / PROGRESS_FILE
     if frontend == "batsim-py":
         from batsim_google.simulation import batsimpy_frontend  # an optional dependency
@@ -81,7 +108,7 @@ def run_google_cell(
         batsimpy_frontend.check_supported(PolicyConfig(**policy), workloads, events, platform)
         environment = batsimpy_frontend.environment(batsim)
         command = batsimpy_frontend.command(Path(platform), Path(workloads[0]), output, policy, progress_file)
-        launch = partial(run_batsim_launcher, command, output, timeout, environment, name="batsim-py")
+        launch = partial(run_batsim_launcher, command, output, timeout, environment, name=BATSIM_PY)
     else:
         options = {
             "policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file),
@@ -95,6 +122,7 @@ def run_google_cell(
             batsim=batsim,
         )
         launch = partial(run_simulation, simulation)
+    clear_earlier_run(output, inputs)
     with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
 
         def follow() -> None:

@@ -30,6 +30,10 @@ from batsim_google.errors import SimulationError
 
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
+#: Batsim's peak memory, written by the launcher beside the exports.
+PEAK_RSS_FILE = "batsim_peak_rss"
+#: The processes of a simulation, each logged to ``output/NAME.log``.
+BATSIM, SCHEDULER = "batsim", "scheduler"
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 5.0
 
@@ -167,13 +171,13 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
     if executable is None:
         raise SimulationError(f"no '{simulation.batsim}' executable on PATH (Batsim 4.2.1 is needed)")
     port = free_port()
-    peak_file = simulation.output / "batsim_peak_rss"
+    peak_file = simulation.output / PEAK_RSS_FILE
     batsim = [executable, *simulation.batsim_command(port)[1:]]
     commands = {
-        "scheduler": simulation.scheduler(f"tcp://*:{port}"),
-        "batsim": [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
+        SCHEDULER: simulation.scheduler(f"tcp://*:{port}"),
+        BATSIM: [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
     }
-    unlogged = frozenset() if simulation.scheduler_log else frozenset({"scheduler"})
+    unlogged = frozenset() if simulation.scheduler_log else frozenset({SCHEDULER})
     wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged)
     return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
 
@@ -184,7 +188,7 @@ def run_batsim_launcher(
     timeout: float,
     environment: dict[str, str] | None = None,
     on_poll: Callable[[], None] | None = None,
-    name: str = "scheduler",
+    name: str = SCHEDULER,
 ) -> SimulationResult:
     """Run a scheduler that starts Batsim itself (batsim-py does): one process to watch.
 

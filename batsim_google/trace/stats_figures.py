@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 
 from batsim_google.trace.stats import TraceStats  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
+from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
 
 
 def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, zeros_note: str = "") -> Path:
@@ -26,7 +27,8 @@ def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, z
     if len(curves) > 1:
         axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
     return path
 
@@ -40,15 +42,15 @@ def _running(path: Path, stats: TraceStats, end: str, title: str) -> Path:
     axes.set_title(title, fontsize=10)
     axes.grid(True, alpha=0.3)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
     return path
 
 
 def draw_figures(stats: TraceStats, folder: str | Path) -> list[Path]:
     """Write the five figures into ``folder``; return their paths."""
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(folder)
     arrivals = stats.interarrival_histogram
     note = f"\n({arrivals.zeros} of {arrivals.total} gaps are 0, left of the log axis)" if arrivals.zeros else ""
     paths = [

@@ -1,0 +1,145 @@
+"""Output files written whole or not at all, and never over the command's own inputs.
+
+Every writer of the package goes through :class:`AtomicFile`: the content goes to a temporary file
+beside the target, renamed over it (``os.replace``, atomic on POSIX) only once complete. An error,
+Ctrl-C or SIGTERM (the command line turns it into Ctrl-C) leaves the old file untouched and no
+temporary file behind. Before anything is written the target is checked: its folder must exist and
+be writable, and it must not be one of the command's inputs (nor lie in an input folder), which the
+rename would replace. Standard library only, so that the command line imports it at no cost.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+from batsim_google.errors import ParameterError
+
+__all__ = [
+    "TEMPORARY_PREFIX", "AtomicFile", "check_output_file", "check_output_folder", "output_folder", "refuse_inputs",
+    "write_text",
+]
+
+#: Start of a temporary file's name; the target's name ends it, so that writers which go by the
+#: suffix (matplotlib, for one) still see ``.png``.
+TEMPORARY_PREFIX = ".partial-"
+
+Inputs = Iterable[str | os.PathLike[str] | None]
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    if first.resolve() == second.resolve():
+        return True
+    try:
+        return os.path.samefile(first, second)  # hard links, bind mounts
+    except OSError:  # one of them does not exist
+        return False
+
+
+def refuse_inputs(output: str | os.PathLike[str], inputs: Inputs) -> None:
+    """Refuse an output that is one of ``inputs`` (``None`` entries ignored) or lies inside an input
+    folder: writing it would replace what the command reads."""
+    output = Path(output)
+    for given in inputs:
+        if given is None:
+            continue
+        source = Path(given)
+        if _same_file(output, source):
+            raise ParameterError(f"{output}: the output would replace the input {source}; write it elsewhere")
+        if source.is_dir() and output.resolve().is_relative_to(source.resolve()):
+            raise ParameterError(f"{output}: the output lies in the input folder {source}; write it elsewhere")
+
+
+def _writable_folder(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def check_output_file(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
+    """``path`` if a file can be written there without replacing an input, else a ParameterError
+    naming it. Commands call it first, before any long reading."""
+    path = Path(path)
+    folder = path.parent
+    if path.is_dir():
+        raise ParameterError(f"{path}: is a folder, not a file")
+    if not folder.is_dir():
+        raise ParameterError(f"{path}: no such folder {folder}")
+    if not _writable_folder(folder):
+        raise ParameterError(f"{path}: the folder {folder} is not writable")
+    refuse_inputs(path, inputs)
+    return path
+
+
+def check_output_folder(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
+    """``path`` if it is, or can be created as, a writable folder that is not (in) an input folder,
+    else a ParameterError naming it. Commands call it first; writers then call :func:`output_folder`."""
+    path = Path(path)
+    existing = next(folder for folder in (path, *path.parents) if folder.exists())
+    if not existing.is_dir():
+        raise ParameterError(f"{path}: {existing} is a file, not a folder")
+    if not _writable_folder(existing):
+        raise ParameterError(f"{path}: the folder {existing} is not writable")
+    refuse_inputs(path, inputs)
+    return path
+
+
+def output_folder(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
+    """The output folder ``path``, created with its parents if needed, after the checks of
+    :func:`check_output_folder`."""
+    path = check_output_folder(path, inputs)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ParameterError(f"{path}: cannot create the folder ({error.strerror})") from None
+    return path
+
+
+class AtomicFile:
+    """A temporary file beside ``path`` that replaces ``path`` only on success.
+
+    As a context manager it gives the temporary path to write to, renamed into place when the block
+    ends normally and removed on any exception (KeyboardInterrupt and SystemExit included). A writer
+    that outlives a ``with`` block (a streamed workload) calls :meth:`commit` or :meth:`discard`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], inputs: Inputs = ()) -> None:
+        self.path = check_output_file(path, inputs)
+        self.temporary = self._create_temporary()
+
+    def _create_temporary(self) -> Path:
+        while True:
+            candidate = self.path.with_name(f"{TEMPORARY_PREFIX}{os.urandom(4).hex()}-{self.path.name}")
+            try:  # mode 0o666 less the umask, as the final file would have had
+                os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            except FileExistsError:
+                continue
+            except OSError as error:
+                raise ParameterError(f"{self.path}: cannot write in {self.path.parent} ({error.strerror})") from None
+            return candidate
+
+    def commit(self) -> None:
+        """Put the complete temporary file in place of the target."""
+        try:
+            os.replace(self.temporary, self.path)
+        except BaseException:
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        """Remove the temporary file; the target stays as it was."""
+        self.temporary.unlink(missing_ok=True)
+
+    def __enter__(self) -> Path:
+        return self.temporary
+
+    def __exit__(self, kind, error, trace) -> None:
+        if error is None:
+            self.commit()
+        else:
+            self.discard()
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through an :class:`AtomicFile`."""
+    with AtomicFile(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
