@@ -8,11 +8,11 @@ best time of the rounds is kept (other work on the machine only slows a round do
 from it the least CPU time (all threads and child processes; less sensitive to a busy machine).
 Imports, pyarrow's lazy import of pandas included, come before timing. Throughput is MB of
 compressed input per second; the floor is gzip decompression of the same files in Python (zlib, one core); the
-``gzip -dc`` command, Arrow's CSV parse alone (from the reader's ISA-L stream) and polars' CSV
+``gzip -dc`` command, Arrow's CSV parse alone (of the reader's chunks of text) and polars' CSV
 reader alone are shown for reference. ``read`` is the reader (parse, checks, accounting), ``stats`` adds the lifecycles and
 the tables, ``convert`` the lifecycles and the Batsim workload; ``write JSON`` is convert's last
 stage alone, from attempt tables rebuilt before timing. Runs use one core, then all cores
-with one worker (Arrow's read-ahead thread decompresses) and with ``--workers`` (reading runs in a
+with one worker and with ``--workers`` (reading runs in a
 thread ahead of the lifecycles). Target: >= 50 % of the floor, peak memory flat in the length of
 the input.
 """
@@ -50,21 +50,14 @@ def gzip_command(files: list[Path], workers: int) -> None:
 
 def arrow_csv(files: list[Path], workers: int) -> None:
     """Arrow's typed CSV parse alone, as the reader's fast path calls it: the reader's own floor."""
-    import pyarrow.csv as pacsv
-
-    from batsim_google.trace.reader import BLOCK_SIZE, open_text
+    from batsim_google.trace.reader import parse_csv
     from batsim_google.trace.schema import DEFAULT_COLUMNS
+    from batsim_google.trace.text_chunks import TextChunks
 
     columns = DEFAULT_COLUMNS["task_events"]
     for path in files:
-        with open_text(path) as text:
-            for _ in pacsv.open_csv(
-                text,
-                read_options=pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
-                parse_options=pacsv.ParseOptions(quote_char=False),
-                convert_options=pacsv.ConvertOptions(column_types=dict(columns)),
-            ):
-                pass
+        for chunk in TextChunks(path):
+            parse_csv(chunk.data, columns)
 
 
 def polars_csv(files: list[Path], workers: int) -> None:

@@ -43,6 +43,7 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
     from batsim_google.trace.rebuild import rebuild
     from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.errors import ParameterError
     from batsim_google.output_files import write_text
     from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
 
@@ -56,9 +57,9 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     try:
         for batch in rebuild(sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)):
             stats.update(batch)
-    except TraceError as error:
+        tables = stats.tables()
+    except (TraceError, ParameterError) as error:
         fail(str(error))
-    tables = stats.tables()
     click.echo(render_text(tables), nl=False)
     if json_file:
         write_text(json_file, render_json({**tables, "rows": rows.to_json()}))
@@ -67,8 +68,11 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     if plots:
         from batsim_google.trace.stats_figures import draw_figures  # matplotlib, only for figures
 
-        for path in draw_figures(stats, plots):
-            click.echo(f"wrote {path}")
+        try:
+            for path in draw_figures(stats, plots):
+                click.echo(f"wrote {path}")
+        except ParameterError as error:
+            fail(str(error))
     click.echo(rows.summary())
 
 

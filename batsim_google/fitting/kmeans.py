@@ -79,7 +79,7 @@ def elbow(table: TaskTable, seed: int, ks: Iterable[int] = K_RANGE) -> list[KSco
     features = _standardized(table)
     scores = []
     for k in ks:
-        if k > len(features):
+        if k > len(np.unique(features, axis=0)):
             break
         model = _kmeans(features, k, seed)
         silhouettes, _ = _silhouettes(features, model.labels_, seed)
@@ -91,6 +91,9 @@ def elbow(table: TaskTable, seed: int, ks: Iterable[int] = K_RANGE) -> list[KSco
 def cluster(table: TaskTable, k: int, seed: int) -> Clustering:
     """The k-clustering of the tasks, described per cluster (see the module docstring)."""
     features = _standardized(table)
+    distinct = len(np.unique(features, axis=0))
+    if distinct < k:
+        raise ParameterError(f"k-means with k = {k} needs at least {k} distinct tasks (got {distinct})")
     model = _kmeans(features, k, seed)
     frame = table.frame.with_columns(pl.Series("cluster", model.labels_))
     means = frame.group_by("cluster").agg(pl.col("makespan").mean().alias("centroid_makespan"))

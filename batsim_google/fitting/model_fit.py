@@ -203,6 +203,10 @@ def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion,
     )
 
 
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "es" if noun.endswith("s") else "s")
+
+
 def fit_model(
     frame: pl.DataFrame,
     *,
@@ -255,7 +259,10 @@ def fit_model(
         raise InputFileError(f"class(es) {constant}: all makespans equal: no continuous law to fit")
     kept = [(n, kind) for n, kind in zip(names, kinds) if sizes.get(n, 0) >= MIN_CLASS_TASKS and n not in constant]
     if not kept:
-        raise InputFileError(f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ (sizes: {sizes})")
+        raise InputFileError(
+            f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ "
+            f"({_counted(len(sizes), 'class')}, the largest of {max(sizes.values(), default=0)} tasks)"
+        )
     rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
     rows.set_aside(CONSTANT_CLASS, sum(sizes[n] for n in constant))
     labelled = labelled.filter(pl.col("class").is_in([n for n, _ in kept]))

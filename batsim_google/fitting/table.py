@@ -55,12 +55,17 @@ class TaskTable:
         return "scheduling_class" in self.frame.columns
 
 
+def _number(name: str) -> pl.Expr:
+    """The column as numbers; a field that is not one (e.g. the text ``abc``) becomes null."""
+    return pl.col(name).cast(pl.Float64, strict=False)
+
+
 def _finite(name: str) -> pl.Expr:
-    return pl.col(name).is_not_null() & pl.col(name).cast(pl.Float64).is_finite()
+    return _number(name).is_not_null() & _number(name).is_finite()
 
 
 def _integer_in(name: str, low: int, high: float) -> pl.Expr:
-    value = pl.col(name).cast(pl.Float64)
+    value = _number(name)
     return _finite(name) & (value == value.round()) & value.is_between(low, high)
 
 
@@ -83,17 +88,17 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         kind = event.replace_strict(KIND_OF_END_EVENT, default=None)
         kind_rule = (kind.is_not_null(), "end event is not FINISH or KILL")
     if "google_priority" in columns:
-        priority = (pl.col("google_priority").cast(pl.Float64) + 1.0) / GOOGLE_PRIORITY_LEVELS
+        priority = (_number("google_priority") + 1.0) / GOOGLE_PRIORITY_LEVELS
         priority_rule = (
             _integer_in("google_priority", 0, GOOGLE_PRIORITY_LEVELS - 1),
             f"google_priority is not an integer in 0..{GOOGLE_PRIORITY_LEVELS - 1}",
         )
     else:
-        priority = pl.col("priority").cast(pl.Float64)
+        priority = _number("priority")
         priority_rule = (_finite("priority") & (priority > 0) & (priority <= 1), "priority is not in ]0, 1]")
     rules = [
         (_finite("subtime"), "subtime is missing or not finite"),
-        (_finite("makespan") & (pl.col("makespan").cast(pl.Float64) > 0), "makespan is missing, not finite or <= 0"),
+        (_finite("makespan") & (_number("makespan") > 0), "makespan is missing, not finite or <= 0"),
         kind_rule,
         priority_rule,
     ]
@@ -116,15 +121,15 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     good = checked.filter(pl.col("reason").is_null())
     account.used += good.height
     selected = [
-        pl.col("subtime").cast(pl.Float64),
-        pl.col("makespan").cast(pl.Float64),
+        _number("subtime"),
+        _number("makespan"),
         kind.alias("kind"),
         priority.alias("priority"),
     ]
     if "google_priority" in columns:
-        selected.append(pl.col("google_priority").cast(pl.Int64))
+        selected.append(_number("google_priority").cast(pl.Int64))
     if "scheduling_class" in columns:
-        selected.append(pl.col("scheduling_class").cast(pl.Int64))
+        selected.append(_number("scheduling_class").cast(pl.Int64))
     if "width" in columns:
-        selected.append(pl.col("width").cast(pl.Float64).cast(pl.Int64))
+        selected.append(_number("width").cast(pl.Int64))
     return TaskTable(good.select(selected), account)

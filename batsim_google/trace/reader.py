@@ -1,26 +1,23 @@
 """Streaming reader of trace tables: part files in order, one Arrow record batch at a time.
 
-Nothing holds more than one batch (about a MB of text) of a part file, or with ``workers`` > 1 that
-many parts, so memory does not grow with the length of the trace. Each file is read by Arrow's typed
-CSV parser (the fast path; ISA-L decompresses gzip three to four times as fast as the zlib Arrow
-would use); if that parser refuses the file (a field that is not a number, a wrong column count, a
-cut gzip stream), the rest of the file is read again line by line (:mod:`.fields`) to find and
-count, or report, the exact bad lines. Every row then passes the same checks (mandatory fields, codes, time order) and
-is either yielded or rejected through a :class:`RowAccount`.
+Nothing holds more than one chunk (about a MB of text) of a part file, or with ``workers`` > 1 that
+many parts, so memory does not grow with the length of the trace. Each file is read in chunks of
+whole lines (:mod:`.text_chunks`), each parsed by Arrow's typed CSV parser (the fast path); a chunk
+that parser refuses (a field that is not a number, a wrong column count, the end of a cut gzip
+stream) is read again line by line (:mod:`.fields`) to find and count, or report, the exact bad
+lines. Every row then passes the same checks (mandatory fields, codes, time order) and is either
+yielded or rejected through a :class:`RowAccount`.
 """
 
 from __future__ import annotations
 
 import re
 from collections import deque
-from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-import isal.igzip
-import isal.isal_zlib
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -28,15 +25,15 @@ import pyarrow.csv as pacsv
 
 from batsim_google.trace import checksums
 from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
+from batsim_google.trace.fields import LineBlock, parse_numbers, split_fields
 from batsim_google.trace.schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
+from batsim_google.trace.text_chunks import CHUNK_SIZE, TextChunks
 
-__all__ = ["BLOCK_SIZE", "TraceError", "open_text", "part_files", "read_batches", "source_files"]
+__all__ = ["TraceError", "parse_csv", "part_files", "read_batches", "source_files"]
 
-#: Text per batch; about 1 MB is where Arrow's CSV parser runs fastest on the trace.
-BLOCK_SIZE = 1 << 20
 _PART = re.compile(r"part-(\d+)-of-(\d+)\.csv(\.gz)?$")
 Columns = list[tuple[str, pa.DataType]]
+_WHOLE_FILE = 1 << 62
 
 
 def part_files(source: str | Path, table: str) -> list[Path]:
@@ -77,10 +74,18 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
-def open_text(path: Path):
-    """A context giving the file's text for Arrow's CSV reader: ISA-L's decompressed stream of a
-    ``.gz`` file, else the path itself (Arrow reads it natively)."""
-    return isal.igzip.open(path, "rb") if path.name.endswith(".gz") else nullcontext(path)
+def parse_csv(data: bytes, columns: Columns, threads: bool = False) -> pa.Table:
+    """Arrow's typed parse of whole lines of text, from a native buffer (nothing calls back into
+    Python); ``threads`` parses blocks in parallel. Raises :class:`pyarrow.ArrowInvalid` on a bad
+    field or column count."""
+    return pacsv.read_csv(
+        pa.BufferReader(data),
+        read_options=pacsv.ReadOptions(
+            column_names=[name for name, _ in columns], block_size=CHUNK_SIZE, use_threads=threads
+        ),
+        parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
+        convert_options=pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
+    )
 
 
 @dataclass
@@ -94,64 +99,63 @@ class _Chunk:
 
 
 def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[_Chunk]:
-    """Fast typed parse; on refusal, the careful line-by-line parse from the first unread line.
+    """Each chunk of text by the fast typed parse; a chunk that the parser refuses, or whose rows
+    are not its lines one for one (a carriage return alone ends an Arrow row), line by line.
 
-    ``whole`` parses the file at once with Arrow's threads (blocks in parallel, memory: one file)
-    instead of streaming it one block at a time.
+    ``whole`` parses the file as one chunk with Arrow's threads (blocks in parallel, memory: one
+    file) instead of streaming it one chunk at a time.
     """
-    done = 0
-    options = {
-        "read_options": pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=BLOCK_SIZE),
-        "parse_options": pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
-        "convert_options": pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
-    }
-    try:
-        with open_text(path) as text:
-            batches = pacsv.read_csv(text, **options).to_batches() if whole else pacsv.open_csv(text, **options)
-            for batch in batches:
-                yield _Chunk(batch, np.arange(done + 1, done + 1 + batch.num_rows, dtype=np.int64))
-                done += batch.num_rows
-        return
-    except (pa.ArrowInvalid, OSError, EOFError, isal.isal_zlib.error):
-        pass
-    yield from _careful_chunks(path, columns, done)
-
-
-def _careful_chunks(path: Path, columns: Columns, skip: int) -> Iterator[_Chunk]:
-    names = [name for name, _ in columns]
-    stream = LineStream(path)
-    for block in stream.blocks():
-        lines, numbers = block.lines, block.numbers
-        if skip:
-            drop = min(skip, len(lines))
-            lines, numbers, skip = lines.slice(drop), numbers[drop:], skip - drop
-        empty = pc.equal(pc.utf8_length(lines), 0).to_numpy(zero_copy_only=False)
-        rejects = [(numbers[empty], "empty line", "")]
-        fields, good = split_fields(lines, len(columns), ",")
-        rejects.append((numbers[~good & ~empty], "wrong column count", f"expected {len(columns)} fields"))
-        numbers = numbers[good]
-        arrays, bad, detail = [], np.zeros(len(numbers), dtype=bool), ""
-        for (name, kind), values in zip(columns, fields):
-            if pa.types.is_string(kind):
-                arrays.append(pc.if_else(pc.equal(pc.utf8_length(values), 0), pa.scalar(None, pa.string()), values))
-                continue
-            values, refused = parse_numbers(values, kind)
-            if refused.any() and not detail:
-                detail = f"{name}={fields[names.index(name)][int(np.argmax(refused))].as_py()!r}"
-            bad |= refused
-            arrays.append(values)
-        rejects.append((numbers[bad], "non-numeric field", detail))
-        keep = pa.array(~bad)
-        batch = pa.RecordBatch.from_arrays([array.filter(keep) for array in arrays], names=names)
-        if block.cut_line is not None:
-            rejects.append((np.array([block.cut_line]), "line cut by the end of a damaged gzip stream", ""))
-        yield _Chunk(batch, numbers[~bad], rejects)
-    if stream.cut is not None:
+    text = TextChunks(path, size=_WHOLE_FILE if whole else CHUNK_SIZE)
+    for chunk in text:
+        table = None
+        if chunk.cut_line is None:
+            try:
+                table = parse_csv(chunk.data, columns, threads=whole)
+            except pa.ArrowInvalid:
+                pass
+        if table is None or table.num_rows != chunk.line_count:
+            yield _careful_chunk(LineBlock.of(chunk), columns)
+            continue
+        line = chunk.first_line
+        for batch in table.to_batches():
+            yield _Chunk(batch, np.arange(line, line + batch.num_rows, dtype=np.int64))
+            line += batch.num_rows
+    if text.cut is not None:
         yield _Chunk(
-            pa.RecordBatch.from_arrays([pa.array([], kind) for _, kind in columns], names=names),
+            pa.RecordBatch.from_arrays([pa.array([], kind) for _, kind in columns], names=[name for name, _ in columns]),
             np.empty(0, dtype=np.int64),
-            incident=f"gzip stream damaged or cut short ({stream.cut}); rows after it are lost",
+            incident=f"{text.cut}; rows after it are lost",
         )
+
+
+def _careful_chunk(block: LineBlock, columns: Columns) -> _Chunk:
+    """The rows of a block that parse, and its bad lines with the reason (and, for a field that is
+    not a number, the field of the first such line)."""
+    names = [name for name, _ in columns]
+    lines, numbers = block.lines, block.numbers
+    empty = pc.equal(pc.utf8_length(lines), 0).to_numpy(zero_copy_only=False)
+    rejects = [(numbers[empty], "empty line", "")]
+    fields, good = split_fields(lines, len(columns), ",")
+    rejects.append((numbers[~good & ~empty], "wrong column count", f"expected {len(columns)} fields"))
+    numbers = numbers[good]
+    arrays, bad, first_refused = [], np.zeros(len(numbers), dtype=bool), {}
+    for (name, kind), values in zip(columns, fields):
+        if pa.types.is_string(kind):
+            arrays.append(pc.if_else(pc.equal(pc.utf8_length(values), 0), pa.scalar(None, pa.string()), values))
+            continue
+        parsed, refused = parse_numbers(values, kind)
+        if refused.any():
+            row = int(np.argmax(refused))
+            first_refused.setdefault(row, f"{name}={values[row].as_py()!r}")
+        bad |= refused
+        arrays.append(parsed)
+    detail = first_refused[min(first_refused)] if first_refused else ""
+    rejects.append((numbers[bad], "non-numeric field", detail))
+    keep = pa.array(~bad)
+    batch = pa.RecordBatch.from_arrays([array.filter(keep) for array in arrays], names=names)
+    if block.cut_line is not None:
+        rejects.append((np.array([block.cut_line]), "line cut by the end of a damaged gzip stream", ""))
+    return _Chunk(batch, numbers[~bad], rejects)
 
 
 class _Checks:
@@ -166,7 +170,9 @@ class _Checks:
         self.account = account
         self.last_time = -1
 
-    def __call__(self, path: Path, batch: pa.RecordBatch, lines: np.ndarray) -> tuple[pa.RecordBatch, np.ndarray]:
+    def __call__(
+        self, path: Path, batch: pa.RecordBatch, lines: np.ndarray, next_time: int | None = None
+    ) -> tuple[pa.RecordBatch, np.ndarray]:
         ok = np.ones(batch.num_rows, dtype=bool)
         rejections = []
 
@@ -195,7 +201,7 @@ class _Checks:
             outside = pc.fill_null(pc.or_(pc.less(column, low), pc.greater(column, high)), False)
             reason = "unknown event type" if name == "event_type" else "value out of range"
             reject(outside.to_numpy(zero_copy_only=False), reason, name)
-        self._check_order(batch, ok, reject)
+        self._check_order(batch, ok, reject, next_time)
         self.account.reject_all(path, rejections)
         if not ok.all():
             batch, lines = batch.filter(pa.array(ok)), lines[ok]
@@ -205,21 +211,47 @@ class _Checks:
             )
         return batch, lines
 
-    def _check_order(self, batch: pa.RecordBatch, ok: np.ndarray, reject) -> None:
-        """Rows are sorted by time; special times (before/after the window) are exempt."""
+    def _check_order(self, batch: pa.RecordBatch, ok: np.ndarray, reject, next_time: int | None) -> None:
+        """Rows are sorted by time (special times, before/after the window, are exempt); see
+        :func:`out_of_order`. ``next_time`` is the time of the row after the batch, if known."""
         time = batch.column("time").fill_null(BEFORE_WINDOW).to_numpy()
         ordinary = ok & (time != BEFORE_WINDOW) & (time != AFTER_WINDOW)
         times = time[ordinary]
         if len(times) == 0:
             return
-        running = np.maximum.accumulate(np.concatenate(([self.last_time], times)))
-        late = times < running[:-1]
+        late, judged_against, self.last_time = out_of_order(times, self.last_time, next_time)
         if late.any():
             mask = np.zeros(len(ok), dtype=bool)
             mask[np.flatnonzero(ordinary)[late]] = True
-            first = int(np.argmax(late))
-            reject(mask, "time out of order", f"time {times[first]} after {running[first]}")
-        self.last_time = int(running[-1])
+            reject(mask, "time out of order", f"time {times[int(np.argmax(late))]} after {judged_against}")
+
+
+def ordinary_times(batch: pa.RecordBatch) -> np.ndarray:
+    """The times of a batch that are neither null nor special (before/after the window)."""
+    time = batch.column("time").drop_null().to_numpy()
+    return time[(time != BEFORE_WINDOW) & (time != AFTER_WINDOW)]
+
+
+def out_of_order(times: np.ndarray, reference: int, next_time: int | None) -> tuple[np.ndarray, int, int]:
+    """The rows of ``times`` that are out of order, the reference the first of them was judged
+    against, and the new reference.
+
+    Walking the rows with ``reference`` = the time of the last row kept, a row is out of order when
+    it is earlier than the reference, or when it alone jumps ahead: later than the next row while
+    that next row is not earlier than the reference. So one wild time (e.g. 9e18) skips that row,
+    not all its successors. A row with no known successor is judged by the reference only.
+    """
+    late = np.zeros(len(times), dtype=bool)
+    if times[0] >= reference and (np.diff(times) >= 0).all() and (next_time is None or next_time >= times[-1]):
+        return late, reference, int(times[-1])
+    first_reference = None
+    for index, (time, after) in enumerate(zip(times.tolist(), [*times[1:].tolist(), next_time])):
+        if time < reference or (after is not None and reference <= after < time):
+            late[index] = True
+            first_reference = reference if first_reference is None else first_reference
+        else:
+            reference = time
+    return late, first_reference, reference
 
 
 def read_batches(
@@ -255,14 +287,14 @@ def read_batches(
             last_time = checks.last_time if checks else -1
             checks = _Checks(table, columns[path], account)
             checks.last_time = last_time
-        for chunk in chunks:
+        for chunk, next_time in _with_next_time(chunks):
             account.read += chunk.batch.num_rows + sum(len(lines) for lines, _, _ in chunk.rejects)
             account.reject_all(path, chunk.rejects)
             if chunk.incident:
                 account.incident(path, chunk.incident)
             if chunk.batch.num_rows == 0:
                 continue
-            batch, lines = checks(path, chunk.batch, chunk.lines)
+            batch, lines = checks(path, chunk.batch, chunk.lines, next_time)
             if batch.num_rows == 0:
                 continue
             if line_numbers:
@@ -270,6 +302,19 @@ def read_batches(
             yield path, batch
         if file_ends:
             yield path, None
+
+
+def _with_next_time(chunks: Iterable[_Chunk]) -> Iterator[tuple[_Chunk, int | None]]:
+    """Each chunk of a file with the first ordinary time of the next chunk (None: no such time),
+    so that the order check can judge a chunk's last row by its successor."""
+    held: _Chunk | None = None
+    for chunk in chunks:
+        if held is not None:
+            times = ordinary_times(chunk.batch)
+            yield held, int(times[0]) if len(times) else None
+        held = chunk
+    if held is not None:
+        yield held, None
 
 
 def _parsed(files: list[Path], columns: dict[Path, Columns], workers: int) -> Iterator[tuple[Path, Iterable[_Chunk]]]:

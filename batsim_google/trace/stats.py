@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 from batsim_google.trace.attempts import LifecycleBatch
 from batsim_google.trace.population import MODELED_ENDS, paper_population
@@ -151,8 +152,13 @@ class MakespanStats:
         }
 
 
+#: Samples of a running-task curve at most (80 MB): a month of the trace at 0.3 s.
+MAX_BINS = 10_000_000
+
+
 class Timeline:
-    """Number of intervals [start, end) covering each multiple of ``width`` seconds."""
+    """Number of intervals [start, end) covering each multiple of ``width`` seconds (at most
+    :data:`MAX_BINS` of them)."""
 
     def __init__(self, width: float) -> None:
         self.width = width
@@ -164,6 +170,7 @@ class Timeline:
         last = np.ceil(end / self.width)
         keep = np.isfinite(first) & ~np.isnan(last) & (last > first)
         first, last = first[keep].astype(np.int64), last[keep]
+        self._bound(max(first.max(initial=0), last[np.isfinite(last)].max(initial=0)))
         stops = last[np.isfinite(last)].astype(np.int64)
         size = int(max(first.max(initial=-1), stops.max(initial=-1))) + 1
         if size > len(self.delta):
@@ -171,8 +178,16 @@ class Timeline:
         self.delta += np.bincount(first, minlength=len(self.delta))[: len(self.delta)]
         self.delta -= np.bincount(stops, minlength=len(self.delta))[: len(self.delta)]
 
+    def _bound(self, last_sample: float) -> None:
+        if last_sample >= MAX_BINS:
+            raise ParameterError(
+                f"--bin {self.width:g}: the running-task curves would need more than {MAX_BINS:,} samples "
+                f"(times up to {last_sample * self.width:.4g} s); give a larger --bin"
+            )
+
     def series(self, until: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Sample times and counts, up to ``until`` seconds at least."""
+        self._bound(until // self.width)
         running = np.cumsum(self.delta)
         missing = int(until // self.width) + 1 - len(running)
         if missing > 0:  # nothing starts or stops after the last change: the count holds

@@ -1,7 +1,8 @@
 """Standard Workload Format logs (Parallel Workloads Archive) as trace records.
 
 An SWF log has ``;`` header comments and one line of 18 white-space separated numbers per job,
-``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html). Each job
+``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html); any other
+negative number, or one of 2^63 or more, is out of range (the line is skipped, counted). Each job
 becomes one record of the trace's attempt table (:data:`trace.attempts.ATTEMPT_SCHEMA`), so the
 same converter writes it as a Batsim workload: submit = submit time, schedule = submit + wait,
 makespan = run time, ``res`` = allocated processors (else requested), status 1/0/5 -> FINISH/FAIL/
@@ -34,6 +35,9 @@ FIELDS = [
 ]
 STATUS_EVENTS = {1: TaskEvent.FINISH, 0: TaskEvent.FAIL, 5: TaskEvent.KILL}
 UNKNOWN = -1
+#: Fields are counts or times: below 0 (other than ``UNKNOWN``) or from 2^63 (as the trace reader's
+#: int64 fields) they are out of range.
+LARGEST = 2.0**63
 _HEADER_FIELD = re.compile(r";\s?([A-Za-z]\w*):(.*)$")
 
 
@@ -68,25 +72,29 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
         account.read += len(lines) + (block.cut_line is not None)
         fields, good = split_fields(lines, len(FIELDS), None)
         values, bad = {}, np.zeros(int(good.sum()), dtype=bool)
+        out_of_range = np.zeros(len(bad), dtype=bool)
         for name, strings in zip(FIELDS, fields):
             parsed, refused = parse_numbers(strings, pa.float64())
             numbers_read = parsed.to_numpy(zero_copy_only=False)
             values[name] = np.where(numbers_read == UNKNOWN, np.nan, numbers_read)
             bad |= refused
-        unknown_submit = np.isnan(values["submit_time"]) & ~bad
+            out_of_range |= (numbers_read < 0) & (numbers_read != UNKNOWN) | (numbers_read >= LARGEST)
+        out_of_range &= ~bad
+        unknown_submit = np.isnan(values["submit_time"]) & ~bad & ~out_of_range
         kept = numbers[good]
         account.reject_all(path, [
             (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
             (kept[bad], "non-numeric field", ""),
+            (kept[out_of_range], "value out of range", f"negative other than {UNKNOWN}, or 2^63 or more"),
             (kept[unknown_submit], "unknown submit time", ""),
             ([block.cut_line] if block.cut_line is not None else [], "line cut by the end of a damaged gzip stream", ""),
         ])
-        use = ~bad & ~unknown_submit
+        use = ~bad & ~out_of_range & ~unknown_submit
         table = {name: column[use] for name, column in values.items()}
         account.used += int(use.sum())
         yield _records(table, node_memory)
     if stream.cut is not None:
-        account.incident(path, f"gzip stream damaged or cut short ({stream.cut}); jobs after it are lost")
+        account.incident(path, f"{stream.cut}; jobs after it are lost")
 
 
 def _records(swf: dict[str, np.ndarray], node_memory: float | None) -> pl.DataFrame:

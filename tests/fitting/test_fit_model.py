@@ -315,3 +315,27 @@ def test_simultaneous_submissions_are_a_share_of_zero_gaps_in_the_model():
     assert np.mean(generated == 0) == pytest.approx(model.simultaneous, abs=0.015)
     assert generated.mean() == pytest.approx(observed.mean(), rel=0.05)
     assert stats.ks_2samp(generated, observed).statistic < 0.02  # zeros and shape alike
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_a_field_that_is_not_a_number_is_a_counted_skip_or_a_one_line_error(tmp_path, strict):
+    table = tmp_path / "t.csv"
+    rows = [f"{t},{10 + t},task,0.5" for t in range(40)]
+    rows[3] = "abc,13,task,0.5"
+    table.write_text("subtime,makespan,kind,priority\n" + "\n".join(rows) + "\n")
+    result = CliRunner().invoke(main, ["fit", str(table), "-o", str(tmp_path / "m.toml"), "--no-fidelity", *(["--strict"] if strict else [])])
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    if strict:
+        assert result.exit_code == 2 and f"{table}:4: subtime is missing or not finite" in result.output
+    else:
+        assert result.exit_code == 0 and "rows read 40 = used 39 + skipped 1 (subtime is missing or not finite: 1)" in result.output
+
+
+@pytest.mark.parametrize("distinct", [7, 1000])
+def test_too_large_a_k_is_a_short_message(tmp_path, distinct):
+    table = tmp_path / "t.csv"
+    rows = [f"{t},{10 + 1.37 * (t % distinct)},task,{(t % 12 + 1) / 12}" for t in range(1000)]
+    table.write_text("subtime,makespan,kind,priority\n" + "\n".join(rows) + "\n")
+    result = CliRunner().invoke(main, ["fit", str(table), "--k", "300", "-o", str(tmp_path / "m.toml"), "--no-fidelity"])
+    error = result.output.strip().splitlines()[-1]
+    assert result.exit_code == 2 and len(error) < 200 and "cluster" not in error, error

@@ -75,3 +75,17 @@ def test_nb_res_is_required_without_a_header(tmp_path):
     log.write_text("\n".join(SWF.splitlines()[2:4]) + "\n")
     result = CliRunner().invoke(main, ["swf", "convert", str(log), "-o", str(tmp_path / "x.json")])
     assert result.exit_code == 2 and "no MaxProcs/MaxNodes" in result.output
+
+
+@pytest.mark.parametrize("field, value", [(3, "-5"), (1, str(2**64)), (1, "-3")])
+def test_negative_and_huge_fields_are_out_of_range(tmp_path, field, value):
+    job = "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1".split()
+    bad = list(job)
+    bad[field] = value
+    log = tmp_path / "t.swf"
+    log.write_text("; MaxProcs: 4\n" + " ".join(job) + "\n" + " ".join(bad) + "\n")
+    account = RowAccount()
+    assert sum(len(frame) for frame in read_swf(log, account)) == 1
+    assert account.used == 1 and account.skipped == {"value out of range": 1} and account.balanced
+    with pytest.raises(TraceError, match=rf"{log}:3: value out of range"):
+        list(read_swf(log, RowAccount(strict=True)))

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.trace.reader import read_batches, source_files
+from batsim_google.trace.reader import out_of_order, read_batches, source_files
 from batsim_google.trace.schema import AFTER_WINDOW, seconds
 
 from trace_files import event, seconds_us, write_part
@@ -199,3 +199,41 @@ def test_corrupt_gzip_is_an_incident_not_a_crash(google_2011, tmp_path):
     assert len(account.incidents) == 1
     with pytest.raises(TraceError, match=str(path)):
         list(read_batches([path], "task_events"))
+
+
+def test_one_wild_time_skips_that_row_not_its_successors(google_2011, tmp_path):
+    source = google_2011 / "task_events" / "part-00001-of-00500.csv.gz"
+    with gzip.open(source, "rt") as handle:
+        lines = [next(handle).rstrip("\n") for _ in range(1000)]
+    lines[1] = "9000000000000000000" + lines[1][lines[1].index(","):]
+    path = write_part(tmp_path, lines, part=1, parts=500)
+    account = RowAccount()
+    account.used = sum(b.num_rows for _, b in read_batches([path], "task_events", account=account))
+    assert account.skipped == {"time out of order": 1} and account.used == 999 and account.balanced
+    with pytest.raises(TraceError, match=rf"{path}:2: time out of order \(time 9000000000000000000 after"):
+        list(read_batches([path], "task_events"))
+
+
+@pytest.mark.parametrize(
+    "times, next_time, late",
+    [
+        ([1, 9, 3, 4], None, [False, True, False, False]),  # a jump ahead: that row only
+        ([1, 2, 3, 0, 5], None, [False, False, False, True, False]),  # a step back: that row only
+        ([9, 1, 2, 3], None, [True, False, False, False]),  # the first row, judged by its successor
+        ([1, 2, 3], 2, [False, False, True]),  # the next chunk shows that the last row jumped ahead
+        ([1, 2, 3], None, [False, False, False]),
+        ([-5, 1], None, [True, False]),  # earlier than the reference (0)
+    ],
+)
+def test_out_of_order_rows(times, next_time, late):
+    flagged, _, reference = out_of_order(np.array(times), 0, next_time)
+    assert flagged.tolist() == late and reference == max(t for t, bad in zip(times, late) if not bad)
+
+
+def test_strict_names_the_line_of_the_field_it_quotes(tmp_path):
+    lines = list(GOOD)
+    lines[4] = lines[4].replace(",1,5,", ",abc,5,", 1)  # line 5: job ID abc
+    lines[6] = "xyz" + lines[6][lines[6].index(","):]  # line 7: time xyz
+    path = write_part(tmp_path, lines)
+    with pytest.raises(TraceError, match=rf"{path}:5: non-numeric field \(job_id='abc'\)"):
+        list(read_batches([tmp_path], "task_events"))

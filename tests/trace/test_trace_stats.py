@@ -215,3 +215,11 @@ def test_dropped_synthesized_submissions_leave_the_inter_arrivals(tmp_path):
     kept, dropped = _stats(tmp_path).tables(), _stats(tmp_path, synthesized=False).tables()
     assert kept["interarrival"]["submissions"] == {"count": 2, "mean": 1.5}
     assert dropped["interarrival"]["submissions"] == {"count": 1, "mean": 3.0}
+
+
+def test_a_bin_too_small_for_the_span_is_refused_naming_bin(tmp_path):
+    lines = [event(seconds_us(10), 1, 0, E.SUBMIT), event(seconds_us(20), 1, 0, E.SCHEDULE), event(seconds_us(100), 1, 0, E.FINISH)]
+    write_part(tmp_path, lines)
+    result = CliRunner().invoke(main, ["trace", "stats", str(tmp_path), "--plots", str(tmp_path / "d"), "--bin", "1e-6"])
+    assert result.exit_code == 2 and "--bin 1e-06: the running-task curves would need more than" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "d").exists()
