@@ -4,8 +4,8 @@ Every writer of the package goes through :class:`AtomicFile`: the content goes t
 beside the target, renamed over it (``os.replace``, atomic on POSIX) only once complete. An error,
 Ctrl-C or SIGTERM (the command line turns it into Ctrl-C) leaves the old file untouched and no
 temporary file behind. Before anything is written the target is checked: its folder must exist and
-be writable, and it must not be one of the command's inputs (nor lie in an input folder), which the
-rename would replace. Standard library only, so that the command line imports it at no cost.
+be writable, and it must not be one of the command's inputs, nor a file already in an input folder
+(which the command may read), since the rename would replace it; a new file or folder may go there. Standard library only, so that the command line imports it at no cost.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def _same_file(first: Path, second: Path) -> bool:
 
 
 def refuse_inputs(output: str | os.PathLike[str], inputs: Inputs) -> None:
-    """Refuse an output that is one of ``inputs`` (``None`` entries ignored) or lies inside an input
-    folder: writing it would replace what the command reads."""
+    """Refuse an output that is one of ``inputs`` (``None`` entries ignored) or an existing file of an
+    input folder: writing it would replace what the command reads. A new name in an input folder is
+    nothing the command reads, so it is allowed (figures beside the trace, say)."""
     output = Path(output)
     for given in inputs:
         if given is None:
@@ -47,8 +48,8 @@ def refuse_inputs(output: str | os.PathLike[str], inputs: Inputs) -> None:
         source = Path(given)
         if _same_file(output, source):
             raise ParameterError(f"{output}: the output would replace the input {source}; write it elsewhere")
-        if source.is_dir() and output.resolve().is_relative_to(source.resolve()):
-            raise ParameterError(f"{output}: the output lies in the input folder {source}; write it elsewhere")
+        if source.is_dir() and output.is_file() and output.resolve().is_relative_to(source.resolve()):
+            raise ParameterError(f"{output}: the output would replace a file of the input folder {source}; write it elsewhere")
 
 
 def _writable_folder(folder: Path) -> bool:
@@ -71,7 +72,7 @@ def check_output_file(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path
 
 
 def check_output_folder(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
-    """``path`` if it is, or can be created as, a writable folder that is not (in) an input folder,
+    """``path`` if it is, or can be created as, a writable folder that is not an input,
     else a ParameterError naming it. Commands call it first; writers then call :func:`output_folder`."""
     path = Path(path)
     existing = next(folder for folder in (path, *path.parents) if folder.exists())

@@ -58,14 +58,19 @@ def test_an_output_that_is_an_input_is_refused_naming_both(tmp_path):
     assert source.read_text() == "1,2\n"
 
 
-def test_an_output_inside_an_input_folder_is_refused(tmp_path):
+def test_an_existing_file_of_an_input_folder_is_refused_a_new_name_there_is_not(tmp_path):
     trace = tmp_path / "trace"
     (trace / "task_events").mkdir(parents=True)
-    with pytest.raises(ParameterError, match="lies in the input folder"):
-        check_output_file(trace / "task_events" / "part-00000-of-00001.csv.gz", [trace])
-    with pytest.raises(ParameterError, match="lies in the input folder"):
-        check_output_folder(trace / "plots", [trace])
+    part = trace / "task_events" / "part-00000-of-00001.csv.gz"
+    part.write_bytes(b"data")
+    with pytest.raises(ParameterError, match="would replace a file of the input folder"):
+        check_output_file(part, [trace])
+    with pytest.raises(ParameterError, match="would replace the input"):
+        check_output_folder(trace, [trace])
+    check_output_file(trace / "converted.json", [trace])
+    check_output_folder(trace / "plots", [trace])
     check_output_file(tmp_path / "w.json", [trace])
+    assert part.read_bytes() == b"data"
 
 
 def test_a_missing_folder_or_a_folder_in_the_way_is_named(tmp_path):
