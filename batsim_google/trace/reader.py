@@ -74,14 +74,13 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
-def parse_csv(data: bytes, columns: Columns, threads: bool = False) -> pa.Table:
-    """Arrow's typed parse of whole lines of text, from a native buffer (nothing calls back into
-    Python); ``threads`` parses blocks in parallel. Raises :class:`pyarrow.ArrowInvalid` on a bad
-    field or column count."""
+def parse_csv(data: bytes, columns: Columns) -> pa.Table:
+    """Arrow's typed parse of whole lines of text, with its threads, from a native buffer (nothing
+    calls back into Python). Raises :class:`pyarrow.ArrowInvalid` on a bad field or column count."""
     return pacsv.read_csv(
         pa.BufferReader(data),
         read_options=pacsv.ReadOptions(
-            column_names=[name for name, _ in columns], block_size=CHUNK_SIZE, use_threads=threads
+            column_names=[name for name, _ in columns], block_size=CHUNK_SIZE
         ),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
         convert_options=pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
@@ -110,7 +109,7 @@ def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[
         table = None
         if chunk.cut_line is None:
             try:
-                table = parse_csv(chunk.data, columns, threads=whole)
+                table = parse_csv(chunk.data, columns)
             except pa.ArrowInvalid:
                 pass
         if table is None or table.num_rows != chunk.line_count:

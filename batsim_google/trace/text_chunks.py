@@ -10,6 +10,7 @@ it, three to four times as fast as zlib.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Iterator
 
@@ -30,7 +31,7 @@ class TextChunk:
     data: bytes
     cut_line: int | None = None
 
-    @property
+    @cached_property
     def line_count(self) -> int:
         return self.data.count(b"\n") + (not self.data.endswith(b"\n"))
 
