@@ -90,7 +90,8 @@ class TextChunks:
                     self.cut = f"line {line} is longer than {self.size} bytes (not a text file?)"
                     pieces.close()
                     return
-                chunk = TextChunk(line, bytes(pending[:end]))
+                with memoryview(pending) as view:
+                    chunk = TextChunk(line, bytes(view[:end]))
                 del pending[:end]
                 line, start, boundary = line + chunk.line_count, start + end, boundary + self.size
                 yield chunk
