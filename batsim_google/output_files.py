@@ -11,13 +11,18 @@ be writable, and it must not be one of the command's inputs, nor a file already 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from batsim_google.errors import ParameterError
 
 __all__ = [
-    "TEMPORARY_PREFIX", "AtomicFile", "check_output_file", "check_output_folder", "output_folder", "refuse_inputs",
+    "TEMPORARY_PREFIX",
+    "AtomicFile",
+    "check_output_file",
+    "check_output_folder",
+    "output_folder",
+    "refuse_inputs",
     "write_text",
 ]
 
@@ -49,7 +54,9 @@ def refuse_inputs(output: str | os.PathLike[str], inputs: Inputs) -> None:
         if _same_file(output, source):
             raise ParameterError(f"{output}: the output would replace the input {source}; write it elsewhere")
         if source.is_dir() and output.is_file() and output.resolve().is_relative_to(source.resolve()):
-            raise ParameterError(f"{output}: the output would replace a file of the input folder {source}; write it elsewhere")
+            raise ParameterError(
+                f"{output}: the output would replace a file of the input folder {source}; write it elsewhere"
+            )
 
 
 def _writable_folder(folder: Path) -> bool:

@@ -22,9 +22,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from batsim_google.model.laws import LogNormal, Lomax  # noqa: E402
 from batsim_google.fitting.law_fitters import FITTERS  # noqa: E402
 from batsim_google.fitting.select import fit_law  # noqa: E402
+from batsim_google.model.laws import LogNormal, Lomax  # noqa: E402
 
 TARGET_SECONDS_100K = 5.0
 SAMPLES = {

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generation.workload import write_generated_workload
 
 
 def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:
@@ -53,12 +53,24 @@ def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:
             law = laws[task_class.kind]
             pick = rng.choice(len(law.count), p=weights[task_class.kind])
             job = {
-                "id": job_id, "subtime": clock, "res": 1, "profile": str(job_id), "walltime": -1,
-                "class": task_class.name, "kind": task_class.kind, "priority": priority,
-                "cpu": float(law.cpu[pick]), "memory": float(law.memory[pick]),
+                "id": job_id,
+                "subtime": clock,
+                "res": 1,
+                "profile": str(job_id),
+                "walltime": -1,
+                "class": task_class.name,
+                "kind": task_class.kind,
+                "priority": priority,
+                "cpu": float(law.cpu[pick]),
+                "memory": float(law.memory[pick]),
             }
             out.write(("," if job_id else "") + json.dumps(job))
-            profiles.write(("," if job_id else "") + json.dumps(str(job_id)) + ":" + json.dumps({"type": "delay", "delay": makespan}))
+            profiles.write(
+                ("," if job_id else "")
+                + json.dumps(str(job_id))
+                + ":"
+                + json.dumps({"type": "delay", "delay": makespan})
+            )
         out.write('], "profiles": {')
         profiles.seek(0)
         out.write(profiles.read())
@@ -71,7 +83,8 @@ def peak_memory_mb(tasks: int, folder: str) -> float:
     code = "from batsim_google.cli import main; main()"
     subprocess.run(
         [sys.executable, "-c", code, "generate", "--tasks", str(tasks), "-o", str(output), "--no-progress"],
-        check=True, stdout=subprocess.DEVNULL,
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
@@ -79,13 +92,19 @@ def peak_memory_mb(tasks: int, folder: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=1_000_000)
-    parser.add_argument("--baseline-tasks", type=int, default=50_000, help="the baseline is slow: its rate is measured on fewer tasks")
+    parser.add_argument(
+        "--baseline-tasks", type=int, default=50_000, help="the baseline is slow: its rate is measured on fewer tasks"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--memory-tasks", type=int, default=0, help="also measure peak memory generating this many tasks")
+    parser.add_argument(
+        "--memory-tasks", type=int, default=0, help="also measure peak memory generating this many tasks"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
-        write_generated_workload(Path(folder) / "vectorized.json", preset("google"), load_request_law(), args.seed, tasks=args.tasks)
+        write_generated_workload(
+            Path(folder) / "vectorized.json", preset("google"), load_request_law(), args.seed, tasks=args.tasks
+        )
         vectorized = args.tasks / (time.perf_counter() - start)
         start = time.perf_counter()
         one_task_at_a_time(Path(folder) / "baseline.json", args.baseline_tasks, args.seed)

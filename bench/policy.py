@@ -19,15 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from batsim_google.simulation.frontend import cell_policy, job_request
-from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.decisions import Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.simulation.frontend import cell_policy, job_request
 from bench.scheduler import PLATFORM, add_arrival_scale
 
 
@@ -74,9 +74,18 @@ def replay(policy: CellPolicy, workload: dict) -> tuple[int, float]:
                     answers = True
                 elif isinstance(decision, Register):
                     original = policy.by_job[decision.job_id].request
-                    policy.job_submitted(now, JobRequest(
-                        decision.job_id, now, original.kind, original.priority, original.cpu, original.memory, decision.work,
-                    ))
+                    policy.job_submitted(
+                        now,
+                        JobRequest(
+                            decision.job_id,
+                            now,
+                            original.kind,
+                            original.priority,
+                            original.cpu,
+                            original.memory,
+                            decision.work,
+                        ),
+                    )
                     answers = True
                 elif isinstance(decision, WakeAt):
                     heapq.heappush(events, (decision.time, sequence, "wake", None))
@@ -97,7 +106,12 @@ def main() -> None:
         for tasks in args.tasks:
             path = Path(folder) / f"workload-{tasks}.json"
             write_generated_workload(
-                path, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=len(properties),
+                path,
+                preset("google"),
+                load_request_law(),
+                1,
+                tasks=tasks,
+                nb_res=len(properties),
                 arrival_scale=args.arrival_scale,
             )
             policy = cell_policy(properties, PolicyConfig())
@@ -110,7 +124,9 @@ def main() -> None:
             assert policy.ledger.balanced(), "accounting does not balance"
     base = args.tasks[0]
     for tasks in args.tasks[1:]:
-        print(f"growth {base} -> {tasks} tasks ({tasks / base:.0f}x): deciding time {seconds[tasks] / seconds[base]:.1f}x")
+        print(
+            f"growth {base} -> {tasks} tasks ({tasks / base:.0f}x): deciding time {seconds[tasks] / seconds[base]:.1f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -26,11 +26,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.simulation.run import run_google_cell
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
 PLATFORM_MACHINES = 512
@@ -45,7 +45,9 @@ def add_arrival_scale(parser: argparse.ArgumentParser) -> None:
         return float(text)
 
     parser.add_argument(
-        "--arrival-scale", type=positive, default=cell_load_scale(PLATFORM_MACHINES),
+        "--arrival-scale",
+        type=positive,
+        default=cell_load_scale(PLATFORM_MACHINES),
         help="multiply inter-arrival times by this (default: the cell's load per machine; 1: 24.6 times that)",
     )
 
@@ -57,11 +59,15 @@ def main() -> None:
     add_arrival_scale(parser)
     parser.add_argument("--energy", action="store_true", help="run Batsim with -E for both schedulers")
     parser.add_argument(
-        "--timeout", type=float, default=6 * 3600.0,
+        "--timeout",
+        type=float,
+        default=6 * 3600.0,
         help="wall-clock limit of each simulation, seconds (with --arrival-scale 1, 50k tasks took 68 min here)",
     )
     parser.add_argument(
-        "--no-baseline", dest="baseline", action="store_false",
+        "--no-baseline",
+        dest="baseline",
+        action="store_false",
         help="skip fillerSched (its 10k run takes minutes) when only the growth is wanted",
     )
     args = parser.parse_args()
@@ -74,7 +80,12 @@ def main() -> None:
         for tasks in [args.tasks, *args.growth]:
             workload = folder / f"workload-{tasks}.json"
             write_generated_workload(
-                workload, preset("google"), load_request_law(), 1, tasks=tasks, nb_res=PLATFORM_MACHINES,
+                workload,
+                preset("google"),
+                load_request_law(),
+                1,
+                tasks=tasks,
+                nb_res=PLATFORM_MACHINES,
                 arrival_scale=args.arrival_scale,
             )
             output = folder / f"google-cell-{tasks}"
@@ -88,11 +99,17 @@ def main() -> None:
                 f"time; the rest is Batsim and the protocol), {summary['attempts']} attempts"
             )
             if tasks == args.tasks and args.baseline:
-                filler = run_simulation(Simulation(
-                    PLATFORM, [workload], folder / f"filler-{tasks}",
-                    pybatsim_scheduler("fillerSched", timeout_ms=int(args.timeout * 1000)), energy=args.energy,
-                    timeout=args.timeout, scheduler_log=False,
-                ))
+                filler = run_simulation(
+                    Simulation(
+                        PLATFORM,
+                        [workload],
+                        folder / f"filler-{tasks}",
+                        pybatsim_scheduler("fillerSched", timeout_ms=int(args.timeout * 1000)),
+                        energy=args.energy,
+                        timeout=args.timeout,
+                        scheduler_log=False,
+                    )
+                )
                 print(f"fillerSched  {tasks:>7} tasks: {filler.wall_seconds:8.2f} s wall")
                 print(f"ratio google-cell / fillerSched: {walls[tasks] / filler.wall_seconds:.2f}x (target <= 1.3x)")
         base = args.tasks

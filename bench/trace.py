@@ -63,8 +63,8 @@ def arrow_csv(files: list[Path], workers: int) -> None:
 def polars_csv(files: list[Path], workers: int) -> None:
     """polars' CSV reader on the gzip parts (its own decompression and parse, nothing else): the
     fastest typed parse we found, to show what any reader built on a library parser can reach."""
-    import pyarrow as pa
     import polars as pl
+    import pyarrow as pa
 
     from batsim_google.trace.schema import DEFAULT_COLUMNS
 
@@ -75,16 +75,16 @@ def polars_csv(files: list[Path], workers: int) -> None:
 
 
 def read(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.reader import read_batches
+    from batsim_google.trace.row_accounting import RowAccount
 
     for _ in read_batches(files, "task_events", account=RowAccount(), workers=workers):
         pass
 
 
 def stats(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.rebuild import rebuild
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.stats import TraceStats
 
     accumulator = TraceStats()
@@ -94,8 +94,8 @@ def stats(files: list[Path], workers: int) -> None:
 
 
 def convert(files: list[Path], workers: int) -> None:
-    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.convert import Selection, convert_trace
+    from batsim_google.trace.row_accounting import RowAccount
 
     with tempfile.TemporaryDirectory() as folder:
         convert_trace(files, Path(folder) / "w.json", Selection(), RowAccount(), nb_res=12583, workers=workers)
@@ -103,8 +103,8 @@ def convert(files: list[Path], workers: int) -> None:
 
 def attempt_tables(files: list[Path], workers: int) -> list:
     """The attempt tables of the files, rebuilt before timing: the input of ``write JSON``."""
-    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.rebuild import rebuild
+    from batsim_google.trace.row_accounting import RowAccount
 
     return [batch.attempts for batch in rebuild(files, RowAccount())]
 
@@ -118,9 +118,14 @@ def write_json(tables: list, workers: int) -> None:
 
 
 MEASURES = {
-    "gunzip (floor)": gunzip, "gzip -dc": gzip_command, "arrow csv": arrow_csv, "polars csv": polars_csv,
-    "read": read, "stats": stats,
-    "convert": convert, "write JSON": write_json,
+    "gunzip (floor)": gunzip,
+    "gzip -dc": gzip_command,
+    "arrow csv": arrow_csv,
+    "polars csv": polars_csv,
+    "read": read,
+    "stats": stats,
+    "convert": convert,
+    "write JSON": write_json,
 }
 #: Input prepared before timing (default: the files themselves).
 PREPARED = {"write JSON": attempt_tables}
@@ -176,15 +181,23 @@ def main() -> None:
             previous = best.get((name, workers, use), (float("inf"), float("inf"), 0.0))
             best[(name, workers, use)] = (min(seconds, previous[0]), min(cpu, previous[1]), max(peak, previous[2]))
     floor = best[("gunzip (floor)", 1, 1)][0]
-    print(f"{len(args.files)} files, {megabytes:.1f} MB compressed; best of {args.rounds} rounds; {cores} cores; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'measure':<16}{'workers':>8}{'cores':>6}{'seconds':>9}{'cpu s':>7}{'MB/s':>7}{'vs floor':>9}{'peak MB':>9}")
+    print(
+        f"{len(args.files)} files, {megabytes:.1f} MB compressed; best of {args.rounds} rounds; {cores} cores; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'measure':<16}{'workers':>8}{'cores':>6}{'seconds':>9}{'cpu s':>7}{'MB/s':>7}{'vs floor':>9}{'peak MB':>9}"
+    )
     for (name, workers, use), (seconds, cpu, peak) in best.items():
-        print(f"{name:<16}{workers:>8}{use:>6}{seconds:>9.3f}{cpu:>7.3f}{megabytes / seconds:>7.1f}{floor / seconds:>9.0%}{peak:>9.0f}")
+        print(
+            f"{name:<16}{workers:>8}{use:>6}{seconds:>9.3f}{cpu:>7.3f}{megabytes / seconds:>7.1f}{floor / seconds:>9.0%}{peak:>9.0f}"
+        )
     if len(args.files) > 1:  # memory must not grow with the input: compare with the first part alone
         first = args.files[:1]
-        print(f"peak memory of convert on {first[0].name} alone: {measure('convert', first)[2]:.0f} MB; "
-              f"python with the package imported: {measure('gunzip (floor)', first)[2]:.0f} MB")
+        print(
+            f"peak memory of convert on {first[0].name} alone: {measure('convert', first)[2]:.0f} MB; "
+            f"python with the package imported: {measure('gunzip (floor)', first)[2]:.0f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from batsim_google.scheduling.decisions import (
-    Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
+    Execute,
+    Kill,
+    Register,
+    RegistrationFinished,
+    Reject,
+    SwitchOff,
+    SwitchOn,
+    WakeAt,
 )
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.tasks import JobRequest
@@ -22,7 +29,7 @@ class FakeBatsim:
     now: float = 0.0
     requests: dict[str, JobRequest] = field(default_factory=dict)
     submitted: set[str] = field(default_factory=set)
-    running: dict[str, int] = field(default_factory=dict)   # job -> machine
+    running: dict[str, int] = field(default_factory=dict)  # job -> machine
     done: set[str] = field(default_factory=set)
     to_acknowledge: list[str] = field(default_factory=list)
     switching: dict[int, bool] = field(default_factory=dict)  # machine -> on?

@@ -14,8 +14,19 @@ from conftest import REPO
 
 PACKAGE = REPO / "batsim_google"
 LAYERS = [
-    "errors", "output_files", "units", "parameters", "model", "platform", "generation", "trace", "fitting", "scheduling", "simulation",
-    "experiments", "cli",
+    "errors",
+    "output_files",
+    "units",
+    "parameters",
+    "model",
+    "platform",
+    "generation",
+    "trace",
+    "fitting",
+    "scheduling",
+    "simulation",
+    "experiments",
+    "cli",
 ]
 
 

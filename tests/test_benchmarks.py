@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import GOOGLE_2011, REPO
 
 PART = GOOGLE_2011 / "task_events" / "part-00001-of-00500.csv.gz"
@@ -19,20 +18,36 @@ PART = GOOGLE_2011 / "task_events" / "part-00001-of-00500.csv.gz"
 def run_bench(*arguments: str) -> str:
     """Run ``python -m bench.NAME ARGUMENTS`` from the repository's root; its standard output."""
     done = subprocess.run(
-        [sys.executable, "-m", *arguments], cwd=REPO, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", *arguments],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    (("bench.generator", "--tasks", "2000", "--baseline-tasks", "200", "--memory-tasks", "2000"),
-     ["ratio", "peak memory, 2000 tasks"]),
-    (("bench.fit", "--sizes", "2000"), ["hypergamma3-ml"]),
-    (("bench.policy", "--tasks", "300", "600"), ["300 tasks: 600 events", "growth 300 -> 600 tasks"]),
-    (("bench.startup", "--runs", "1"),
-     ["heavy libraries (baseline)", "batsim-google --help", "batsim-google generate --help", "scheduler import (googleCell)"]),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (
+            ("bench.generator", "--tasks", "2000", "--baseline-tasks", "200", "--memory-tasks", "2000"),
+            ["ratio", "peak memory, 2000 tasks"],
+        ),
+        (("bench.fit", "--sizes", "2000"), ["hypergamma3-ml"]),
+        (("bench.policy", "--tasks", "300", "600"), ["300 tasks: 600 events", "growth 300 -> 600 tasks"]),
+        (
+            ("bench.startup", "--runs", "1"),
+            [
+                "heavy libraries (baseline)",
+                "batsim-google --help",
+                "batsim-google generate --help",
+                "scheduler import (googleCell)",
+            ],
+        ),
+    ],
+)
 def test_benchmark_without_batsim(arguments, expected):
     output = run_bench(*arguments)
     for text in expected:
@@ -46,11 +61,16 @@ def test_trace_benchmark(google_2011):
 
 
 @pytest.mark.batsim
-@pytest.mark.parametrize("arguments, expected", [
-    (("bench.scheduler", "--tasks", "200", "--growth", "400"),
-     ["fillerSched      200 tasks", "ratio google-cell / fillerSched", "growth 200 -> 400 tasks"]),
-    (("bench.platform", "--jobs", "20", "--repeat", "1"), ["batsim -E  12583 machines, 20 jobs"]),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (
+            ("bench.scheduler", "--tasks", "200", "--growth", "400"),
+            ["fillerSched      200 tasks", "ratio google-cell / fillerSched", "growth 200 -> 400 tasks"],
+        ),
+        (("bench.platform", "--jobs", "20", "--repeat", "1"), ["batsim -E  12583 machines, 20 jobs"]),
+    ],
+)
 def test_benchmark_with_batsim(arguments, expected, batsim_binary):
     output = run_bench(*arguments)
     for text in expected:

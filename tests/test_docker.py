@@ -24,7 +24,9 @@ def test_compose_file_is_valid_and_wires_batsim_to_the_scheduler(tmp_path):
         pytest.skip("docker-compose (Debian package) is not installed: the compose file is not validated")
     result = subprocess.run(
         [compose, "-f", str(DOCKER / "compose.yaml"), "config"],
-        capture_output=True, text=True, env={**os.environ, "EXPERIMENT": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EXPERIMENT": str(tmp_path)},
     )
     assert result.returncode == 0, result.stderr
     services = yaml.safe_load(result.stdout)["services"]

@@ -41,9 +41,15 @@ PENDING_PAGES = {ROOT / "docs" / "python.md"}
 
 # Options of other programs that the pages name in prose: Batsim's and uv's.
 FOREIGN_OPTIONS = {
-    "--enable-compute-sharing", "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse",
-    "--forward-unknown-events", "--forward-profiles-on-submission", "--disable-schedule-tracing",
-    "--disable-machine-state-tracing", "--extra",
+    "--enable-compute-sharing",
+    "--enable-dynamic-jobs",
+    "--acknowledge-dynamic-jobs",
+    "--enable-profile-reuse",
+    "--forward-unknown-events",
+    "--forward-profiles-on-submission",
+    "--disable-schedule-tracing",
+    "--disable-machine-state-tracing",
+    "--extra",
 }
 SEPARATORS = {"|", "||", "&", "&&", ";", ">", ">>", "2>", "<"}
 OPTION = re.compile(r"^-{1,2}[A-Za-z][A-Za-z0-9-]*")
@@ -81,6 +87,7 @@ def page_name(page: Path) -> str:
 
 
 # --- reading the pages ---------------------------------------------------------------------------
+
 
 def blocks_and_prose(text: str):
     """(code block lines with continuations joined, prose lines), each line with its number."""
@@ -149,11 +156,11 @@ def command_lines(page: Path):
     code, _ = blocks_and_prose(text)
     for number, line in code:
         for match in PREFIX.finditer(line):
-            yield number, line.strip(), split_words(line[match.end():]), True
+            yield number, line.strip(), split_words(line[match.end() :]), True
     for number, span in inline_spans(text):
         match = PREFIX.search(span)
         if match:
-            yield number, span, split_words(span[match.end():]), True
+            yield number, span, split_words(span[match.end() :]), True
         elif span.split() and (span.split()[0],) in TREE:
             yield number, span, split_words(span), False
 
@@ -176,6 +183,7 @@ def command_line_errors(page: Path) -> list[str]:
 
 
 # --- tables of options ---------------------------------------------------------------------------
+
 
 def cells(row: str) -> list[str]:
     return [cell.strip() for cell in re.split(r"(?<!\\)\|", row.strip().strip("|"))]
@@ -209,12 +217,14 @@ def option_table_errors(page: Path) -> list[str]:
         if first_command is None:
             match = PREFIX.search(line)
             if match:
-                path, _, error = resolve(split_words(line[match.end():]))
+                path, _, error = resolve(split_words(line[match.end() :]))
                 if path and not error:
                     first_command = path
         section_commands = heading_commands or ([first_command] if first_command else [])
         is_table = (
-            not in_block and line.startswith("|") and number + 1 < len(lines)
+            not in_block
+            and line.startswith("|")
+            and number + 1 < len(lines)
             and re.fullmatch(r"\|?\s*:?-{3,}.*", lines[number + 1].strip())
         )
         if not is_table:
@@ -242,6 +252,7 @@ def option_table_errors(page: Path) -> list[str]:
 
 # --- options in prose ----------------------------------------------------------------------------
 
+
 def known_options() -> set[str]:
     options = set(FOREIGN_OPTIONS)
     for command in TREE.values():
@@ -262,6 +273,7 @@ def prose_option_errors(page: Path) -> list[str]:
 
 
 # --- links ---------------------------------------------------------------------------------------
+
 
 def anchors(page: Path) -> set[str]:
     """GitHub's heading anchors: lower case, punctuation but - and _ dropped, spaces as -."""
@@ -299,6 +311,7 @@ def link_errors(page: Path) -> list[str]:
 
 
 # --- the tests -----------------------------------------------------------------------------------
+
 
 def test_the_docs_have_pages():
     assert (ROOT / "docs").is_dir() and len(PAGES) > 1

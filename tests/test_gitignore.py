@@ -7,7 +7,6 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import REPO
 
 OUTPUT = re.compile(r"(?:^|\s)(?:-o|--output|--json|--csv|--plots|--report) ([a-z0-9][\w./-]*)")
@@ -24,6 +23,8 @@ def test_example_outputs_are_ignored():
     assert "results/" in outputs and "model.toml" in outputs
     # A folder given without its slash ("-o experiment") counts as ignored when the folder is.
     candidates = outputs + [output + "/" for output in outputs if not output.endswith("/")]
-    checked = subprocess.run(["git", "check-ignore", "--no-index", *candidates], cwd=REPO, capture_output=True, text=True)
+    checked = subprocess.run(
+        ["git", "check-ignore", "--no-index", *candidates], cwd=REPO, capture_output=True, text=True
+    )
     ignored = {path.rstrip("/") for path in checked.stdout.split()}
     assert ignored >= {output.rstrip("/") for output in outputs}

@@ -8,7 +8,12 @@ import pytest
 
 from batsim_google.errors import ParameterError
 from batsim_google.output_files import (
-    TEMPORARY_PREFIX, AtomicFile, check_output_file, check_output_folder, output_folder, write_text,
+    TEMPORARY_PREFIX,
+    AtomicFile,
+    check_output_file,
+    check_output_folder,
+    output_folder,
+    write_text,
 )
 
 

@@ -26,7 +26,9 @@ def test_import_batsim_google_imports_no_numerical_library():
     code = f"import sys, batsim_google; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
-    code = f"import sys, batsim_google; batsim_google.load_model; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    code = (
+        f"import sys, batsim_google; batsim_google.load_model; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "numpy" in loaded  # the check above can fail: resolving a name does import its module
 

@@ -12,9 +12,20 @@ from batsim_google.trace.schema import TaskEvent as E
 USER = "u" * 44
 
 
-def event(time_us: int, job: int, task: int, code: int, *, machine: str = "7", priority: int = 2,
-          scheduling_class: int = 1, cpu: str = "0.0625", memory: str = "0.05", missing: str = "",
-          user: str = USER) -> str:
+def event(
+    time_us: int,
+    job: int,
+    task: int,
+    code: int,
+    *,
+    machine: str = "7",
+    priority: int = 2,
+    scheduling_class: int = 1,
+    cpu: str = "0.0625",
+    memory: str = "0.05",
+    missing: str = "",
+    user: str = USER,
+) -> str:
     """One task_events line in the documented column order."""
     return f"{time_us},{missing},{job},{task},{machine},{code},{user},{scheduling_class},{priority},{cpu},{memory},0.0001,0"
 
@@ -24,8 +35,9 @@ def seconds_us(seconds: float) -> int:
     return int(round((seconds + 600) * 1_000_000))
 
 
-def write_part(folder: Path, lines: list[str], part: int = 0, parts: int = 3, table: str = "task_events",
-               compress: bool = True) -> Path:
+def write_part(
+    folder: Path, lines: list[str], part: int = 0, parts: int = 3, table: str = "task_events", compress: bool = True
+) -> Path:
     directory = folder / table
     directory.mkdir(parents=True, exist_ok=True)
     name = f"part-{part:05d}-of-{parts:05d}.csv" + (".gz" if compress else "")
@@ -53,7 +65,8 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
                 key, code = (int(row[2]), int(row[3])), E(int(row[5]))
                 before = state.get(key, "unseen")
                 allowed = {
-                    "unseen": {E.SUBMIT}, "dead": {E.SUBMIT},
+                    "unseen": {E.SUBMIT},
+                    "dead": {E.SUBMIT},
                     "pending": {E.SCHEDULE, E.UPDATE_PENDING, E.EVICT, E.FAIL, E.KILL, E.LOST},
                     "running": {E.EVICT, E.FAIL, E.FINISH, E.KILL, E.LOST, E.UPDATE_RUNNING},
                 }[before]
@@ -68,5 +81,7 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
                 else:
                     state[key] = "dead"
                     attempt = current.pop(key)
-                    attempts.append((key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7])))
+                    attempts.append(
+                        (key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7]))
+                    )
     return attempts, {"events": events, "state": state}

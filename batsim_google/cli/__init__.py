@@ -13,13 +13,13 @@ import threading
 import click
 
 from batsim_google import __version__
-from batsim_google.cli.platform import failures_command, platform_command
-from batsim_google.cli.run import run
-from batsim_google.cli.metrics import metrics_command
 from batsim_google.cli.experiments import compare_command, validate_command
 from batsim_google.cli.fit import fit_command
-from batsim_google.cli.trace import swf, trace
 from batsim_google.cli.generate import demo, generate, requests_command
+from batsim_google.cli.metrics import metrics_command
+from batsim_google.cli.platform import failures_command, platform_command
+from batsim_google.cli.run import run
+from batsim_google.cli.trace import swf, trace
 
 
 @click.group()
@@ -42,7 +42,17 @@ def _end_on_sigterm_like_ctrl_c() -> None:
 
 
 for command in (
-    generate, demo, requests_command, run, metrics_command, platform_command, failures_command, fit_command, trace, swf,
-    compare_command, validate_command,
+    generate,
+    demo,
+    requests_command,
+    run,
+    metrics_command,
+    platform_command,
+    failures_command,
+    fit_command,
+    trace,
+    swf,
+    compare_command,
+    validate_command,
 ):
     main.add_command(command)

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 #: A trace folder or a part file.
 TRACE_PATH = click.Path(exists=True, path_type=Path)
 #: ``--batsim``: the Batsim executable, for every command that simulates.
-BATSIM_OPTION = click.option("--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable.")
+BATSIM_OPTION = click.option(
+    "--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable."
+)
 
 
 class NumberRange(click.FloatRange):

@@ -8,12 +8,21 @@ from pathlib import Path
 
 import click
 
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 from batsim_google.cli.common import BATSIM_OPTION, checked_output_folder, fail, fail_usage, show_progress
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 
-_WORKERS = click.option("--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core].")
-_DASK = click.option("--dask", "dask_address", metavar="ADDRESS", help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.")
-_PROGRESS = click.option("--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal).")
+_WORKERS = click.option(
+    "--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core]."
+)
+_DASK = click.option(
+    "--dask",
+    "dask_address",
+    metavar="ADDRESS",
+    help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.",
+)
+_PROGRESS = click.option(
+    "--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal)."
+)
 
 
 @contextmanager
@@ -28,7 +37,11 @@ def _resumable():
     except DaskUnreachable as error:
         fail(str(error))
     except (KeyboardInterrupt, BrokenProcessPool) as error:
-        reason = "interrupted" if isinstance(error, KeyboardInterrupt) else "a worker process ended abruptly (interrupted or killed)"
+        reason = (
+            "interrupted"
+            if isinstance(error, KeyboardInterrupt)
+            else "a worker process ended abruptly (interrupted or killed)"
+        )
         click.echo(f"{reason}: finished runs are kept, run the same command again to resume", err=True)
         sys.exit(130)
 
@@ -41,8 +54,24 @@ def _interval(row: dict) -> str:
 
 
 #: The summary's lines per group: costs, then the work done.
-_COSTS = ("energy_j", "mean_waiting_s", "p95_waiting_s", "mean_bounded_slowdown", "utilization", "evictions", "mean_suspension_s")
-_WORK = ("completed", "not_restarted", "lost_to_failures", "rejected", "pending_at_end", "delivered_cpu_s", "energy_per_cpu_hour_j")
+_COSTS = (
+    "energy_j",
+    "mean_waiting_s",
+    "p95_waiting_s",
+    "mean_bounded_slowdown",
+    "utilization",
+    "evictions",
+    "mean_suspension_s",
+)
+_WORK = (
+    "completed",
+    "not_restarted",
+    "lost_to_failures",
+    "rejected",
+    "pending_at_end",
+    "delivered_cpu_s",
+    "energy_per_cpu_hour_j",
+)
 
 
 def _show_summary(summary) -> None:
@@ -50,8 +79,15 @@ def _show_summary(summary) -> None:
     the scenarios whose policies delivered different work."""
     import polars as pl
 
-    wide = {(row["platform"], row["workload"], row["failures"], row["policy"], row["metric"]): row for row in summary.iter_rows(named=True)}
-    groups = summary.group_by(["platform", "workload", "failures", "policy"], maintain_order=True).agg(pl.col("n").max()).iter_rows()
+    wide = {
+        (row["platform"], row["workload"], row["failures"], row["policy"], row["metric"]): row
+        for row in summary.iter_rows(named=True)
+    }
+    groups = (
+        summary.group_by(["platform", "workload", "failures", "policy"], maintain_order=True)
+        .agg(pl.col("n").max())
+        .iter_rows()
+    )
     for *group, n in groups:
         click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs:")
         for names in (_COSTS, _WORK):
@@ -63,7 +99,13 @@ def _show_summary(summary) -> None:
 
 @click.command("compare")
 @click.argument("campaign_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for inputs, runs, tables and plots (resumable).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for inputs, runs, tables and plots (resumable).",
+)
 @_WORKERS
 @_DASK
 @BATSIM_OPTION
@@ -78,13 +120,19 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
         campaign = load_campaign(campaign_file)
         with _resumable():
             result = compare(
-                campaign, output, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                campaign,
+                output,
+                batsim=batsim_binary,
+                workers=workers,
+                dask_address=dask_address,
                 progress=show_progress(progress),
             )
     except ValueError as error:
         fail(str(error))
     counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
-    click.echo(f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed")
+    click.echo(
+        f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed"
+    )
     _show_summary(result.summary)
     click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
     for record in result.failed:
@@ -98,18 +146,71 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 
 @click.command("validate")
 @click.argument("original", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML the workloads run on.")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for the model, runs and report (resumable).")
-@click.option("--replications", type=click.IntRange(min=1), default=10, show_default=True, help="Workloads generated from the model and simulated.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the first replication (then SEED+1, ...).")
-@click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The model to validate [default: fitted to ORIGINAL as 'fit' does by default].")
-@click.option("--policy", "policy_text", default="{}", show_default=True, help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True, help="Wall-clock limit of one simulation, seconds.")
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="SimGrid platform XML the workloads run on.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for the model, runs and report (resumable).",
+)
+@click.option(
+    "--replications",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Workloads generated from the model and simulated.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the first replication (then SEED+1, ...).",
+)
+@click.option(
+    "--model",
+    "model_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The model to validate [default: fitted to ORIGINAL as 'fit' does by default].",
+)
+@click.option(
+    "--policy",
+    "policy_text",
+    default="{}",
+    show_default=True,
+    help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Wall-clock limit of one simulation, seconds.",
+)
 @_WORKERS
 @_DASK
 @BATSIM_OPTION
 @_PROGRESS
-def validate_command(original, platform, output, replications, seed, model_file, policy_text, timeout, workers, dask_address, batsim_binary, progress) -> None:
+def validate_command(
+    original,
+    platform,
+    output,
+    replications,
+    seed,
+    model_file,
+    policy_text,
+    timeout,
+    workers,
+    dask_address,
+    batsim_binary,
+    progress,
+) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     import tomllib
 
@@ -126,8 +227,17 @@ def validate_command(original, platform, output, replications, seed, model_file,
     try:
         with _resumable():
             result = validate(
-                original, platform, output, replications=replications, seed=seed, model=model_file, policy=policy,
-                timeout=timeout, batsim=batsim_binary, workers=workers, dask_address=dask_address,
+                original,
+                platform,
+                output,
+                replications=replications,
+                seed=seed,
+                model=model_file,
+                policy=policy,
+                timeout=timeout,
+                batsim=batsim_binary,
+                workers=workers,
+                dask_address=dask_address,
                 progress=show_progress(progress),
             )
     except SimulationError as error:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 import click
 
+from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, fail_usage, show_progress
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
 from batsim_google.model.vocabulary import GROUPINGS
-from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, fail_usage, show_progress
 
 if TYPE_CHECKING:
     import polars as pl
@@ -49,24 +49,76 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
             return pl.read_csv(source)
     except (BatsimInputError, TraceError, pl.exceptions.PolarsError, OSError) as error:
         fail(f"{source}: {error}")
-    fail(f"{source}: fit reads a trace (folder or .csv.gz part), an SWF log (.swf, .swf.gz), a Batsim workload (.json) or a task table (.parquet, .csv)")
+    fail(
+        f"{source}: fit reads a trace (folder or .csv.gz part), an SWF log (.swf, .swf.gz), a Batsim workload (.json) or a task table (.parquet, .csv)"
+    )
 
 
 @click.command("fit")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Model file to write (.toml or .json).")
-@click.option("--classes", type=click.Choice(CLASSIFICATIONS), help="apriori: Finish-ended tasks / Kill-ended services (default); kmeans: clusters.")
-@click.option("--k", type=click.IntRange(min=2), help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).")
-@click.option("--profile", type=click.Choice(PROFILE_CHOICES), default="auto", show_default=True, help="Arrival-rate profile in half-hour bins; auto: weekly if the input spans a week, daily if a day, else none.")
-@click.option("--criterion", type=click.Choice(CRITERIA), default="ks", show_default=True, help="How the best law is chosen: smallest KS statistic or smallest AIC.")
-@click.option("--groups", type=click.Choice(["none", *GROUPINGS]), default="none", show_default=True, help="Parallel jobs (a width column, e.g. SWF): makespan laws per width, or per power-of-two group of widths; none: one per class.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Model file to write (.toml or .json).",
+)
+@click.option(
+    "--classes",
+    type=click.Choice(CLASSIFICATIONS),
+    help="apriori: Finish-ended tasks / Kill-ended services (default); kmeans: clusters.",
+)
+@click.option(
+    "--k",
+    type=click.IntRange(min=2),
+    help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).",
+)
+@click.option(
+    "--profile",
+    type=click.Choice(PROFILE_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Arrival-rate profile in half-hour bins; auto: weekly if the input spans a week, daily if a day, else none.",
+)
+@click.option(
+    "--criterion",
+    type=click.Choice(CRITERIA),
+    default="ks",
+    show_default=True,
+    help="How the best law is chosen: smallest KS statistic or smallest AIC.",
+)
+@click.option(
+    "--groups",
+    type=click.Choice(["none", *GROUPINGS]),
+    default="none",
+    show_default=True,
+    help="Parallel jobs (a width column, e.g. SWF): makespan laws per width, or per power-of-two group of widths; none: one per class.",
+)
 @click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTER_NAMES)}).")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of k-means, the silhouette sample and the fidelity check.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of k-means, the silhouette sample and the fidelity check.",
+)
 @click.option("--plots", "plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for PNG figures.")
-@click.option("--report", "report", type=click.Path(dir_okay=False, path_type=Path), help="Fit report: JSON if it ends in .json, else Markdown.")
-@click.option("--fidelity/--no-fidelity", default=True, show_default=True, help="Generate from the fitted model and compare with the input (two-sample KS per class).")
+@click.option(
+    "--report",
+    "report",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Fit report: JSON if it ends in .json, else Markdown.",
+)
+@click.option(
+    "--fidelity/--no-fidelity",
+    default=True,
+    show_default=True,
+    help="Generate from the fitted model and compare with the input (two-sample KS per class).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
-def fit_command(source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict) -> None:
+def fit_command(
+    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict
+) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
     from batsim_google.fitting.model_fit import fit_model
@@ -86,9 +138,16 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
     frame = _fit_input(source, strict)
     try:
         result = fit_model(
-            frame, classes=classes or ("kmeans" if k else "apriori"), k=k, profile=profile, criterion=criterion,
+            frame,
+            classes=classes or ("kmeans" if k else "apriori"),
+            k=k,
+            profile=profile,
+            criterion=criterion,
             methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
-            seed=seed, strict=strict, name=f"fitted from {source.name}", groups=None if groups == "none" else groups,
+            seed=seed,
+            strict=strict,
+            name=f"fitted from {source.name}",
+            groups=None if groups == "none" else groups,
             source=str(source),
         )
     except TraceError as error:  # a bad row in strict mode: the message names the file and row
@@ -107,18 +166,28 @@ def fit_command(source, output, classes, k, profile, criterion, groups, methods,
             click.echo(f"  note: {c.priority.note}", err=True)
         if c.widths is not None:
             law = c.widths.law
-            click.echo(f"  widths: {len(law.values)} values from {min(law.values):.0f} to {max(law.values):.0f}, mean {law.mean():.4g}")
+            click.echo(
+                f"  widths: {len(law.values)} values from {min(law.values):.0f} to {max(law.values):.0f}, mean {law.mean():.4g}"
+            )
             if c.widths.grouping is not None:
                 click.echo(
                     f"  makespans per {c.widths.grouping} group: {len(c.widths.groups)} groups with a law of their own, "
                     f"{c.widths.small_groups} smaller groups ({c.widths.small_group_tasks} tasks) drawing from the class's law"
-                    + (f"; so do groups of equal makespans: {', '.join(c.widths.constant_groups)}" if c.widths.constant_groups else "")
+                    + (
+                        f"; so do groups of equal makespans: {', '.join(c.widths.constant_groups)}"
+                        if c.widths.constant_groups
+                        else ""
+                    )
                 )
             for group in c.widths.groups:
-                click.echo(f"    widths {group.name} ({group.tasks} tasks): {describe(group.best.law)} [{group.best.method}, KS {group.best.ks:.4f}]")
+                click.echo(
+                    f"    widths {group.name} ({group.tasks} tasks): {describe(group.best.law)} [{group.best.method}, KS {group.best.ks:.4f}]"
+                )
     arrivals = result.arrivals
     if arrivals.profile is not None:
-        click.echo(f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed")
+        click.echo(
+            f"arrival profile: {len(arrivals.profile.profile.rates)} bins over {arrivals.profile.profile.period:g} s, {arrivals.profile.covered_bins} observed"
+        )
     click.echo(f"inter-arrivals: {describe(arrivals.best.law)} [{arrivals.best.method}, KS {arrivals.best.ks:.4f}]")
     if arrivals.zero_gaps:
         click.echo(

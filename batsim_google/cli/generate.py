@@ -6,25 +6,68 @@ from pathlib import Path
 
 import click
 
+from batsim_google.cli.common import (
+    checked_output_file,
+    checked_output_folder,
+    chosen_model,
+    fail,
+    fail_usage,
+    show_progress,
+)
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
-from batsim_google.cli.common import checked_output_file, checked_output_folder, chosen_model, fail, fail_usage, show_progress
 
 
 @click.command()
-@click.option("--preset", "preset_name", type=click.Choice(list(PRESET_NAMES)), help="A model from the paper (default: google).")
-@click.option("--model", "model_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="A model file (.toml or .json).")
+@click.option(
+    "--preset", "preset_name", type=click.Choice(list(PRESET_NAMES)), help="A model from the paper (default: google)."
+)
+@click.option(
+    "--model",
+    "model_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A model file (.toml or .json).",
+)
 @click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
-@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_2011_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
-@click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
-@click.option("--requests", "requests_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.")
-@click.option("--arrival-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
+@click.option(
+    "--nb-res",
+    type=click.IntRange(min=1),
+    default=GOOGLE_2011_MACHINES,
+    show_default=True,
+    help="Machines of the target platform (the workload's nb_res).",
+)
+@click.option(
+    "--grain",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Round makespans to multiples of GRAIN seconds so jobs share profiles.",
+)
+@click.option(
+    "--requests",
+    "requests_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="CPU/memory request law (JSON from 'batsim-google requests'); default: the trace sample's.",
+)
+@click.option(
+    "--arrival-scale",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim JSON workload to write.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
-def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress) -> None:
+def generate(
+    preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress
+) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
     from batsim_google.generation.workload import write_generated_workload
     from batsim_google.model.request_law import load_request_law
@@ -36,8 +79,16 @@ def generate(preset_name, model_file, tasks, duration, seed, nb_res, grain, requ
     try:
         requests = load_request_law(requests_file)
         count = write_generated_workload(
-            output, model, requests, seed, tasks=tasks, duration=duration, nb_res=nb_res,
-            grain=grain, progress=show_progress(progress), arrival_scale=arrival_scale,
+            output,
+            model,
+            requests,
+            seed,
+            tasks=tasks,
+            duration=duration,
+            nb_res=nb_res,
+            grain=grain,
+            progress=show_progress(progress),
+            arrival_scale=arrival_scale,
         )
     except ValueError as error:
         fail(str(error))
@@ -49,7 +100,14 @@ DEMO_HORIZON_S = 2 * DAY
 
 
 @click.command()
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("experiment"), show_default=True, help="Folder to write.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("experiment"),
+    show_default=True,
+    help="Folder to write.",
+)
 @click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
@@ -65,18 +123,23 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     from batsim_google.generation.workload import cell_load_scale, write_generated_workload
     from batsim_google.model.presets import preset
     from batsim_google.model.request_law import load_request_law
+    from batsim_google.output_files import write_text
     from batsim_google.platform.batsim_events import write_availability_events
     from batsim_google.platform.cell import google_2011_cell
     from batsim_google.platform.energy import load_energy_model
     from batsim_google.platform.failures import FailureLaw, draw_failures
-    from batsim_google.output_files import write_text
     from batsim_google.platform.simgrid_xml import write_platform
 
     checked_output_folder(output).mkdir(parents=True, exist_ok=True)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
     count = write_generated_workload(
-        workload, preset("google"), load_request_law(), seed, tasks=tasks, nb_res=DEMO_MACHINES,
+        workload,
+        preset("google"),
+        load_request_law(),
+        seed,
+        tasks=tasks,
+        nb_res=DEMO_MACHINES,
         arrival_scale=cell_load_scale(DEMO_MACHINES),
     )
     changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
@@ -92,7 +155,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
         f"  cell's load per machine (inter-arrivals x {cell_load_scale(DEMO_MACHINES):.4g})\n"
         f"- {failures.name}: {events} machine failure/repair events over 2 days\n\n"
-        f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n"
+        f"Simulate it (Batsim 4.2.1 on PATH):\n  {command}\n",
     )
     click.echo(f"wrote {platform}, {workload} ({count} jobs) and {failures} ({events} events)")
     click.echo(f"simulate with:\n  {command}")

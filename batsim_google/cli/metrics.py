@@ -24,15 +24,26 @@ SUMMARY = (
 
 def summary_lines(metrics: dict) -> list[str]:
     """The short summary of a run's metrics; what is not known reads "n/a"."""
-    shown = ", ".join(f"{label} {'n/a' if metrics.get(name) is None else form(metrics[name])}" for name, label, form in SUMMARY)
+    shown = ", ".join(
+        f"{label} {'n/a' if metrics.get(name) is None else form(metrics[name])}" for name, label, form in SUMMARY
+    )
     jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
     return [shown, jobs]
 
 
 @click.command("metrics")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the metrics to this JSON file.")
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.",
+)
+@click.option(
+    "--json",
+    "json_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the metrics to this JSON file.",
+)
 def metrics_command(directory: Path, platform: Path | None, json_file: Path | None) -> None:
     """Metrics of a Batsim output folder (any scheduler); "n/a" for what only this package's scheduler records."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics

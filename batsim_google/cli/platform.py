@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import click
 
+from batsim_google.cli.common import TRACE_PATH, NumberRange, checked_output_file, fail, fail_usage
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
-from batsim_google.cli.common import TRACE_PATH, checked_output_file, fail, fail_usage, NumberRange
 
 if TYPE_CHECKING:
     from batsim_google.trace.machines import MachineHistory
@@ -34,12 +33,34 @@ def _machine_history(trace: Path, strict: bool) -> MachineHistory:
 
 
 @click.command("platform")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML to write.")
-@click.option("--machines", type=click.IntRange(min=1), help="A scaled cell of this many machines, in the 2011 cell's proportions.")
-@click.option("--machine-events", "trace", type=TRACE_PATH, help="Build the cell from a trace's machine_events (trace folder or part file).")
-@click.option("--energy", "energy_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Energy figures overriding the defaults (.toml or .json).")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="SimGrid platform XML to write.",
+)
+@click.option(
+    "--machines",
+    type=click.IntRange(min=1),
+    help="A scaled cell of this many machines, in the 2011 cell's proportions.",
+)
+@click.option(
+    "--machine-events",
+    "trace",
+    type=TRACE_PATH,
+    help="Build the cell from a trace's machine_events (trace folder or part file).",
+)
+@click.option(
+    "--energy",
+    "energy_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Energy figures overriding the defaults (.toml or .json).",
+)
 @click.option("--strict", is_flag=True, help="With --machine-events: stop at the first bad row instead of skipping it.")
-def platform_command(output: Path, machines: int | None, trace: Path | None, energy_file: Path | None, strict: bool) -> None:
+def platform_command(
+    output: Path, machines: int | None, trace: Path | None, energy_file: Path | None, strict: bool
+) -> None:
     """Write a SimGrid/Batsim platform of the Google cell (default: the full 2011 cell)."""
     from batsim_google.platform.cell import google_2011_cell
     from batsim_google.platform.energy import load_energy_model
@@ -68,14 +89,46 @@ def _law_value(ctx: click.Context, param: click.Parameter, value: float | None) 
 
 @click.command("failures")
 @click.argument("platform_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim events file (JSON lines) to write.")
-@click.option("--horizon", type=NumberRange(min=0, min_open=True), help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim events file (JSON lines) to write.",
+)
+@click.option(
+    "--horizon",
+    type=NumberRange(min=0, min_open=True),
+    help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].",
+)
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the random generator [default: 0].")
-@click.option("--mtbf", type=float, callback=_law_value, help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].")
-@click.option("--mtbf-shape", type=float, callback=_law_value, help="Weibull shape of the time between failures [default: 1, exponential].")
-@click.option("--mttr", type=float, callback=_law_value, help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].")
-@click.option("--mttr-shape", type=float, callback=_law_value, help="Weibull shape of the repair time [default: 1, exponential].")
-@click.option("--machine-events", "trace", type=TRACE_PATH, help="Take the events from a trace's machine_events instead (PLATFORM built from it).")
+@click.option(
+    "--mtbf",
+    type=float,
+    callback=_law_value,
+    help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].",
+)
+@click.option(
+    "--mtbf-shape",
+    type=float,
+    callback=_law_value,
+    help="Weibull shape of the time between failures [default: 1, exponential].",
+)
+@click.option(
+    "--mttr",
+    type=float,
+    callback=_law_value,
+    help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].",
+)
+@click.option(
+    "--mttr-shape", type=float, callback=_law_value, help="Weibull shape of the repair time [default: 1, exponential]."
+)
+@click.option(
+    "--machine-events",
+    "trace",
+    type=TRACE_PATH,
+    help="Take the events from a trace's machine_events instead (PLATFORM built from it).",
+)
 @click.option("--strict", is_flag=True, help="With --machine-events: stop at the first bad row instead of skipping it.")
 def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mttr, mttr_shape, trace, strict) -> None:
     """Write machine_unavailable/machine_available events for the machines of PLATFORM_FILE."""
@@ -100,12 +153,17 @@ def failures_command(platform_file, output, horizon, seed, mtbf, mtbf_shape, mtt
         history = _machine_history(trace, strict)
         machine_ids = [host.properties.get("machine_id") for host in hosts]
         if machine_ids != [str(i) for i in history.cell.machines["machine_id"]]:
-            fail(f"{platform_file} was not built from the machine_events of {trace} (compare its machine_id properties)")
+            fail(
+                f"{platform_file} was not built from the machine_events of {trace} (compare its machine_id properties)"
+            )
         changes = history.changes if horizon is None else history.changes.before(horizon)
     else:
         try:
             changes = draw_failures(
-                len(hosts), FailureLaw(**given), horizon or TRACE_DAYS * DAY, np.random.default_rng(0 if seed is None else seed)
+                len(hosts),
+                FailureLaw(**given),
+                horizon or TRACE_DAYS * DAY,
+                np.random.default_rng(0 if seed is None else seed),
             )
         except ValueError as error:  # too many events for the law and horizon
             fail(str(error))

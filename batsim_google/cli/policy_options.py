@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from collections.abc import Callable
 
 import click
 
@@ -29,4 +29,3 @@ def policy_options(command: Callable) -> Callable:
     for field in reversed(dataclasses.fields(PolicyConfig)):
         command = _click_option(field)(command)
     return command
-

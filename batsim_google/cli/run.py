@@ -7,24 +7,69 @@ from pathlib import Path
 
 import click
 
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
 
 
 @click.command()
-@click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True, help="SimGrid platform XML.")
-@click.option("--workload", "workloads", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Batsim JSON workload (repeatable).")
-@click.option("--events", "events", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Batsim external events: machine failures, user kills (repeatable).")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for Batsim's outputs and the scheduler's accounting.")
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="SimGrid platform XML.",
+)
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Batsim JSON workload (repeatable).",
+)
+@click.option(
+    "--events",
+    "events",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Batsim external events: machine failures, user kills (repeatable).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for Batsim's outputs and the scheduler's accounting.",
+)
 @policy_options
-@click.option("--timeout", type=click.FloatRange(min=1), default=DEFAULT_TIMEOUT_S, show_default=True, help="Wall-clock limit of the simulation, seconds.")
-@click.option("--energy-outputs/--no-energy-outputs", default=True, show_default=True, help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    help="Wall-clock limit of the simulation, seconds.",
+)
+@click.option(
+    "--energy-outputs/--no-energy-outputs",
+    default=True,
+    show_default=True,
+    help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.",
+)
 @BATSIM_OPTION
-@click.option("--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal).")
-@click.option("--frontend", type=click.Choice(FRONTENDS), default="pybatsim", show_default=True, help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).")
-def run(platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, **policy) -> None:
+@click.option(
+    "--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal)."
+)
+@click.option(
+    "--frontend",
+    type=click.Choice(FRONTENDS),
+    default="pybatsim",
+    show_default=True,
+    help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).",
+)
+def run(
+    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, **policy
+) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
     from batsim_google.experiments.outputs import RunOutputs
@@ -32,9 +77,17 @@ def run(platform, workloads, events, output, timeout, energy_outputs, batsim_bin
 
     try:
         summary = run_google_cell(
-            platform, list(workloads), output, policy, events=list(events), timeout=timeout,
-            batsim=batsim_binary, energy=energy_outputs, progress=show_progress(progress),
-            frontend=frontend, warn=lambda message: click.echo(f"warning: {message}", err=True),
+            platform,
+            list(workloads),
+            output,
+            policy,
+            events=list(events),
+            timeout=timeout,
+            batsim=batsim_binary,
+            energy=energy_outputs,
+            progress=show_progress(progress),
+            frontend=frontend,
+            warn=lambda message: click.echo(f"warning: {message}", err=True),
         ).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")

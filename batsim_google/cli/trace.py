@@ -7,19 +7,37 @@ from pathlib import Path
 
 import click
 
+from batsim_google.cli.common import NumberRange, checked_output_file, checked_output_folder, fail, show_progress
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
-from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, NumberRange, show_progress
 
 
 def _reading_options(command):
     """Options shared by the commands that read the trace's task_events."""
     options = [
-        click.option("--strict", is_flag=True, help="Stop at the first bad row, naming file and line (default: skip and count)."),
-        click.option("--drop-synthesized", is_flag=True, help="Leave out the tasks and attempts with an event the trace synthesized (missing info set), counted."),
-        click.option("--grace", type=NumberRange(min=0, infinite=True), default=DEFAULT_GRACE, show_default=True, help="Seconds a dead task is held for a resubmission before it is reported closed."),
+        click.option(
+            "--strict", is_flag=True, help="Stop at the first bad row, naming file and line (default: skip and count)."
+        ),
+        click.option(
+            "--drop-synthesized",
+            is_flag=True,
+            help="Leave out the tasks and attempts with an event the trace synthesized (missing info set), counted.",
+        ),
+        click.option(
+            "--grace",
+            type=NumberRange(min=0, infinite=True),
+            default=DEFAULT_GRACE,
+            show_default=True,
+            help="Seconds a dead task is held for a resubmission before it is reported closed.",
+        ),
         click.option("--verify", is_flag=True, help="Check files against the trace's SHA256SUM first."),
-        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results."),
+        click.option(
+            "--workers",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results.",
+        ),
         click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal)."),
     ]
     for option in reversed(options):
@@ -34,17 +52,35 @@ def trace() -> None:
 
 @trace.command("stats")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the tables as JSON.")
-@click.option("--csv", "csv_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the tables as CSV (table,row,column,value).")
-@click.option("--plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for the PNG figures (Figs. 3, 5-8).")
-@click.option("--bin", "bin_width", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_BIN_WIDTH, show_default=True, help="Sampling step (s) of the running-task curves.")
+@click.option(
+    "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the tables as JSON."
+)
+@click.option(
+    "--csv",
+    "csv_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write the tables as CSV (table,row,column,value).",
+)
+@click.option(
+    "--plots", type=click.Path(file_okay=False, path_type=Path), help="Folder for the PNG figures (Figs. 3, 5-8)."
+)
+@click.option(
+    "--bin",
+    "bin_width",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_BIN_WIDTH,
+    show_default=True,
+    help="Sampling step (s) of the running-task curves.",
+)
 @_reading_options
-def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress) -> None:
+def trace_stats(
+    sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress
+) -> None:
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
-    from batsim_google.trace.rebuild import rebuild
-    from batsim_google.trace.row_accounting import RowAccount, TraceError
     from batsim_google.errors import ParameterError
     from batsim_google.output_files import write_text
+    from batsim_google.trace.rebuild import rebuild
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
     from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
 
     for table_file in (json_file, csv_file):
@@ -55,7 +91,9 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
     rows = RowAccount(strict=strict)
     stats = TraceStats(bin_width, synthesized=not drop_synthesized)
     try:
-        for batch in rebuild(sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)):
+        for batch in rebuild(
+            sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)
+        ):
             stats.update(batch)
         tables = stats.tables()
     except (TraceError, ParameterError) as error:
@@ -78,17 +116,85 @@ def trace_stats(sources, json_file, csv_file, plots, bin_width, strict, drop_syn
 
 @trace.command("convert")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
-@click.option("--start", type=float, default=0.0, show_default=True, help="Window start (s from the trace window start); subtimes count from it.")
-@click.option("--end", type=float, default=math.inf, help="Window end (s): jobs submitted in [start, end) are kept (default: no end).")
-@click.option("--per", type=click.Choice(["attempt", "task"]), default="attempt", show_default=True, help="One Batsim job per task attempt, or per task.")
-@click.option("--priority-group", "priority_groups", multiple=True, type=click.Choice(list(PRIORITY_GROUPS)), help="Keep these priority groups (repeatable; default: all).")
-@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENT_NAMES)), help="Keep jobs ended by these events (repeatable; default: finish, kill).")
-@click.option("--scheduling-class", "scheduling_classes", multiple=True, type=click.IntRange(0, 3), help="Keep these scheduling classes (repeatable; default: all).")
-@click.option("--nb-res", type=click.IntRange(min=1), default=GOOGLE_2011_MACHINES, show_default=True, help="Machines of the target platform (the workload's nb_res).")
-@click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round makespans to multiples of GRAIN seconds so jobs share profiles.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim JSON workload to write.",
+)
+@click.option(
+    "--start",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Window start (s from the trace window start); subtimes count from it.",
+)
+@click.option(
+    "--end",
+    type=float,
+    default=math.inf,
+    help="Window end (s): jobs submitted in [start, end) are kept (default: no end).",
+)
+@click.option(
+    "--per",
+    type=click.Choice(["attempt", "task"]),
+    default="attempt",
+    show_default=True,
+    help="One Batsim job per task attempt, or per task.",
+)
+@click.option(
+    "--priority-group",
+    "priority_groups",
+    multiple=True,
+    type=click.Choice(list(PRIORITY_GROUPS)),
+    help="Keep these priority groups (repeatable; default: all).",
+)
+@click.option(
+    "--end-event",
+    "end_events",
+    multiple=True,
+    type=click.Choice(list(END_EVENT_NAMES)),
+    help="Keep jobs ended by these events (repeatable; default: finish, kill).",
+)
+@click.option(
+    "--scheduling-class",
+    "scheduling_classes",
+    multiple=True,
+    type=click.IntRange(0, 3),
+    help="Keep these scheduling classes (repeatable; default: all).",
+)
+@click.option(
+    "--nb-res",
+    type=click.IntRange(min=1),
+    default=GOOGLE_2011_MACHINES,
+    show_default=True,
+    help="Machines of the target platform (the workload's nb_res).",
+)
+@click.option(
+    "--grain",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Round makespans to multiples of GRAIN seconds so jobs share profiles.",
+)
 @_reading_options
-def trace_convert(sources, output, start, end, per, priority_groups, end_events, scheduling_classes, nb_res, grain, strict, drop_synthesized, grace, verify, workers, progress) -> None:
+def trace_convert(
+    sources,
+    output,
+    start,
+    end,
+    per,
+    priority_groups,
+    end_events,
+    scheduling_classes,
+    nb_res,
+    grain,
+    strict,
+    drop_synthesized,
+    grace,
+    verify,
+    workers,
+    progress,
+) -> None:
     """Convert the task_events in SOURCES into a Batsim workload."""
     from batsim_google.trace.convert import Selection, convert_trace
     from batsim_google.trace.row_accounting import RowAccount, TraceError
@@ -97,14 +203,25 @@ def trace_convert(sources, output, start, end, per, priority_groups, end_events,
     rows = RowAccount(strict=strict)
     try:
         selection = Selection(
-            start=start, end=end, per=per,
+            start=start,
+            end=end,
+            per=per,
             priority_groups=priority_groups or tuple(PRIORITY_GROUPS),
             end_events=end_events or ("finish", "kill"),
-            scheduling_classes=scheduling_classes or (0, 1, 2, 3), synthesized=not drop_synthesized,
+            scheduling_classes=scheduling_classes or (0, 1, 2, 3),
+            synthesized=not drop_synthesized,
         )
         jobs = convert_trace(
-            sources, output, selection, rows, nb_res=nb_res, grain=grain, grace=grace,
-            verify=verify, workers=workers, progress=show_progress(progress),
+            sources,
+            output,
+            selection,
+            rows,
+            nb_res=nb_res,
+            grain=grain,
+            grace=grace,
+            verify=verify,
+            workers=workers,
+            progress=show_progress(progress),
         )
     except (TraceError, ValueError) as error:
         fail(str(error))
@@ -120,14 +237,51 @@ def swf() -> None:
 
 @swf.command("convert")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="Batsim JSON workload to write.")
-@click.option("--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it.")
-@click.option("--end", type=float, default=math.inf, help="Window end (s): jobs submitted in [start, end) are kept (default: no end).")
-@click.option("--end-event", "end_events", multiple=True, type=click.Choice(list(END_EVENT_NAMES)), help="Keep jobs of these ends (status 1 finish, 0 fail, 5 kill, other lost; default: all).")
-@click.option("--nb-res", type=click.IntRange(min=1), help="Processors of the target platform (default: the log's MaxProcs, else MaxNodes).")
-@click.option("--priority", type=click.FloatRange(min=0, min_open=True, max=1), default=0.5, show_default=True, help="Priority in ]0, 1] of every job (SWF has none).")
-@click.option("--node-memory", type=click.FloatRange(min=0, min_open=True), help="Memory of a processor (KB) to normalize memory requests (default: memory unknown).")
-@click.option("--grain", type=click.FloatRange(min=0, min_open=True), help="Round run times to multiples of GRAIN seconds so jobs share profiles.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim JSON workload to write.",
+)
+@click.option(
+    "--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it."
+)
+@click.option(
+    "--end",
+    type=float,
+    default=math.inf,
+    help="Window end (s): jobs submitted in [start, end) are kept (default: no end).",
+)
+@click.option(
+    "--end-event",
+    "end_events",
+    multiple=True,
+    type=click.Choice(list(END_EVENT_NAMES)),
+    help="Keep jobs of these ends (status 1 finish, 0 fail, 5 kill, other lost; default: all).",
+)
+@click.option(
+    "--nb-res",
+    type=click.IntRange(min=1),
+    help="Processors of the target platform (default: the log's MaxProcs, else MaxNodes).",
+)
+@click.option(
+    "--priority",
+    type=click.FloatRange(min=0, min_open=True, max=1),
+    default=0.5,
+    show_default=True,
+    help="Priority in ]0, 1] of every job (SWF has none).",
+)
+@click.option(
+    "--node-memory",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Memory of a processor (KB) to normalize memory requests (default: memory unknown).",
+)
+@click.option(
+    "--grain",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Round run times to multiples of GRAIN seconds so jobs share profiles.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first bad line, naming it (default: skip and count).")
 def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memory, grain, strict) -> None:
     """Convert an SWF log (.swf or .swf.gz) into a Batsim workload: one job per line."""
@@ -144,8 +298,12 @@ def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memo
         if nb_res is None:
             fail(f"{log}: no MaxProcs/MaxNodes in the header; give --nb-res")
         selection = Selection(
-            start=start, end=end, end_events=end_events or END_EVENT_NAMES, kill_is_service=False,
-            require_requests=False, unknown_priority=priority,
+            start=start,
+            end=end,
+            end_events=end_events or END_EVENT_NAMES,
+            kill_is_service=False,
+            require_requests=False,
+            unknown_priority=priority,
         )
         meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}
         jobs = write_records(output, read_swf(log, rows, node_memory), selection, nb_res, grain=grain, meta=meta)

@@ -36,15 +36,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from batsim_google.errors import ParameterError
+from batsim_google.model.presets import PRESETS
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
-from batsim_google.model.presets import PRESETS
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 from batsim_google.units import DAY
@@ -124,13 +125,19 @@ def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = Fals
     if value is None:
         return None
     if not is_number(value) or value <= 0 or (integer and not isinstance(value, int)):
-        raise ParameterError(f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})")
+        raise ParameterError(
+            f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})"
+        )
     return value
 
 
 def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
     seeds = raw.get("seeds", [0])
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+    if (
+        not isinstance(seeds, list)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+    ):
         raise ParameterError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
     if len(set(seeds)) != len(seeds):
         raise ParameterError(f"{where}.seeds repeats a seed (got {seeds!r})")
@@ -159,7 +166,9 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
         if "energy" in raw:
             raise ParameterError(f"{where}.energy applies to a cell, not to a platform file")
         return PlatformSpec(name, file=_path(raw, "file", where, base))
-    return PlatformSpec(name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base))
+    return PlatformSpec(
+        name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base)
+    )
 
 
 def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
@@ -171,9 +180,14 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
     return WorkloadSpec(
-        name, preset=raw.get("preset"), model=_path(raw, "model", where, base),
-        tasks=_positive(raw, "tasks", where, integer=True), duration=_positive(raw, "duration", where),
-        seeds=_seeds(raw, where), grain=_positive(raw, "grain", where), requests=_path(raw, "requests", where, base),
+        name,
+        preset=raw.get("preset"),
+        model=_path(raw, "model", where, base),
+        tasks=_positive(raw, "tasks", where, integer=True),
+        duration=_positive(raw, "duration", where),
+        seeds=_seeds(raw, where),
+        grain=_positive(raw, "grain", where),
+        requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
     )
 
@@ -194,7 +208,9 @@ def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Fail
             law[field] = float(raw[key])
     horizon = _positive(raw, "horizon", where)
     return FailureSpec(
-        name, law=FailureLaw(**law), horizon=TRACE_DAYS * DAY if horizon is None else float(horizon),
+        name,
+        law=FailureLaw(**law),
+        horizon=TRACE_DAYS * DAY if horizon is None else float(horizon),
         seeds=_seeds(raw, where),
     )
 
@@ -221,7 +237,9 @@ def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, requir
     for name, raw in entries.items():
         where = f"{key}.{name}"
         if not NAME.match(name):
-            raise ParameterError(f"{where}: names are letters, digits, '.', '_' and '-', starting with a letter or digit")
+            raise ParameterError(
+                f"{where}: names are letters, digits, '.', '_' and '-', starting with a letter or digit"
+            )
         raw = table(raw, where)
         parsed.append(parse(name, raw, where) if base is None else parse(name, raw, where, base))
     return tuple(parsed)

@@ -9,8 +9,8 @@ import polars as pl
 
 from batsim_google.experiments.campaign import Campaign
 from batsim_google.experiments.execution import RunRecord, execute_runs
-from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.figures import write_plots
+from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.report import runs_table, summary_table, write_tables
 
 PLOTS = "plots"

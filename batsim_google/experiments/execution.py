@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass
 from tqdm import tqdm
 
 from batsim_google.errors import SimulationError
-from batsim_google.output_files import write_text
-from batsim_google.simulation.run import run_google_cell
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import JOBS, RunOutputs
 from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
+from batsim_google.output_files import write_text
+from batsim_google.simulation.run import run_google_cell
 
 MARKER = "done.json"
 
@@ -92,8 +92,13 @@ def _execute(run: Run, batsim: str) -> dict:
         shutil.rmtree(run.directory)
     try:
         result = run_google_cell(
-            run.platform_file, [run.workload_file], run.directory, asdict(run.config),
-            events=[run.events_file] if run.events_file else [], timeout=run.timeout, batsim=batsim,
+            run.platform_file,
+            [run.workload_file],
+            run.directory,
+            asdict(run.config),
+            events=[run.events_file] if run.events_file else [],
+            timeout=run.timeout,
+            batsim=batsim,
             energy=run.energy_outputs,
         )
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run

@@ -26,22 +26,30 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
-from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.experiments.metrics import (  # noqa: E402
-    SLOWDOWN_BOUND_S, bounded_slowdowns, cpu_capacity, cpu_utilization_over_time, waiting_times,
+    SLOWDOWN_BOUND_S,
+    bounded_slowdowns,
+    cpu_capacity,
+    cpu_utilization_over_time,
+    waiting_times,
 )
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
-from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
+from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
 from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
+from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
+from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
 
 SCENARIO = ["platform", "workload", "failures"]
 #: Energy on the axes: joules per gigajoule.
 GJ = 1e9
 STATES = (
-    ("nb_computing", "computing"), ("nb_idle", "idle"), ("nb_switching_on", "switching on"),
-    ("nb_switching_off", "switching off"), ("nb_sleeping", "sleeping"), ("unavailable", "unavailable"),
+    ("nb_computing", "computing"),
+    ("nb_idle", "idle"),
+    ("nb_switching_on", "switching on"),
+    ("nb_switching_off", "switching off"),
+    ("nb_sleeping", "sleeping"),
+    ("unavailable", "unavailable"),
 )
 #: Time axis units: the first whose span limit exceeds the run's length.
 TIME_UNITS = ((2 * HOUR, 1.0, "s"), (WEEK, HOUR, "h"), (np.inf, DAY, "days"))
@@ -57,7 +65,10 @@ def scenario_name(row: dict) -> str:
 
 def _styles(policies: list[str]) -> dict[str, dict]:
     """Colour and line style per policy (styles differ so that equal curves stay visible)."""
-    return {policy: {k: v for k, v in curve_style(i).items() if k in ("color", "linestyle")} for i, policy in enumerate(policies)}
+    return {
+        policy: {k: v for k, v in curve_style(i).items() if k in ("color", "linestyle")}
+        for i, policy in enumerate(policies)
+    }
 
 
 def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> None:
@@ -74,7 +85,9 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
         for policy in policies:
             match = {**scenario, "policy": policy}
             dots = ended.filter(*[pl.col(k) == v for k, v in match.items()])
-            axes.scatter(dots["mean_waiting_s"], dots["energy_j"] / GJ, color=colours[policy], marker=marker, alpha=0.25, s=18)
+            axes.scatter(
+                dots["mean_waiting_s"], dots["energy_j"] / GJ, color=colours[policy], marker=marker, alpha=0.25, s=18
+            )
             group = wide.filter(*[pl.col(k) == v for k, v in match.items()])
             row = group.row(0, named=True) if group.height else {}
             x, y = row.get("mean_mean_waiting_s"), row.get("mean_energy_j")
@@ -82,8 +95,17 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
                 continue
             xerr = [[x - (row["ci_low_mean_waiting_s"] or x)], [(row["ci_high_mean_waiting_s"] or x) - x]]
             yerr = [[(y - (row["ci_low_energy_j"] or y)) / GJ], [((row["ci_high_energy_j"] or y) - y) / GJ]]
-            axes.errorbar([x], [y / GJ], xerr=xerr, yerr=yerr, color=colours[policy], marker=marker, markersize=8, capsize=3,
-                          label=f"{policy} ({scenario_name(scenario)}, n = {row['n_energy_j']})")
+            axes.errorbar(
+                [x],
+                [y / GJ],
+                xerr=xerr,
+                yerr=yerr,
+                color=colours[policy],
+                marker=marker,
+                markersize=8,
+                capsize=3,
+                label=f"{policy} ({scenario_name(scenario)}, n = {row['n_energy_j']})",
+            )
     axes.set_xlabel("mean waiting time (s)")
     axes.set_ylabel("energy (GJ)")
     axes.set_title("Energy against waiting time: mean and 95 % interval over seeds")
@@ -97,8 +119,10 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
 
 def _first_replications(runs: pl.DataFrame) -> pl.DataFrame:
     """Per policy of a scenario, its run of the smallest seeds."""
-    return runs.filter(pl.col("status") != "failed").sort("workload_seed", "failure_seed", nulls_last=True).unique(
-        "policy", keep="first", maintain_order=True
+    return (
+        runs.filter(pl.col("status") != "failed")
+        .sort("workload_seed", "failure_seed", nulls_last=True)
+        .unique("policy", keep="first", maintain_order=True)
     )
 
 
@@ -119,7 +143,12 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
         states = RunOutputs(Path(row["directory"])).machine_states()
         counted = [name for name, _ in STATES[:-1]]
         states = states.with_columns((machines - pl.sum_horizontal(counted)).alias("unavailable"))
-        ax.stackplot(states["time"] / scale, *[states[name] for name, _ in STATES], labels=[label for _, label in STATES], step="post")
+        ax.stackplot(
+            states["time"] / scale,
+            *[states[name] for name, _ in STATES],
+            labels=[label for _, label in STATES],
+            step="post",
+        )
         ax.set_ylabel(f"machines\n({row['policy']})")
         ax.set_ylim(0, machines)
         ax.legend(fontsize=7, loc="upper right", ncols=3)
@@ -146,7 +175,13 @@ def waiting(path: Path, runs: pl.DataFrame) -> None:
                 ax.plot([], [], label=f"{policy}: no task", **styles[policy])
                 continue
             points, shares = ecdf_points(values)
-            ax.step(points, shares, where="post", label=f"{policy} ({values.size} tasks, {len(outputs)} runs)", **styles[policy])
+            ax.step(
+                points,
+                shares,
+                where="post",
+                label=f"{policy} ({values.size} tasks, {len(outputs)} runs)",
+                **styles[policy],
+            )
     wait.set_xscale("symlog", linthresh=1.0)
     wait.set_xlabel("waiting time per task (s)")
     wait.set_title("CDF of waiting time (all replications)")
@@ -187,8 +222,13 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
     scale, unit = _time_unit(last)  # the axis spans the suspensions, not the whole run
     for policy, intervals in first.items():
         steps = suspended_over_time(intervals)
-        count.step(np.r_[0.0, steps["time"].to_numpy()] / scale, np.r_[0, steps["value"].to_numpy()], where="post",
-                   label=policy, **styles[policy])
+        count.step(
+            np.r_[0.0, steps["time"].to_numpy()] / scale,
+            np.r_[0, steps["value"].to_numpy()],
+            where="post",
+            label=policy,
+            **styles[policy],
+        )
     cdf.set_xscale("log")
     cdf.set_xlabel("time suspended per task (s)")
     cdf.set_ylabel("share of suspended tasks")

@@ -12,7 +12,7 @@ What the load adds to Batsim's figure is, per host, the integral over the run of
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -30,7 +30,9 @@ def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
         return watts[0], watts[0], watts[1]
     if len(watts) == 3:
         return watts[0], watts[1], watts[2]
-    raise InputFileError(f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full")
+    raise InputFileError(
+        f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full"
+    )
 
 
 def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | None:
@@ -44,27 +46,35 @@ def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | No
         {
             "machine": range(len(hosts)),
             "capacity": [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts],
-            "idle": [w[0] for w in watts], "epsilon": [w[1] for w in watts], "full": [w[2] for w in watts],
+            "idle": [w[0] for w in watts],
+            "epsilon": [w[1] for w in watts],
+            "full": [w[2] for w in watts],
         },
         schema_overrides={"machine": pl.Int64},
     )
     unknown = jobs.filter(~pl.col("machine").is_between(0, len(hosts) - 1))
     if unknown.height:
-        raise InputFileError(f"a job ran on machine {unknown['machine'][0]}, but the platform has {len(hosts)} compute hosts")
+        raise InputFileError(
+            f"a job ran on machine {unknown['machine'][0]}, but the platform has {len(hosts)} compute hosts"
+        )
     share = jobs.join(power, on="machine", how="left").select(
         "machine", "starting_time", "finish_time", (pl.col("cpu") / pl.col("capacity")).alias("load")
     )
     # +1 job and +load at a start, -1 and -load at a finish; between two steps, what runs is constant
-    steps = pl.concat([
-        share.select("machine", pl.col("starting_time").alias("time"), "load", pl.lit(1).alias("jobs")),
-        share.select("machine", pl.col("finish_time").alias("time"), -pl.col("load"), pl.lit(-1).alias("jobs")),
-    ]).sort("machine", "time")
+    steps = pl.concat(
+        [
+            share.select("machine", pl.col("starting_time").alias("time"), "load", pl.lit(1).alias("jobs")),
+            share.select("machine", pl.col("finish_time").alias("time"), -pl.col("load"), pl.lit(-1).alias("jobs")),
+        ]
+    ).sort("machine", "time")
     steps = steps.with_columns(
         pl.col("load").cum_sum().over("machine").clip(0.0, 1.0).alias("level"),  # clip: float residue too
         pl.col("jobs").cum_sum().over("machine").alias("running"),
         (pl.col("time").shift(-1).over("machine") - pl.col("time")).fill_null(0.0).alias("duration"),
     ).join(power, on="machine", how="left")
-    extra = pl.when(pl.col("running") > 0).then(
-        pl.col("epsilon") - pl.col("idle") + (pl.col("full") - pl.col("epsilon")) * pl.col("level")
-    ).otherwise(0.0)
+    extra = (
+        pl.when(pl.col("running") > 0)
+        .then(pl.col("epsilon") - pl.col("idle") + (pl.col("full") - pl.col("epsilon")) * pl.col("level"))
+        .otherwise(0.0)
+    )
     return float(steps.select((extra * pl.col("duration")).sum()).item())

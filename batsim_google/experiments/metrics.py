@@ -56,13 +56,13 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
-from batsim_google.scheduling.tasks import Outcome, StopReason
-from batsim_google.units import HOUR
 from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
+from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
+from batsim_google.scheduling.tasks import Outcome, StopReason
+from batsim_google.units import HOUR
 
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
 SLOWDOWN_BOUND_S = 10.0
@@ -73,9 +73,21 @@ WHOLE_WORK = (Outcome.COMPLETED.value, Outcome.KILLED_BY_DESIGN.value)
 SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
 #: The metrics only the scheduler's ledger gives, null for other schedulers.
 LEDGER_METRICS = (
-    "tasks", *(outcome.value for outcome in Outcome), "load_energy_j", "delivered_cpu_s", "energy_per_cpu_hour_j",
-    "evictions", "resubmissions", "failure_kills", "lost_to_failures", "suspended_tasks", "mean_suspension_s",
-    "median_suspension_s", "peak_suspended_tasks", "censored_suspensions", "balanced",
+    "tasks",
+    *(outcome.value for outcome in Outcome),
+    "load_energy_j",
+    "delivered_cpu_s",
+    "energy_per_cpu_hour_j",
+    "evictions",
+    "resubmissions",
+    "failure_kills",
+    "lost_to_failures",
+    "suspended_tasks",
+    "mean_suspension_s",
+    "median_suspension_s",
+    "peak_suspended_tasks",
+    "censored_suspensions",
+    "balanced",
 )
 METRICS_FILE = "metrics.json"
 
@@ -182,7 +194,8 @@ def bounded_slowdowns(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None)
         whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
     else:
         whole = all_jobs.filter(pl.col("final_state") == SUCCEEDED).select(
-            pl.col("submission_time").alias("submit"), pl.col("finish_time").alias("end"),
+            pl.col("submission_time").alias("submit"),
+            pl.col("finish_time").alias("end"),
             pl.col("execution_time").alias("work"),
         )
     slowdown = pl.max_horizontal(

@@ -17,8 +17,8 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.simulation.runner import OUTPUT_PREFIX
 from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
+from batsim_google.simulation.runner import OUTPUT_PREFIX
 
 JOBS = "jobs.csv"
 MACHINE_STATES = "machine_states.csv"
@@ -26,18 +26,36 @@ ENERGY = "consumed_energy.csv"
 SCHEDULE = "schedule.csv"
 #: Columns read from each file, with their types.
 JOB_COLUMNS = {
-    "job_id": pl.String, "workload_name": pl.String, "submission_time": pl.Float64,
-    "requested_number_of_resources": pl.Int64, "final_state": pl.String,
-    "starting_time": pl.Float64, "execution_time": pl.Float64, "finish_time": pl.Float64, "waiting_time": pl.Float64,
+    "job_id": pl.String,
+    "workload_name": pl.String,
+    "submission_time": pl.Float64,
+    "requested_number_of_resources": pl.Int64,
+    "final_state": pl.String,
+    "starting_time": pl.Float64,
+    "execution_time": pl.Float64,
+    "finish_time": pl.Float64,
+    "waiting_time": pl.Float64,
 }
 ATTEMPT_COLUMNS = {"task_id": pl.String, "job_id": pl.String, "machine": pl.Int64, "end_reason": pl.String}
 TASK_COLUMNS = {
-    "task_id": pl.String, "kind": pl.String, "priority": pl.Float64, "cpu": pl.Float64, "memory": pl.Float64,
-    "submit": pl.Float64, "work": pl.Float64, "restarts": pl.Int64, "outcome": pl.String, "ended": pl.Float64,
+    "task_id": pl.String,
+    "kind": pl.String,
+    "priority": pl.Float64,
+    "cpu": pl.Float64,
+    "memory": pl.Float64,
+    "submit": pl.Float64,
+    "work": pl.Float64,
+    "restarts": pl.Int64,
+    "outcome": pl.String,
+    "ended": pl.Float64,
 }
 MACHINE_STATE_COLUMNS = {
-    "time": pl.Float64, "nb_sleeping": pl.Int64, "nb_switching_on": pl.Int64, "nb_switching_off": pl.Int64,
-    "nb_idle": pl.Int64, "nb_computing": pl.Int64,
+    "time": pl.Float64,
+    "nb_sleeping": pl.Int64,
+    "nb_switching_on": pl.Int64,
+    "nb_switching_off": pl.Int64,
+    "nb_idle": pl.Int64,
+    "nb_computing": pl.Int64,
 }
 #: Workload name of resubmitted jobs (the scheduler's ``RESUBMIT_WORKLOAD``).
 RESUBMITTED = "resubmit"

@@ -13,25 +13,25 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import load_model
 from batsim_google.output_files import AtomicFile, output_folder
 from batsim_google.platform.batsim_events import write_availability_events
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.failures import draw_failures
-from batsim_google.model.workload_model import load_model
 from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
-from batsim_google.model.presets import preset
-from batsim_google.model.request_law import load_request_law
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
-from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 
 INPUTS = "inputs"
 RUNS = "runs"
@@ -62,8 +62,12 @@ class Run:
 
     def labels(self) -> dict:
         return {
-            "platform": self.platform, "workload": self.workload, "workload_seed": self.workload_seed,
-            "failures": self.failures, "failure_seed": self.failure_seed, "policy": self.policy,
+            "platform": self.platform,
+            "workload": self.workload,
+            "workload_seed": self.workload_seed,
+            "failures": self.failures,
+            "failure_seed": self.failure_seed,
+            "policy": self.policy,
         }
 
 
@@ -119,18 +123,33 @@ class _Inputs:
         if spec.file is not None:
             return spec.file
         scale = cell_load_scale(machines) if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
-        key = _digest({
-            "preset": spec.preset, "model": self.digest(spec.model), "tasks": spec.tasks, "duration": spec.duration,
-            "seed": seed, "grain": spec.grain, "requests": self.digest(spec.requests), "nb_res": machines,
-            "arrival_scale": scale,
-        })
+        key = _digest(
+            {
+                "preset": spec.preset,
+                "model": self.digest(spec.model),
+                "tasks": spec.tasks,
+                "duration": spec.duration,
+                "seed": seed,
+                "grain": spec.grain,
+                "requests": self.digest(spec.requests),
+                "nb_res": machines,
+                "arrival_scale": scale,
+            }
+        )
         path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
 
         def write(target: Path) -> None:
             model = load_model(spec.model) if spec.model else preset(spec.preset)
             write_generated_workload(
-                target, model, load_request_law(spec.requests), seed, tasks=spec.tasks, duration=spec.duration,
-                nb_res=machines, grain=spec.grain, arrival_scale=scale,
+                target,
+                model,
+                load_request_law(spec.requests),
+                seed,
+                tasks=spec.tasks,
+                duration=spec.duration,
+                nb_res=machines,
+                grain=spec.grain,
+                arrival_scale=scale,
             )
 
         return _write_once(path, write)
@@ -138,11 +157,15 @@ class _Inputs:
     def failures(self, spec: FailureSpec, seed: int | None, machines: int) -> Path | None:
         if spec.file is not None or spec.law is None:
             return spec.file
-        key = _digest({"law": dataclasses.asdict(spec.law), "horizon": spec.horizon, "seed": seed, "machines": machines})
+        key = _digest(
+            {"law": dataclasses.asdict(spec.law), "horizon": spec.horizon, "seed": seed, "machines": machines}
+        )
         path = self.folder / "failures" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.jsonl"
 
         def write(target: Path) -> None:
-            write_availability_events(target, draw_failures(machines, spec.law, spec.horizon, np.random.default_rng(seed)))
+            write_availability_events(
+                target, draw_failures(machines, spec.law, spec.horizon, np.random.default_rng(seed))
+            )
 
         return _write_once(path, write)
 
@@ -162,18 +185,39 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                     for failure_seed in failures.seeds:
                         events_file = inputs.failures(failures, failure_seed, machines)
                         folder = (
-                            output / RUNS / platform.name / _seed_label(workload.name, workload_seed)
+                            output
+                            / RUNS
+                            / platform.name
+                            / _seed_label(workload.name, workload_seed)
                             / _seed_label(failures.name, failure_seed)
                         )
                         for policy, config in campaign.policies:
-                            fingerprint = _digest({
-                                "platform": inputs.digest(platform_file), "workload": inputs.digest(workload_file),
-                                "events": inputs.digest(events_file), "policy": dataclasses.asdict(config),
-                                "energy_outputs": campaign.energy_outputs, "outputs": RUN_OUTPUTS_VERSION,
-                            })
-                            runs.append(Run(
-                                platform.name, workload.name, workload_seed, failures.name, failure_seed, policy,
-                                platform_file, workload_file, events_file, config, folder / policy,
-                                campaign.timeout, campaign.energy_outputs, fingerprint,
-                            ))
+                            fingerprint = _digest(
+                                {
+                                    "platform": inputs.digest(platform_file),
+                                    "workload": inputs.digest(workload_file),
+                                    "events": inputs.digest(events_file),
+                                    "policy": dataclasses.asdict(config),
+                                    "energy_outputs": campaign.energy_outputs,
+                                    "outputs": RUN_OUTPUTS_VERSION,
+                                }
+                            )
+                            runs.append(
+                                Run(
+                                    platform.name,
+                                    workload.name,
+                                    workload_seed,
+                                    failures.name,
+                                    failure_seed,
+                                    policy,
+                                    platform_file,
+                                    workload_file,
+                                    events_file,
+                                    config,
+                                    folder / policy,
+                                    campaign.timeout,
+                                    campaign.energy_outputs,
+                                    fingerprint,
+                                )
+                            )
     return runs

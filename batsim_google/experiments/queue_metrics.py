@@ -27,7 +27,7 @@ then understated: its ``pending_at_end`` count, among the run's metrics, says by
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -37,18 +37,31 @@ from batsim_google.experiments.timeline import time_average
 
 QUEUED_THRESHOLD_S = 1.0
 QUEUE_METRICS = (
-    "mean_execution_s", "mean_running_tasks", "mean_busy_machines", "mean_waiting_s",
-    "mean_waiting_queued_s", "queued_share", "mean_queue_length", "mean_sojourn_s",
+    "mean_execution_s",
+    "mean_running_tasks",
+    "mean_busy_machines",
+    "mean_waiting_s",
+    "mean_waiting_queued_s",
+    "queued_share",
+    "mean_queue_length",
+    "mean_sojourn_s",
 )
 
 
 def queue_metrics(outputs: RunOutputs, threshold: float = QUEUED_THRESHOLD_S) -> dict[str, float | None]:
     """The metrics of the module for the run in ``outputs``."""
-    ran = task_times(outputs).filter(pl.col("first_start").is_not_null()).select(
-        "submit", "end", "execution",
-        (pl.col("end") - pl.col("submit")).alias("sojourn"),
-        (pl.col("end") - pl.col("submit") - pl.col("execution")).alias("waiting"),
-    ).with_columns(pl.when(pl.col("waiting") > threshold).then("waiting").otherwise(0.0).alias("waiting"))
+    ran = (
+        task_times(outputs)
+        .filter(pl.col("first_start").is_not_null())
+        .select(
+            "submit",
+            "end",
+            "execution",
+            (pl.col("end") - pl.col("submit")).alias("sojourn"),
+            (pl.col("end") - pl.col("submit") - pl.col("execution")).alias("waiting"),
+        )
+        .with_columns(pl.when(pl.col("waiting") > threshold).then("waiting").otherwise(0.0).alias("waiting"))
+    )
     if ran.height == 0:
         return dict.fromkeys(QUEUE_METRICS)
     start, end = float(ran["submit"].min()), float(ran["end"].max())
@@ -79,5 +92,7 @@ def deviation(reference: Mapping[str, float | None], generated: Mapping[str, flo
             continue
         errors.append(((value - ref) / ref) ** 2)
     if not errors:
-        raise InputFileError(f"no metric to compare: every one is missing or 0 in the reference ({', '.join(left_out)})")
+        raise InputFileError(
+            f"no metric to compare: every one is missing or 0 in the reference ({', '.join(left_out)})"
+        )
     return math.sqrt(sum(errors) / len(errors)), left_out

@@ -27,11 +27,18 @@ LABELS = ["platform", "workload", "workload_seed", "failures", "failure_seed", "
 
 def runs_table(records: list[RunRecord]) -> pl.DataFrame:
     rows = [
-        {**record.run.labels(), "status": record.status, "wall_seconds": record.wall_seconds, **(record.metrics or {}),
-         "directory": str(record.run.directory)}
+        {
+            **record.run.labels(),
+            "status": record.status,
+            "wall_seconds": record.wall_seconds,
+            **(record.metrics or {}),
+            "directory": str(record.run.directory),
+        }
         for record in records
     ]
-    return pl.DataFrame(rows, schema_overrides={"workload_seed": pl.Int64, "failure_seed": pl.Int64}, infer_schema_length=None)
+    return pl.DataFrame(
+        rows, schema_overrides={"workload_seed": pl.Int64, "failure_seed": pl.Int64}, infer_schema_length=None
+    )
 
 
 def metric_columns(runs: pl.DataFrame) -> list[str]:

@@ -40,7 +40,9 @@ def half_width(std: np.ndarray, n: np.ndarray, confidence: float = CONFIDENCE) -
 
 
 def bootstrap_interval(
-    values, confidence: float = CONFIDENCE, resamples: int = BOOTSTRAP_RESAMPLES,
+    values,
+    confidence: float = CONFIDENCE,
+    resamples: int = BOOTSTRAP_RESAMPLES,
     rng: np.random.Generator | None = None,
 ) -> tuple[float, float] | None:
     """Bootstrap percentile interval of the mean of ``values``; None for fewer than 2 values."""
@@ -59,15 +61,25 @@ def aggregate(frame: pl.DataFrame, keys: list[str], metrics: list[str], confiden
     long = frame.unpivot(index=keys, on=metrics, variable_name="metric", value_name="value").with_columns(
         pl.col("value").cast(pl.Float64)
     )
-    grouped = long.drop_nulls("value").group_by([*keys, "metric"], maintain_order=True).agg(
-        pl.len().alias("n"), pl.col("value").mean().alias("mean"), pl.col("value").std().alias("std"),
-        pl.col("value").alias("values"),
+    grouped = (
+        long.drop_nulls("value")
+        .group_by([*keys, "metric"], maintain_order=True)
+        .agg(
+            pl.len().alias("n"),
+            pl.col("value").mean().alias("mean"),
+            pl.col("value").std().alias("std"),
+            pl.col("value").alias("values"),
+        )
     )
     intervals = [bootstrap_interval(values.to_numpy(), confidence) or (None, None) for values in grouped["values"]]
-    return grouped.drop("values").with_columns(
-        pl.Series("ci_low", [low for low, _ in intervals], dtype=pl.Float64),
-        pl.Series("ci_high", [high for _, high in intervals], dtype=pl.Float64),
-    ).fill_nan(None)
+    return (
+        grouped.drop("values")
+        .with_columns(
+            pl.Series("ci_low", [low for low, _ in intervals], dtype=pl.Float64),
+            pl.Series("ci_high", [high for _, high in intervals], dtype=pl.Float64),
+        )
+        .fill_nan(None)
+    )
 
 
 def replications_needed(mean: float, std: float, error: float = ERROR, confidence: float = CONFIDENCE) -> int | None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from batsim_google.scheduling.tasks import Outcome, StopReason
 from batsim_google.experiments.timeline import interval_steps
+from batsim_google.scheduling.tasks import Outcome, StopReason
 
 
 def suspension_intervals(jobs: pl.DataFrame, tasks: pl.DataFrame, run_end: float) -> pl.DataFrame:

@@ -16,7 +16,9 @@ def interval_steps(start: pl.Series | np.ndarray, end: pl.Series | np.ndarray, w
     weight = np.broadcast_to(np.asarray(weight, dtype=float), start.shape)
     changes = pl.DataFrame({"time": np.concatenate([start, end]), "change": np.concatenate([weight, -weight])})
     return (
-        changes.group_by("time").agg(pl.col("change").sum()).sort("time")
+        changes.group_by("time")
+        .agg(pl.col("change").sum())
+        .sort("time")
         .select("time", pl.col("change").cum_sum().alias("value"))
     )
 

@@ -19,19 +19,18 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from batsim_google.errors import ParameterError
-from batsim_google.fitting.batsim_input import read_batsim_workload
-from batsim_google.fitting.model_fit import fit_model
-from batsim_google.model.workload_model import save_model
-from batsim_google.errors import SimulationError
-from batsim_google.output_files import AtomicFile, output_folder, write_text
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 from batsim_google.experiments.execution import execute_runs
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.queue_metrics import QUEUE_METRICS, deviation
 from batsim_google.experiments.statistics import ERROR, half_width, replications_needed
+from batsim_google.fitting.batsim_input import read_batsim_workload
+from batsim_google.fitting.model_fit import fit_model
+from batsim_google.model.workload_model import save_model
+from batsim_google.output_files import AtomicFile, output_folder, write_text
+from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 
 MODEL = "model.toml"
 REPORT = "validation.json"
@@ -113,8 +112,12 @@ def validate(
         platforms=(PlatformSpec("platform", file=Path(platform).resolve()),),
         workloads=(
             WorkloadSpec("original", file=Path(original).resolve()),
-            WorkloadSpec("generated", model=Path(model).resolve(), tasks=table.height,
-                         seeds=tuple(range(seed, seed + replications))),
+            WorkloadSpec(
+                "generated",
+                model=Path(model).resolve(),
+                tasks=table.height,
+                seeds=tuple(range(seed, seed + replications)),
+            ),
         ),
         failures=(FailureSpec("none"),),
         policies=(("policy", policy),),
@@ -134,12 +137,17 @@ def validate(
     dev, left_out = deviation(reference.queue, {c.metric: c.mean for c in metrics})
     needed = [c.replications_needed for c in metrics if c.replications_needed is not None and c.metric not in left_out]
     validation = Validation(
-        original=str(original), model=str(model), tasks=table.height, deviation=dev, left_out=left_out,
+        original=str(original),
+        model=str(model),
+        tasks=table.height,
+        deviation=dev,
+        left_out=left_out,
         replication_deviations=[deviation(reference.queue, run)[0] for run in generated],
-        replications_needed=max(needed) if needed else None, metrics=metrics, failed_runs=failed,
+        replications_needed=max(needed) if needed else None,
+        metrics=metrics,
+        failed_runs=failed,
     )
     write_text(output / REPORT, json.dumps(validation.to_mapping(), indent=1) + "\n")
     with AtomicFile(output / TABLE) as temporary:
         pl.DataFrame([asdict(c) for c in metrics]).write_csv(temporary)
     return validation
-

@@ -38,6 +38,7 @@ def with_work_warnings(summary: pl.DataFrame) -> pl.DataFrame:
     """The summary with a ``warning`` column: the scenario's warning on its rows, else null."""
     warnings = work_warnings(summary)
     return summary.with_columns(
-        pl.struct(SCENARIO).map_elements(lambda row: warnings.get(tuple(row[k] for k in SCENARIO)), return_dtype=pl.String)
+        pl.struct(SCENARIO)
+        .map_elements(lambda row: warnings.get(tuple(row[k] for k in SCENARIO)), return_dtype=pl.String)
         .alias("warning")
     )

@@ -10,8 +10,9 @@ are counted and skipped by :func:`.table.task_table`, never lost silently.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import ijson
 import polars as pl
@@ -21,8 +22,13 @@ from batsim_google.errors import InputFileError
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
 JOB_FIELDS = {
-    "subtime": pl.Float64, "walltime": pl.Float64, "profile": pl.String, "kind": pl.String,
-    "priority": pl.Float64, "class": pl.String, "scheduling_class": pl.Float64,
+    "subtime": pl.Float64,
+    "walltime": pl.Float64,
+    "profile": pl.String,
+    "kind": pl.String,
+    "priority": pl.Float64,
+    "class": pl.String,
+    "scheduling_class": pl.Float64,
 }
 
 
@@ -51,8 +57,13 @@ def _jobs(path: Path) -> pl.DataFrame:
         for chunk in _chunks(ijson.items(handle, "jobs.item", use_float=True)):
             columns = {
                 name: [
-                    (_number_or_none(job.get(name)) if dtype == pl.Float64 else
-                     None if job.get(name) is None else str(job.get(name)))
+                    (
+                        _number_or_none(job.get(name))
+                        if dtype == pl.Float64
+                        else None
+                        if job.get(name) is None
+                        else str(job.get(name))
+                    )
                     for job in chunk
                 ]
                 for name, dtype in JOB_FIELDS.items()
@@ -66,16 +77,20 @@ def _profile_delays(path: Path) -> pl.DataFrame:
     frames = []
     with path.open("rb") as handle:
         for chunk in _chunks(ijson.kvitems(handle, "profiles", use_float=True)):
-            frames.append(pl.DataFrame(
-                {
-                    "profile": [name for name, _ in chunk],
-                    "delay": [
-                        _number_or_none(profile.get("delay")) if isinstance(profile, dict) and profile.get("type") == "delay" else None
-                        for _, profile in chunk
-                    ],
-                },
-                schema=schema,
-            ))
+            frames.append(
+                pl.DataFrame(
+                    {
+                        "profile": [name for name, _ in chunk],
+                        "delay": [
+                            _number_or_none(profile.get("delay"))
+                            if isinstance(profile, dict) and profile.get("type") == "delay"
+                            else None
+                            for _, profile in chunk
+                        ],
+                    },
+                    schema=schema,
+                )
+            )
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 

@@ -17,8 +17,8 @@ import polars as pl
 from scipy import stats
 
 from batsim_google.generation.generator import generate
-from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.model.request_law import RequestLaw, load_request_law
+from batsim_google.model.workload_model import WorkloadModel
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,21 @@ def fidelity_report(
         drawn = class_index == index
         if rows.height == 0 or not drawn.any():
             continue
-        classes.append(ClassFidelity(
-            name, rows.height, int(drawn.sum()), rows.height / count, float(drawn.mean()),
-            float(stats.ks_2samp(rows["makespan"].to_numpy(), makespan[drawn]).statistic),
-            float(rows["priority"].mean()), float(priority[drawn].mean()),
-            float(stats.ks_2samp(rows["width"].to_numpy(), width[drawn]).statistic) if "width" in rows.columns else None,
-        ))
+        classes.append(
+            ClassFidelity(
+                name,
+                rows.height,
+                int(drawn.sum()),
+                rows.height / count,
+                float(drawn.mean()),
+                float(stats.ks_2samp(rows["makespan"].to_numpy(), makespan[drawn]).statistic),
+                float(rows["priority"].mean()),
+                float(priority[drawn].mean()),
+                float(stats.ks_2samp(rows["width"].to_numpy(), width[drawn]).statistic)
+                if "width" in rows.columns
+                else None,
+            )
+        )
     original_gaps = np.diff(np.sort(original["subtime"].to_numpy()))
     interarrival_ks = float(stats.ks_2samp(original_gaps, np.diff(subtime)).statistic)
     return Fidelity(seed, classes, interarrival_ks)

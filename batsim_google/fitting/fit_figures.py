@@ -18,12 +18,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
 
-from batsim_google.model.widths import group_names  # noqa: E402
 from batsim_google.fitting.kmeans import feature_names  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
-from batsim_google.units import HOUR  # noqa: E402
+from batsim_google.model.widths import group_names  # noqa: E402
 from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
+from batsim_google.units import HOUR  # noqa: E402
 
 #: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
 ECDF_POINTS = 2_000
@@ -36,8 +36,11 @@ def curve_style(index: int) -> dict:
     """Colour, line style and marker of the ``index``-th curve of a plot: no two of the first 20
     curves share colour and line style."""
     return {
-        "color": plt.get_cmap("tab10")(index % 10), "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
-        "marker": MARKERS[index % len(MARKERS)], "markevery": 0.1, "markersize": 4,
+        "color": plt.get_cmap("tab10")(index % 10),
+        "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
+        "marker": MARKERS[index % len(MARKERS)],
+        "markevery": 0.1,
+        "markersize": 4,
     }
 
 
@@ -78,7 +81,9 @@ def _elbow(path: Path, fit: ModelFit) -> None:
     axes.set_xlabel("k")
     axes.set_ylabel("inertia (sum of squared distances)")
     other = axes.twinx()
-    other.plot(ks, [s.mean_distance for s in fit.elbow], "s--", color="tab:orange", label="mean distance to closest centroid")
+    other.plot(
+        ks, [s.mean_distance for s in fit.elbow], "s--", color="tab:orange", label="mean distance to closest centroid"
+    )
     other.set_ylabel("mean distance to closest centroid")
     axes.set_title(f"k-means on standardized {', '.join(feature_names(fit.table))}")
     handles = axes.get_legend_handles_labels()[0] + other.get_legend_handles_labels()[0]
@@ -148,7 +153,14 @@ def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
             for group in c.widths.groups:
                 path = folder / f"makespan_{c.name}_width_{group.name}.png"
                 title = f"Makespans of {c.name}, widths {group.name} ({group.tasks} tasks)"
-                _cdf_figure(path, rows["makespan"].to_numpy()[groups == group.name], group.fits, group.best, title, "makespan, s")
+                _cdf_figure(
+                    path,
+                    rows["makespan"].to_numpy()[groups == group.name],
+                    group.fits,
+                    group.best,
+                    title,
+                    "makespan, s",
+                )
                 written.append(path)
     profile = fit.arrivals.profile
     path = folder / "interarrival.png"

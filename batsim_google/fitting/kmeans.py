@@ -12,8 +12,8 @@ centroid makespan.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import polars as pl

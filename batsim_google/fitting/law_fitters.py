@@ -12,15 +12,15 @@ location fixed at 0); mixtures are in :mod:`.mixtures`.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
 
 from batsim_google.errors import BatsimGoogleError
-from batsim_google.model.laws import Exponential, Gamma, HyperExponential, Law, LogNormal, Lomax, Pareto
 from batsim_google.fitting.mixtures import fit_hyperexponential, fit_hypergamma
 from batsim_google.fitting.vocabulary import FITTER_NAMES
+from batsim_google.model.laws import Exponential, Gamma, HyperExponential, Law, LogNormal, Lomax, Pareto
 
 #: Lowest weight of the faster branch over its bound beta^2 / (1 + beta^2) (Gaevoy formula 26):
 #: at the bound that branch has mean 0, a point mass no density can describe.
@@ -103,17 +103,23 @@ def hyperexponential_moments(x: np.ndarray) -> HyperExponential:
 
 
 #: Every method, by its name in :data:`FITTER_NAMES`.
-FITTERS: dict[str, Callable[[np.ndarray], Law]] = dict(zip(FITTER_NAMES, (
-    lognormal_ml,
-    lognormal_mean_median,
-    pareto_ml,
-    lomax_ml,
-    exponential,
-    gamma_moments,
-    gamma_ml,
-    hyperexponential_moments,
-    lambda x: fit_hyperexponential(x, 2),
-    lambda x: fit_hyperexponential(x, 3),
-    lambda x: fit_hypergamma(x, 2),
-    lambda x: fit_hypergamma(x, 3),
-), strict=True))
+FITTERS: dict[str, Callable[[np.ndarray], Law]] = dict(
+    zip(
+        FITTER_NAMES,
+        (
+            lognormal_ml,
+            lognormal_mean_median,
+            pareto_ml,
+            lomax_ml,
+            exponential,
+            gamma_moments,
+            gamma_ml,
+            hyperexponential_moments,
+            lambda x: fit_hyperexponential(x, 2),
+            lambda x: fit_hyperexponential(x, 3),
+            lambda x: fit_hypergamma(x, 2),
+            lambda x: fit_hypergamma(x, 3),
+        ),
+        strict=True,
+    )
+)

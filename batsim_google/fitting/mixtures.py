@@ -113,8 +113,12 @@ def _fit(x: np.ndarray, branches: int, gamma: bool):
     best = None
     for start in _starts(y, branches, gamma):
         result = optimize.minimize(
-            objective, np.clip(start, *np.array(bounds).T),
-            jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": MAX_ITERATIONS},
+            objective,
+            np.clip(start, *np.array(bounds).T),
+            jac=True,
+            method="L-BFGS-B",
+            bounds=bounds,
+            options={"maxiter": MAX_ITERATIONS},
         )
         if best is None or result.fun < best.fun:
             best = result

@@ -17,25 +17,24 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError, ParameterError
-from batsim_google.model.laws import Empirical, LogNormal, Lomax
-from batsim_google.model.workload_model import INTERARRIVAL_SHAPE
-from batsim_google.model.workload_model import Kind, TaskClass, WorkloadModel
-from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.model.vocabulary import Grouping
-from batsim_google.model.widths import group_bounds, group_names
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
 from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
-from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
 from batsim_google.fitting.table import TaskTable, task_table
+from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
+from batsim_google.model.laws import Empirical, LogNormal, Lomax
+from batsim_google.model.vocabulary import Grouping
+from batsim_google.model.widths import group_bounds, group_names
+from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel
+from batsim_google.trace.row_accounting import RowAccount
 
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
 MIN_CLASS_TASKS = 20
@@ -92,7 +91,9 @@ class ClassFit:
                 widths["makespan_by_group"] = {group.name: group.best.law for group in self.widths.groups}
         if isinstance(law, LogNormal):  # the paper's own parametrization
             mass = law.mean()
-            return TaskClass(self.name, self.kind, self.frequency, mass, mass / law.median(), self.priority.rate, **widths)
+            return TaskClass(
+                self.name, self.kind, self.frequency, mass, mass / law.median(), self.priority.rate, **widths
+            )
         return TaskClass(self.name, self.kind, self.frequency, None, None, self.priority.rate, makespan=law, **widths)
 
 
@@ -146,8 +147,7 @@ def _rate_keeping(fits: list[LawFit], sample: np.ndarray, criterion) -> LawFit:
     """
     mean_gap = float(sample.mean())
     keeping = [
-        fit for fit in fits
-        if fit.law is not None and abs(fit.law.mean() / mean_gap - 1.0) <= ARRIVAL_MEAN_TOLERANCE
+        fit for fit in fits if fit.law is not None and abs(fit.law.mean() / mean_gap - 1.0) <= ARRIVAL_MEAN_TOLERANCE
     ]
     if keeping:
         return best_fit(keeping, criterion)
@@ -197,8 +197,15 @@ def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion,
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
     return ClassFit(
-        name, kind, rows.height, rows.height / total, mass, mass / float(np.median(makespans)),
-        fit_priority_rate(rows["priority"].to_numpy()), fits, best_fit(fits, criterion),
+        name,
+        kind,
+        rows.height,
+        rows.height / total,
+        mass,
+        mass / float(np.median(makespans)),
+        fit_priority_rate(rows["priority"].to_numpy()),
+        fits,
+        best_fit(fits, criterion),
         _fit_widths(rows, grouping, criterion, methods) if "width" in rows.columns else None,
     )
 
@@ -253,7 +260,11 @@ def fit_model(
     small = [n for n in names if 0 < sizes.get(n, 0) < MIN_CLASS_TASKS]
     if small and strict:
         raise InputFileError(f"class(es) {small} have fewer than {MIN_CLASS_TASKS} tasks: too few to fit")
-    spread = dict(labelled.group_by("class").agg((pl.col("makespan").max() > pl.col("makespan").min()).alias("spread")).iter_rows())
+    spread = dict(
+        labelled.group_by("class")
+        .agg((pl.col("makespan").max() > pl.col("makespan").min()).alias("spread"))
+        .iter_rows()
+    )
     constant = [n for n in names if sizes.get(n, 0) >= MIN_CLASS_TASKS and not spread[n]]
     if constant and strict:
         raise InputFileError(f"class(es) {constant}: all makespans equal: no continuous law to fit")

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from batsim_google.model.priority import priority_law
-from batsim_google.model.priority import RATE_BRACKET, rate_for_mean
+from batsim_google.model.priority import RATE_BRACKET, priority_law, rate_for_mean
 
 
 @dataclass(frozen=True)
@@ -29,8 +28,12 @@ def fit_priority_rate(priorities: np.ndarray) -> PriorityFit:
     mean = float(np.mean(priorities))
     low, high = RATE_BRACKET
     if mean >= priority_law(low).mean():
-        return PriorityFit(low, mean, f"mean priority {mean:.4g} >= 1/2 is out of reach of a decreasing "
-                           f"truncated exponential: lambda = {low:g} (nearly uniform), the boundary of lambda > 0")
+        return PriorityFit(
+            low,
+            mean,
+            f"mean priority {mean:.4g} >= 1/2 is out of reach of a decreasing "
+            f"truncated exponential: lambda = {low:g} (nearly uniform), the boundary of lambda > 0",
+        )
     if mean <= priority_law(high).mean():
         return PriorityFit(high, mean, f"mean priority {mean:.4g} below the reach of lambda <= {high:g}")
     return PriorityFit(rate_for_mean(mean), mean)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from batsim_google.errors import InputFileError
-from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.fitting.vocabulary import ProfileChoice
+from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.units import DAY, HALF_HOUR, WEEK
 
 PERIODS = {"weekly": WEEK, "daily": DAY}

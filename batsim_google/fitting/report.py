@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from batsim_google.model.laws import Law
 from batsim_google.fitting.fidelity import Fidelity
 from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from batsim_google.fitting.select import LawFit
+from batsim_google.model.laws import Law
 from batsim_google.output_files import write_text
 
 
@@ -33,8 +33,11 @@ def describe(law: Law | None) -> str:
 
 def _widths_mapping(widths: WidthFit) -> dict[str, Any]:
     return {
-        "law": widths.law.to_mapping(), "mean": widths.law.mean(), "groups": widths.grouping,
-        "small_groups": widths.small_groups, "small_group_tasks": widths.small_group_tasks,
+        "law": widths.law.to_mapping(),
+        "mean": widths.law.mean(),
+        "groups": widths.grouping,
+        "small_groups": widths.small_groups,
+        "small_group_tasks": widths.small_group_tasks,
         "constant_groups": list(widths.constant_groups),
         "group_fits": [
             {"group": g.name, "tasks": g.tasks, "best": g.best.method, "fits": [f.to_mapping() for f in g.fits]}
@@ -52,10 +55,16 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
         "criterion": fit.criterion,
         "classification": fit.classification,
         "arrivals": {
-            "gaps": arrivals.gaps, "zero_gaps": arrivals.zero_gaps, "mean_gap": arrivals.mean_gap,
-            "profile": None if profile is None else {
-                "period": profile.profile.period, "bins": len(profile.profile.rates),
-                "covered_bins": profile.covered_bins, "rates": list(profile.profile.rates),
+            "gaps": arrivals.gaps,
+            "zero_gaps": arrivals.zero_gaps,
+            "mean_gap": arrivals.mean_gap,
+            "profile": None
+            if profile is None
+            else {
+                "period": profile.profile.period,
+                "bins": len(profile.profile.rates),
+                "covered_bins": profile.covered_bins,
+                "rates": list(profile.profile.rates),
             },
             "best": arrivals.best.method,
             "simultaneous": arrivals.simultaneous,
@@ -63,10 +72,17 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
         },
         "classes": [
             {
-                "name": c.name, "kind": c.kind, "tasks": c.tasks, "frequency": c.frequency,
-                "mass": c.mass, "disparity": c.disparity, "lambda": c.priority.rate,
-                "mean_priority": c.priority.mean, **({"priority_note": c.priority.note} if c.priority.note else {}),
-                "best": c.best.method, "fits": [f.to_mapping() for f in c.fits],
+                "name": c.name,
+                "kind": c.kind,
+                "tasks": c.tasks,
+                "frequency": c.frequency,
+                "mass": c.mass,
+                "disparity": c.disparity,
+                "lambda": c.priority.rate,
+                "mean_priority": c.priority.mean,
+                **({"priority_note": c.priority.note} if c.priority.note else {}),
+                "best": c.best.method,
+                "fits": [f.to_mapping() for f in c.fits],
                 **({"widths": _widths_mapping(c.widths)} if c.widths is not None else {}),
             }
             for c in fit.classes
@@ -96,32 +112,48 @@ def _fits_table(fits: list[LawFit], best: LawFit) -> list[str]:
 def _widths_lines(name: str, widths: WidthFit) -> list[str]:
     law = widths.law
     lines = [
-        "", f"### Widths of {name}", "",
+        "",
+        f"### Widths of {name}",
+        "",
         f"Empirical law of {len(law.values)} widths from {int(min(law.values))} to {int(max(law.values))}, "
-        f"mean {_g(law.mean())}:", "", "| width | " + " | ".join(str(int(v)) for v in law.values) + " |",
-        "|" + " --- |" * (len(law.values) + 1), "| share | " + " | ".join(_g(w) for w in law.weights) + " |",
+        f"mean {_g(law.mean())}:",
+        "",
+        "| width | " + " | ".join(str(int(v)) for v in law.values) + " |",
+        "|" + " --- |" * (len(law.values) + 1),
+        "| share | " + " | ".join(_g(w) for w in law.weights) + " |",
     ]
     if widths.grouping is None:
         return lines
     lines += [
-        "", f"Makespan laws per group ({widths.grouping}): {len(widths.groups)} groups of at least "
+        "",
+        f"Makespan laws per group ({widths.grouping}): {len(widths.groups)} groups of at least "
         f"{MIN_GROUP_TASKS} tasks have their own; {widths.small_groups} smaller groups "
         f"({widths.small_group_tasks} tasks) draw from the class's law.",
     ]
     if widths.constant_groups:
-        lines.append(f"So do the groups whose makespans are all equal (no continuous law): {', '.join(widths.constant_groups)}.")
+        lines.append(
+            f"So do the groups whose makespans are all equal (no continuous law): {', '.join(widths.constant_groups)}."
+        )
     for group in widths.groups:
-        lines += ["", f"#### Makespans of {name}, widths {group.name} ({group.tasks} tasks)", "", *_fits_table(group.fits, group.best)]
+        lines += [
+            "",
+            f"#### Makespans of {name}, widths {group.name} ({group.tasks} tasks)",
+            "",
+            *_fits_table(group.fits, group.best),
+        ]
     return lines
 
 
 def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> str:
     arrivals = fit.arrivals
     lines = [
-        f"# Fit of {source}", "",
+        f"# Fit of {source}",
+        "",
         f"Input: {fit.table.rows.summary()}.",
-        f"Classes: {fit.classification}; best law by {'smallest KS statistic' if fit.criterion == 'ks' else 'smallest AIC'}.", "",
-        "## Classes", "",
+        f"Classes: {fit.classification}; best law by {'smallest KS statistic' if fit.criterion == 'ks' else 'smallest AIC'}.",
+        "",
+        "## Classes",
+        "",
         "| class | kind | tasks | frequency | mass (mean, s) | disparity (mean/median) | lambda | mean priority | best law |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
@@ -147,21 +179,31 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
     else:
         lines.append("No arrival-rate profile (stationary arrivals).")
     lines += [
-        "", f"{arrivals.gaps} gaps between submissions, mean {_g(arrivals.mean_gap)} s; "
-        f"{arrivals.zero_gaps} simultaneous submissions (zero gaps) left out of the fits.", "",
+        "",
+        f"{arrivals.gaps} gaps between submissions, mean {_g(arrivals.mean_gap)} s; "
+        f"{arrivals.zero_gaps} simultaneous submissions (zero gaps) left out of the fits.",
+        "",
         *_fits_table(arrivals.fits, arrivals.best),
     ]
     if arrivals.zero_gaps:
-        lines += ["", f"The model draws zero gaps at their share ({_g(arrivals.simultaneous)}, `simultaneous`), "
-                  f"the others from {arrivals.best.method}: a mean gap of "
-                  f"{_g((1 - arrivals.simultaneous) * arrivals.best.law.mean())} s (observed {_g(arrivals.mean_gap)} s)."]
+        lines += [
+            "",
+            f"The model draws zero gaps at their share ({_g(arrivals.simultaneous)}, `simultaneous`), "
+            f"the others from {arrivals.best.method}: a mean gap of "
+            f"{_g((1 - arrivals.simultaneous) * arrivals.best.law.mean())} s (observed {_g(arrivals.mean_gap)} s).",
+        ]
     if fit.elbow is not None:
         clustering = fit.clustering
         lines += [
-            "", "## k-means", "", "| k | inertia | mean distance to closest centroid | mean silhouette |",
+            "",
+            "## k-means",
+            "",
+            "| k | inertia | mean distance to closest centroid | mean silhouette |",
             "| --- | --- | --- | --- |",
             *(f"| {s.k} | {_g(s.inertia)} | {_g(s.mean_distance)} | {_g(s.silhouette)} |" for s in fit.elbow),
-            "", f"Clusters of the {clustering.k}-clustering (mean silhouette {_g(clustering.silhouette)}):", "",
+            "",
+            f"Clusters of the {clustering.k}-clustering (mean silhouette {_g(clustering.silhouette)}):",
+            "",
         ]
         columns = clustering.clusters.columns
         lines += ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
@@ -169,7 +211,9 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
             lines.append("| " + " | ".join(_g(v) if isinstance(v, float) else str(v) for v in row) + " |")
     if fidelity is not None:
         lines += [
-            "", f"## Fidelity (generated with seed {fidelity.seed} vs original)", "",
+            "",
+            f"## Fidelity (generated with seed {fidelity.seed} vs original)",
+            "",
             "| class | tasks orig. / gen. | frequency orig. / gen. | makespan KS (two-sample) | mean priority orig. / gen. | width KS |",
             "| --- | --- | --- | --- | --- | --- |",
             *(
@@ -178,7 +222,8 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
                 f"{_g(c.generated_mean_priority)} | {'-' if c.width_ks is None else _g(c.width_ks)} |"
                 for c in fidelity.classes
             ),
-            "", f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
+            "",
+            f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
         ]
     return "\n".join(lines) + "\n"
 

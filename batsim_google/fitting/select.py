@@ -10,17 +10,16 @@ compares and what the fidelity check measures on generated data; ``aic`` the sma
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from typing import Iterable
 
 import numpy as np
 from scipy import stats
 
 from batsim_google.errors import InputFileError, ParameterError
-from batsim_google.model.laws import Law
 from batsim_google.fitting.law_fitters import FITTERS, FitFailure
 from batsim_google.fitting.vocabulary import Criterion
-
+from batsim_google.model.laws import Law
 
 
 @dataclass(frozen=True)
@@ -40,13 +39,17 @@ class LawFit:
 
     def to_mapping(self) -> dict:
         """As JSON values: scores of a method that does not apply are null."""
+
         def finite(value: float) -> float | None:
             return value if np.isfinite(value) else None
 
         return {
             "method": self.method,
             "law": None if self.law is None else self.law.to_mapping(),
-            "ks": finite(self.ks), "loglik": finite(self.loglik), "aic": finite(self.aic), "seconds": self.seconds,
+            "ks": finite(self.ks),
+            "loglik": finite(self.loglik),
+            "aic": finite(self.aic),
+            "seconds": self.seconds,
             **({"note": self.note} if self.note else {}),
         }
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from batsim_google.trace.swf import read_swf
 from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.swf import read_swf
 
 #: The priority of every job (SWF logs have none): the middle of ]0, 1].
 SWF_PRIORITY = 0.5
@@ -25,8 +25,11 @@ def swf_task_table(path: str | Path, account: RowAccount) -> pl.DataFrame:
     """The fitting table of the jobs of the SWF log at ``path``."""
     frames = [
         records.select(
-            pl.col("submit").alias("subtime"), "makespan", pl.lit("task").alias("kind"),
-            pl.lit(SWF_PRIORITY).alias("priority"), pl.col("res").alias("width"),
+            pl.col("submit").alias("subtime"),
+            "makespan",
+            pl.lit("task").alias("kind"),
+            pl.lit(SWF_PRIORITY).alias("priority"),
+            pl.col("res").alias("width"),
         )
         for records in read_swf(path, account)
     ]

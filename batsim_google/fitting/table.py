@@ -31,8 +31,10 @@ from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
 
 KIND_OF_END_EVENT = {
-    "FINISH": "task", str(int(TaskEvent.FINISH)): "task",
-    "KILL": "service", str(int(TaskEvent.KILL)): "service",
+    "FINISH": "task",
+    str(int(TaskEvent.FINISH)): "task",
+    "KILL": "service",
+    str(int(TaskEvent.KILL)): "service",
 }
 SCHEDULING_CLASSES = 4
 
@@ -103,10 +105,12 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         priority_rule,
     ]
     if "scheduling_class" in columns:
-        rules.append((
-            _integer_in("scheduling_class", 0, SCHEDULING_CLASSES - 1),
-            f"scheduling_class is not an integer in 0..{SCHEDULING_CLASSES - 1}",
-        ))
+        rules.append(
+            (
+                _integer_in("scheduling_class", 0, SCHEDULING_CLASSES - 1),
+                f"scheduling_class is not an integer in 0..{SCHEDULING_CLASSES - 1}",
+            )
+        )
     if "width" in columns:
         rules.append((_integer_in("width", 1, np.inf), "width is not an integer >= 1"))
     reason = pl.when(~rules[0][0].fill_null(False)).then(pl.lit(rules[0][1]))
@@ -115,9 +119,10 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     checked = frame.with_row_index("row", offset=1).with_columns(reason.otherwise(None).alias("reason"))
     account.read += frame.height
     bad = checked.filter(pl.col("reason").is_not_null())
-    account.reject_all(source, [
-        (rows["row"].to_numpy(), reason, "") for (reason,), rows in bad.group_by("reason", maintain_order=True)
-    ])
+    account.reject_all(
+        source,
+        [(rows["row"].to_numpy(), reason, "") for (reason,), rows in bad.group_by("reason", maintain_order=True)],
+    )
     good = checked.filter(pl.col("reason").is_null())
     account.used += good.height
     selected = [

@@ -9,21 +9,25 @@ makespan is unknown (a time before or after the trace window) are counted, not f
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import polars as pl
 
-from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.population import paper_population
 from batsim_google.trace.rebuild import rebuild
+from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.vocabulary import DEFAULT_GRACE
 
 CENSORED = "makespan unknown (a time outside the trace window)"
 
 
 def trace_task_table(
-    sources: Iterable[str | Path], account: RowAccount, *, grace: float = DEFAULT_GRACE, workers: int = 1,
+    sources: Iterable[str | Path],
+    account: RowAccount,
+    *,
+    grace: float = DEFAULT_GRACE,
+    workers: int = 1,
     progress: bool = False,
 ) -> tuple[pl.DataFrame, Counter]:
     """The fitting table of the trace in ``sources`` and the modeled tasks left out, by reason."""
@@ -32,8 +36,13 @@ def trace_task_table(
         tasks = paper_population(batch.tasks)
         known = tasks.filter(pl.col("makespan").is_not_null() & pl.col("first_submit").is_finite())
         left_out[CENSORED] += tasks.height - known.height
-        frames.append(known.select(
-            pl.col("first_submit").alias("subtime"), "makespan", "end_event",
-            pl.col("priority").alias("google_priority"), "scheduling_class",
-        ))
+        frames.append(
+            known.select(
+                pl.col("first_submit").alias("subtime"),
+                "makespan",
+                "end_event",
+                pl.col("priority").alias("google_priority"),
+                "scheduling_class",
+            )
+        )
     return pl.concat(frames).sort("subtime"), left_out

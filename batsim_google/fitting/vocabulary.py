@@ -11,8 +11,18 @@ from typing import Literal
 #: (:data:`batsim_google.fitting.law_fitters.FITTERS`). The last, beyond Gaevoy et al.'s set:
 #: three gamma branches follow the lumpier makespans of the trace.
 FITTER_NAMES = (
-    "lognormal-ml", "lognormal-mean-median", "pareto-ml", "lomax-ml", "exponential", "gamma-moments",
-    "gamma-ml", "hyperexp2-moments", "hyperexp2-ml", "hyperexp3-ml", "hypergamma2-ml", "hypergamma3-ml",
+    "lognormal-ml",
+    "lognormal-mean-median",
+    "pareto-ml",
+    "lomax-ml",
+    "exponential",
+    "gamma-moments",
+    "gamma-ml",
+    "hyperexp2-moments",
+    "hyperexp2-ml",
+    "hyperexp3-ml",
+    "hypergamma2-ml",
+    "hypergamma3-ml",
 )
 #: How tasks are put into classes: Finish-ended tasks / Kill-ended services, or k-means clusters.
 Classification = Literal["apriori", "kmeans"]

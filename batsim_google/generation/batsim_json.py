@@ -24,15 +24,16 @@ import io
 import json
 import shutil
 import tempfile
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import polars as pl
 
 from batsim_google.errors import ParameterError
-from batsim_google.output_files import AtomicFile
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.output_files import AtomicFile
 from batsim_google.units import HOUR
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
@@ -88,7 +89,7 @@ class WorkloadWriter:
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [')
         self._jobs_start = self._out.tell()
 
-    def __enter__(self) -> "WorkloadWriter":
+    def __enter__(self) -> WorkloadWriter:
         return self
 
     def __exit__(self, kind, error, trace) -> None:
@@ -119,7 +120,9 @@ class WorkloadWriter:
         not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite() for name in numbers))
         if not_finite.height:
             row = not_finite.row(0, named=True)
-            raise ValueError(f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers")
+            raise ValueError(
+                f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers"
+            )
         self._wait()
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
         services = jobs.filter(is_service)
@@ -154,7 +157,9 @@ class WorkloadWriter:
             return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS))
         ratio = jobs.select((delay / self.grain).max()).item()
         if ratio >= MAX_STEPS:
-            raise ParameterError(f"a makespan of {ratio * self.grain:g} s is more than {MAX_STEPS:.0e} grains of {self.grain:g} s")
+            raise ParameterError(
+                f"a makespan of {ratio * self.grain:g} s is more than {MAX_STEPS:.0e} grains of {self.grain:g} s"
+            )
         steps = jobs.select((delay / self.grain).round(0).clip(lower_bound=1).cast(pl.Int64)).to_series()
         task_steps = steps.filter(jobs.select(~is_service).to_series())
         new = pl.Series(sorted(set(task_steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
@@ -174,12 +179,20 @@ class WorkloadWriter:
     def _write_profiles(self, profiles: pl.DataFrame) -> None:
         if profiles.height == 0:
             return
-        text = profiles.select(
-            pl.concat_str(
-                pl.lit('"'), pl.col("name"), pl.lit('":{"type":"delay","delay":'),
-                pl.col("delay").cast(pl.String), pl.lit("}"),
+        text = (
+            profiles.select(
+                pl.concat_str(
+                    pl.lit('"'),
+                    pl.col("name"),
+                    pl.lit('":{"type":"delay","delay":'),
+                    pl.col("delay").cast(pl.String),
+                    pl.lit("}"),
+                )
             )
-        ).to_series().str.join(",\n").item()
+            .to_series()
+            .str.join(",\n")
+            .item()
+        )
         self._profiles.write((",\n" if self.profiles else "\n").encode() + text.encode())
         self.profiles += profiles.height
 

@@ -10,16 +10,16 @@ models without one draw exactly as before.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
-from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
 from batsim_google.model.request_law import RequestLaw
+from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
 
 BATCH_SIZE = 65_536
 
@@ -40,7 +40,7 @@ class TaskBatch:
     def __len__(self) -> int:
         return len(self.id)
 
-    def head(self, count: int) -> "TaskBatch":
+    def head(self, count: int) -> TaskBatch:
         return TaskBatch(**{name: values[:count] for name, values in vars(self).items()})
 
 
@@ -68,7 +68,11 @@ def _draw_widths(
 
 
 def _draw_batch(
-    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, first_id: int, start: float,
+    model: WorkloadModel,
+    requests: RequestLaw,
+    rng: np.random.Generator,
+    first_id: int,
+    start: float,
     arrival_scale: float,
 ) -> tuple[TaskBatch, float]:
     """The next batch, its arrival clock starting at ``start``; and the clock at its last arrival.
@@ -97,7 +101,9 @@ def _draw_batch(
         members = kind_index == k
         if members.any():
             cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
-    batch = TaskBatch(np.arange(first_id, first_id + size), subtime, class_index, width, makespan, priority, cpu, memory)
+    batch = TaskBatch(
+        np.arange(first_id, first_id + size), subtime, class_index, width, makespan, priority, cpu, memory
+    )
     return batch, float(clock[-1])
 
 

@@ -8,8 +8,9 @@ requests allow, unless the model gives widths: the processors of a parallel job)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -17,10 +18,10 @@ from tqdm import tqdm
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import WorkloadWriter
-from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.generation.generator import generate
-from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.model.request_law import RequestLaw
+from batsim_google.model.workload_model import WorkloadModel
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
 def cell_load_scale(machines: int) -> float:

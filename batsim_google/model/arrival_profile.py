@@ -11,8 +11,9 @@ period), so a period of real time is a period of normalized time.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ class ArrivalProfile:
     rates: tuple[float, ...]
 
     @classmethod
-    def normalized(cls, period: float, rates) -> "ArrivalProfile":
+    def normalized(cls, period: float, rates) -> ArrivalProfile:
         """The profile of relative rates ``rates`` (any positive mean), scaled to mean 1."""
         rates = np.asarray(rates, dtype=float)
         mean = rates.mean() if len(rates) else 0.0
@@ -76,7 +77,7 @@ class ArrivalProfile:
         return {"period": self.period, "rates": list(self.rates)}
 
     @classmethod
-    def from_mapping(cls, raw: Any, where: str) -> "ArrivalProfile":
+    def from_mapping(cls, raw: Any, where: str) -> ArrivalProfile:
         raw: Mapping[str, Any] = table(raw, where)
         known_keys(raw, {"period", "rates"}, where)
         period = number(raw, "period", f"{where}.")

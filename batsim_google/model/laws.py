@@ -14,8 +14,9 @@ Model files write a law as a table, e.g. ``{law = "gamma", shape = 0.6, scale = 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -54,7 +55,7 @@ class Law:
         raise NotImplementedError
 
     @classmethod
-    def draw(cls, laws: Sequence["Law"], index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    def draw(cls, laws: Sequence[Law], index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One value per entry of ``index``, drawn from ``laws[index[j]]`` (all of this class)."""
         raise NotImplementedError
 
@@ -66,10 +67,12 @@ class Law:
         return {"law": self.name, **{k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}}
 
     @classmethod
-    def from_mapping(cls, raw: Mapping[str, Any], where: str) -> "Law":
+    def from_mapping(cls, raw: Mapping[str, Any], where: str) -> Law:
         known_keys(raw, {"law", *(f.name for f in fields(cls))}, where)
         values = {
-            f.name: numbers(raw, f.name, f"{where}.") if f.type.startswith("tuple") else number(raw, f.name, f"{where}.")
+            f.name: numbers(raw, f.name, f"{where}.")
+            if f.type.startswith("tuple")
+            else number(raw, f.name, f"{where}.")
             for f in fields(cls)
         }
         law = cls(**values)
@@ -222,7 +225,12 @@ class _Mixture(Law):
         branches = len(self.weights)
         for f in fields(self):
             values = getattr(self, f.name)
-            require(f"{where}.{f.name}", list(values), len(values) == branches, f"a list of {branches} numbers, one per weight")
+            require(
+                f"{where}.{f.name}",
+                list(values),
+                len(values) == branches,
+                f"a list of {branches} numbers, one per weight",
+            )
             for index, value in enumerate(values):
                 if f.name == "weights":
                     require(f"{where}.weights[{index}]", value, 0.0 <= value <= 1.0, "in [0, 1]")
@@ -258,7 +266,9 @@ class _Mixture(Law):
     def draw(cls, laws, index, rng):
         branch = draw_categories([law.weights for law in laws], index, rng)
         # Padded branches are never picked; the padding value only makes the table rectangular.
-        parameters = {f.name: _padded([getattr(law, f.name) for law in laws], 1.0)[index, branch] for f in fields(cls)[1:]}
+        parameters = {
+            f.name: _padded([getattr(law, f.name) for law in laws], 1.0)[index, branch] for f in fields(cls)[1:]
+        }
         return cls._branch(**parameters).rvs(random_state=rng)
 
 
@@ -299,7 +309,12 @@ class Empirical(Law):
     weights: tuple[float, ...]
 
     def check(self, where: str) -> None:
-        require(f"{where}.weights", list(self.weights), len(self.weights) == len(self.values), f"a list of {len(self.values)} numbers, one per value")
+        require(
+            f"{where}.weights",
+            list(self.weights),
+            len(self.weights) == len(self.values),
+            f"a list of {len(self.values)} numbers, one per value",
+        )
         require(f"{where}.values", list(self.values), len(set(self.values)) == len(self.values), "distinct")
         for index, weight in enumerate(self.weights):
             require(f"{where}.weights[{index}]", weight, 0.0 <= weight <= 1.0, "in [0, 1]")

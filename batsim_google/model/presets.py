@@ -14,9 +14,9 @@ as Section 5.2 reads it; the others as tasks. The dynamism is the trace's, as in
 from __future__ import annotations
 
 from batsim_google.errors import ParameterError
-from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.priority import rate_for_centroid
 from batsim_google.model.vocabulary import PRESET_NAMES
+from batsim_google.model.workload_model import TaskClass, WorkloadModel
 
 GOOGLE_DYNAMISM = 0.05
 _PAPER = "Da Costa et al. 2018"

@@ -14,6 +14,7 @@ import numpy as np
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
+
 RATE_BRACKET = (1e-3, 1e3)
 
 

@@ -11,10 +11,11 @@ a-priori split). It ships as ``data/requests.json`` with its provenance; any law
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -15,6 +15,7 @@ import re
 import numpy as np
 
 from batsim_google.model.vocabulary import Grouping
+
 _NAME = re.compile(r"([1-9][0-9]*)(?:-([1-9][0-9]*))?$")
 
 

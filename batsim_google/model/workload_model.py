@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import tomli_w
 
+from batsim_google.errors import ParameterError
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
-from batsim_google.errors import ParameterError
-from batsim_google.output_files import write_text
-from batsim_google.parameters import known_keys, number, read_parameter_file, require, table
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
+from batsim_google.output_files import write_text
+from batsim_google.parameters import known_keys, number, read_parameter_file, require, table
 
 #: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
 #: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).
@@ -118,7 +119,11 @@ class TaskClass:
         for name, law in self.makespan_by_group.items():
             key = f'{where}.makespan_by_group["{name}"]'
             if not is_group_name(name, self.groups):
-                example = "a width such as \"12\"" if self.groups == "width" else "a power of 2 (\"8\") or the widths between two (\"9-15\")"
+                example = (
+                    'a width such as "12"'
+                    if self.groups == "width"
+                    else 'a power of 2 ("8") or the widths between two ("9-15")'
+                )
                 raise ParameterError(f"{key}: not a group of groups = {self.groups!r}: name {example}")
             if name not in present:
                 raise ParameterError(f"{key}: no width of {where}.width is in this group")
@@ -137,7 +142,9 @@ class TaskClass:
         group's, or the class's (0) when the group has none."""
         if self.groups is None:
             return np.zeros(len(widths), dtype=np.intp)
-        firsts = np.array([int(name.split("-")[0]) for name in self.makespan_by_group])  # a group's first width names it
+        firsts = np.array(
+            [int(name.split("-")[0]) for name in self.makespan_by_group]
+        )  # a group's first width names it
         order = np.argsort(firsts)
         first = group_bounds(widths, self.groups)[0]
         position = np.minimum(np.searchsorted(firsts[order], first), len(firsts) - 1)
@@ -156,7 +163,13 @@ class TaskClass:
             if self.makespan is None
             else {"makespan": self.makespan.to_mapping()}
         )
-        mapping = {"name": self.name, "kind": self.kind, "frequency": self.frequency, **laws, "lambda": self.priority_rate}
+        mapping = {
+            "name": self.name,
+            "kind": self.kind,
+            "frequency": self.frequency,
+            **laws,
+            "lambda": self.priority_rate,
+        }
         if self.width is not None:
             mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
         if self.groups is not None:
@@ -228,7 +241,18 @@ class WorkloadModel:
         return int(max(max(c.width_law().values) for c in self.classes))
 
 
-_CLASS_KEYS = {"name", "kind", "frequency", "mass", "disparity", "lambda", "makespan", "width", "groups", "makespan_by_group"}
+_CLASS_KEYS = {
+    "name",
+    "kind",
+    "frequency",
+    "mass",
+    "disparity",
+    "lambda",
+    "makespan",
+    "width",
+    "groups",
+    "makespan_by_group",
+}
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous"}
 
 
@@ -241,7 +265,9 @@ def _width(raw: Any, where: str) -> Empirical | None:
         return None
     raw = table(raw, where)
     if raw.get("law") != Empirical.name:
-        raise ParameterError(f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})")
+        raise ParameterError(
+            f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})"
+        )
     return Empirical.from_mapping(raw, where)
 
 

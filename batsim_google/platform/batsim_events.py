@@ -39,7 +39,7 @@ class AvailabilityChanges:
     def __len__(self) -> int:
         return len(self.time)
 
-    def before(self, horizon: float) -> "AvailabilityChanges":
+    def before(self, horizon: float) -> AvailabilityChanges:
         """The changes that happen before ``horizon`` seconds."""
         keep = self.time < horizon
         return AvailabilityChanges(self.time[keep], self.resource[keep], self.available[keep])

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import number, read_parameter_file
@@ -39,13 +40,10 @@ class PowerProfile:
     switch_on_seconds: float
     switch_on_watts: float
 
-    def scaled(self, factor: float) -> "PowerProfile":
+    def scaled(self, factor: float) -> PowerProfile:
         """The same machine with every wattage multiplied by ``factor``; durations unchanged."""
         return PowerProfile(
-            **{
-                name: value if name in TIME_KEYS else value * factor
-                for name, value in dataclasses.asdict(self).items()
-            }
+            **{name: value if name in TIME_KEYS else value * factor for name, value in dataclasses.asdict(self).items()}
         )
 
 

@@ -49,8 +49,10 @@ MAX_FAILURE_EVENTS = 100 * GOOGLE_2011_MACHINE_EVENTS_PER_DAY * TRACE_DAYS
 #: The law's fields by their short names, as the ``failures`` command's options (``--mtbf-shape``)
 #: and campaign files (``mtbf_shape``) spell them.
 LAW_KEYS = {
-    "mtbf": "mean_time_between_failures", "mtbf_shape": "time_between_failures_shape",
-    "mttr": "mean_repair_time", "mttr_shape": "repair_time_shape",
+    "mtbf": "mean_time_between_failures",
+    "mtbf_shape": "time_between_failures_shape",
+    "mttr": "mean_repair_time",
+    "mttr_shape": "repair_time_shape",
 }
 
 
@@ -94,9 +96,7 @@ def check_horizon(horizon: float) -> None:
         raise ParameterError(f"horizon must be a positive finite number of seconds (got {horizon!r})")
 
 
-def draw_failures(
-    machines: int, law: FailureLaw, horizon: float, rng: np.random.Generator
-) -> AvailabilityChanges:
+def draw_failures(machines: int, law: FailureLaw, horizon: float, rng: np.random.Generator) -> AvailabilityChanges:
     """Failures and repairs of ``machines`` machines (Batsim resources 0..machines-1) in [0, horizon[.
 
     Each round draws a block of up/down periods per machine still before the horizon: as many as
@@ -119,7 +119,9 @@ def draw_failures(
     drawn = 0
     while active.size:
         block = min(block, MAX_FAILURE_EVENTS // (2 * active.size) + 1)  # a round holds at most ~MAX values
-        up = weibull_with_mean(law.mean_time_between_failures, law.time_between_failures_shape, (active.size, block), rng)
+        up = weibull_with_mean(
+            law.mean_time_between_failures, law.time_between_failures_shape, (active.size, block), rng
+        )
         down = weibull_with_mean(law.mean_repair_time, law.repair_time_shape, (active.size, block), rng)
         # Per machine: failure, repair, failure, repair... times, increasing along a row.
         changes = clock[active, None] + np.cumsum(np.stack([up, down], axis=2).reshape(active.size, 2 * block), axis=1)

@@ -23,9 +23,10 @@ from __future__ import annotations
 import collections
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from batsim_google.errors import InputFileError, ParameterError
@@ -70,8 +71,7 @@ def _host_body(platform_id: str, cpu: float, energy: EnergyModel, full_machine_c
     profile = energy.profile(platform_id, cpu)
     speeds = [CORE_SPEED, SLEEP_SPEED, 1.0 / profile.switch_off_seconds, 1.0 / profile.switch_on_seconds]
     attributes = (
-        f' speed="{", ".join(f"{speed!r}f" for speed in speeds)}"'
-        f' core="{cores(cpu, full_machine_cores)}" pstate="0">\n'
+        f' speed="{", ".join(f"{speed!r}f" for speed in speeds)}" core="{cores(cpu, full_machine_cores)}" pstate="0">\n'
     )
     properties = (
         f'    <prop id="wattage_per_state" value="{_wattages(profile)}"/>\n'
@@ -115,21 +115,41 @@ def write_platform(
     hosts = cell.machines.join(types, on=["platform_id", "cpu"], how="left", maintain_order="left")
     name = host_names(len(cell))
     machine_id = (
-        pl.concat_str(pl.lit('    <prop id="machine_id" value="'), pl.col("machine_id").cast(pl.String), pl.lit('"/>\n'))
+        pl.concat_str(
+            pl.lit('    <prop id="machine_id" value="'), pl.col("machine_id").cast(pl.String), pl.lit('"/>\n')
+        )
         if "machine_id" in cell.machines.columns
         else pl.lit("")
     )
-    text = hosts.with_columns(name).select(
-        pl.concat_str(
-            pl.lit('  <host id="'), pl.col("name"), pl.lit('"'), pl.col("attributes"),
-            pl.col("properties"),
-            pl.lit('    <prop id="memory_capacity" value="'), pl.col("memory").cast(pl.String), pl.lit('"/>\n'),
-            machine_id,
-            pl.lit("  </host>\n  <link id=\""), pl.col("name"), pl.lit(f'_link" {LINK}/>\n'),
-            pl.lit('  <host_link id="'), pl.col("name"), pl.lit('" up="'), pl.col("name"),
-            pl.lit('_link_UP" down="'), pl.col("name"), pl.lit('_link_DOWN"/>\n'),
+    text = (
+        hosts.with_columns(name)
+        .select(
+            pl.concat_str(
+                pl.lit('  <host id="'),
+                pl.col("name"),
+                pl.lit('"'),
+                pl.col("attributes"),
+                pl.col("properties"),
+                pl.lit('    <prop id="memory_capacity" value="'),
+                pl.col("memory").cast(pl.String),
+                pl.lit('"/>\n'),
+                machine_id,
+                pl.lit('  </host>\n  <link id="'),
+                pl.col("name"),
+                pl.lit(f'_link" {LINK}/>\n'),
+                pl.lit('  <host_link id="'),
+                pl.col("name"),
+                pl.lit('" up="'),
+                pl.col("name"),
+                pl.lit('_link_UP" down="'),
+                pl.col("name"),
+                pl.lit('_link_DOWN"/>\n'),
+            )
         )
-    ).to_series().str.join("").item()
+        .to_series()
+        .str.join("")
+        .item()
+    )
     header = (
         "<?xml version='1.0'?>\n"
         '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'

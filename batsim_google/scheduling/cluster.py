@@ -33,8 +33,8 @@ class Cluster:
         self.cpu_used = np.zeros(size)
         self.memory_used = np.zeros(size)
         self.tasks = np.zeros(size, dtype=np.int64)
-        self.available = np.ones(size, dtype=bool)   # False while failed (machine_unavailable)
-        self.powered = np.ones(size, dtype=bool)     # True only when ON
+        self.available = np.ones(size, dtype=bool)  # False while failed (machine_unavailable)
+        self.powered = np.ones(size, dtype=bool)  # True only when ON
         self.power = [Power.ON] * size
         self.idle_since = np.zeros(size)
 

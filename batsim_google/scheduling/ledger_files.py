@@ -28,16 +28,31 @@ def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None)
         writer.writerow(["task_id", "job_id", "attempt", "machine", "start", "end", "end_reason"])
         for attempt in ledger.attempts:
             row = asdict(attempt)
-            writer.writerow([row[name] for name in ("task_id", "job_id", "attempt", "machine", "start", "end", "end_reason")])
+            writer.writerow(
+                [row[name] for name in ("task_id", "job_id", "attempt", "machine", "start", "end", "end_reason")]
+            )
     with AtomicFile(f"{prefix}_{TASKS}") as temporary, temporary.open("w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["task_id", "kind", "priority", "cpu", "memory", "submit", "work", "restarts", "outcome", "ended", "note"])
+        writer.writerow(
+            ["task_id", "kind", "priority", "cpu", "memory", "submit", "work", "restarts", "outcome", "ended", "note"]
+        )
         for task in ledger.tasks.values():
             request = task.request
-            writer.writerow([
-                task.task_id, request.kind, request.priority, request.cpu, request.memory, request.subtime,
-                request.work, task.restarts, task.outcome.value if task.outcome else "", task.ended_at, task.note,
-            ])
+            writer.writerow(
+                [
+                    task.task_id,
+                    request.kind,
+                    request.priority,
+                    request.cpu,
+                    request.memory,
+                    request.subtime,
+                    request.work,
+                    task.restarts,
+                    task.outcome.value if task.outcome else "",
+                    task.ended_at,
+                    task.note,
+                ]
+            )
     summary = {
         "submitted": len(ledger.tasks),
         "outcomes": ledger.outcomes(),

@@ -7,7 +7,7 @@ keeps large holes for large tasks and leaves more machines empty for energy poli
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -35,7 +35,7 @@ import itertools
 import numpy as np
 
 from batsim_google.scheduling.cluster import Cluster, Power
-from batsim_google.scheduling.decisions import Decision, Execute, Kill, RegistrationFinished, Register, Reject, WakeAt
+from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -54,7 +54,10 @@ class CellPolicy:
     """Decision core of the Google-cell scheduler."""
 
     def __init__(
-        self, cpu: np.ndarray, memory: np.ndarray, config: PolicyConfig = PolicyConfig(),
+        self,
+        cpu: np.ndarray,
+        memory: np.ndarray,
+        config: PolicyConfig = PolicyConfig(),
         switch_guard: SwitchGuard | None = None,
     ) -> None:
         self.config = config
@@ -97,7 +100,9 @@ class CellPolicy:
             self.by_job[request.job_id] = task
             if request.machines != 1:
                 self._decisions.append(Reject((request.job_id,)))
-                self.ledger.end(task, Outcome.REJECTED, now, f"asks for {request.machines} machines; tasks here take one")
+                self.ledger.end(
+                    task, Outcome.REJECTED, now, f"asks for {request.machines} machines; tasks here take one"
+                )
                 return
             if not self.cluster.fits_somewhere(request.cpu, request.memory):
                 self._decisions.append(Reject((request.job_id,)))
@@ -300,7 +305,11 @@ class CellPolicy:
         else:
             task.remaining = task.request.work
         task.restarts += 1
-        if task.stop_reason is StopReason.EVICTION and self.config.restart == "delayed" and self.config.restart_delay > 0:
+        if (
+            task.stop_reason is StopReason.EVICTION
+            and self.config.restart == "delayed"
+            and self.config.restart_delay > 0
+        ):
             task.state = TaskState.SUSPENDED
             wake = now + self.config.restart_delay
             heapq.heappush(self.suspended, (wake, next(self._sequence), task))

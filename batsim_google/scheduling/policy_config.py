@@ -18,20 +18,36 @@ RESTARTS = ("none", "immediate", "delayed")
 ENERGY_POLICIES = ("always-on", "idle-sleep")
 #: The types an option of :class:`PolicyConfig` accepts, by annotation.
 _OPTION_TYPES = {
-    "bool": ((bool,), "true or false"), "int": ((int,), "a whole number"), "float": ((int, float), "a number"),
+    "bool": ((bool,), "true or false"),
+    "int": ((int,), "a whole number"),
+    "float": ((int, float), "a number"),
     "str": ((str,), "a string"),
 }
 
 
 def _option(
-    default: Any, help: str | None = None, *, flags: tuple[str, ...] = (), choices: tuple[str, ...] = (),
-    min: float | None = None, min_open: bool = False, unit: str = "",
+    default: Any,
+    help: str | None = None,
+    *,
+    flags: tuple[str, ...] = (),
+    choices: tuple[str, ...] = (),
+    min: float | None = None,
+    min_open: bool = False,
+    unit: str = "",
 ) -> Any:
     """A field of :class:`PolicyConfig` and how it is offered: ``flags`` on the command line
     (default: ``--field-name``), ``choices``, values ``>= min`` (``> min`` if ``min_open``) in ``unit``."""
-    return field(default=default, metadata={
-        "help": help, "flags": flags, "choices": choices, "min": min, "min_open": min_open, "unit": unit,
-    })
+    return field(
+        default=default,
+        metadata={
+            "help": help,
+            "flags": flags,
+            "choices": choices,
+            "min": min,
+            "min_open": min_open,
+            "unit": unit,
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -39,11 +55,15 @@ class PolicyConfig:
     """The knobs of the cell; every field is checked, errors name it."""
 
     placement: str = _option(
-        "best-fit", "Machine a task starts on: the first that fits, or the one it fills best.", choices=PLACEMENT_NAMES,
+        "best-fit",
+        "Machine a task starts on: the first that fits, or the one it fills best.",
+        choices=PLACEMENT_NAMES,
     )
     cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
     preemption: bool = _option(
-        True, "Evict lower priorities for a task that fits nowhere.", flags=("--preemption/--no-preemption",),
+        True,
+        "Evict lower priorities for a task that fits nowhere.",
+        flags=("--preemption/--no-preemption",),
     )
     priority_levels: int = _option(
         GOOGLE_PRIORITY_LEVELS,
@@ -55,13 +75,20 @@ class PolicyConfig:
     max_restarts: int = _option(10, "Restarts of a task at most; past them it is abandoned (not_restarted).", min=0)
     resume: bool = _option(False, "Restart with the work left, or all of it.", flags=("--resume/--from-scratch",))
     energy: str = _option(
-        "always-on", "Machines always on, or idle ones put to sleep (needs sleep pstates).", choices=ENERGY_POLICIES,
+        "always-on",
+        "Machines always on, or idle ones put to sleep (needs sleep pstates).",
+        choices=ENERGY_POLICIES,
     )
     idle_timeout: float = _option(
-        300.0, "Seconds idle before a machine sleeps (idle-sleep).", min=0, min_open=True, unit="seconds",
+        300.0,
+        "Seconds idle before a machine sleeps (idle-sleep).",
+        min=0,
+        min_open=True,
+        unit="seconds",
     )
     wake_before_evicting: bool = _option(
-        False, "idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake rather than evict.",
+        False,
+        "idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake rather than evict.",
         flags=("--wake-before-evicting/--evict-before-waking",),
     )
 
@@ -74,6 +101,8 @@ class PolicyConfig:
             value, option = getattr(self, f.name), f.metadata
             if option["choices"] and value not in option["choices"]:
                 raise ParameterError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
-            if option["min"] is not None and not (value > option["min"] if option["min_open"] else value >= option["min"]):
+            if option["min"] is not None and not (
+                value > option["min"] if option["min_open"] else value >= option["min"]
+            ):
                 bound = f"{'>' if option['min_open'] else '>='} {option['min']:g}{' ' + option['unit'] if option['unit'] else ''}"
                 raise ParameterError(f"{f.name} must be {bound} (got {value})")

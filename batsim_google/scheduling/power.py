@@ -53,7 +53,8 @@ class PowerManager:
         if pending:  # e.g. machines too small for every queued task may sleep
             asked = pending.nonempty()
             idle &= ~(
-                (cluster.cpu_capacity[:, None] >= pending.cpu[asked]) & (cluster.memory_capacity[:, None] >= pending.memory[asked])
+                (cluster.cpu_capacity[:, None] >= pending.cpu[asked])
+                & (cluster.memory_capacity[:, None] >= pending.memory[asked])
             ).any(axis=1)
         due = idle & (now - cluster.idle_since >= self.idle_timeout)
         expired = due if self.switch_guard is None else self.switch_guard.allows(due, now, on=False)
@@ -88,7 +89,10 @@ class PowerManager:
                     machine = int(np.argmax(candidates))
                     sleeping[machine] = False
                     to_wake.append(machine)
-                    room_cpu[machine], room_memory[machine] = cluster.cpu_capacity[machine], cluster.memory_capacity[machine]
+                    room_cpu[machine], room_memory[machine] = (
+                        cluster.cpu_capacity[machine],
+                        cluster.memory_capacity[machine],
+                    )
                     fits = np.zeros_like(fits)
                     fits[machine] = True
                 machine = int(np.argmax(fits))

@@ -14,7 +14,7 @@ flags are numpy arrays and a pass screens every group in a few vector operations
 from __future__ import annotations
 
 import heapq
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 from sortedcontainers import SortedList

@@ -10,8 +10,8 @@ starts no switch on a machine that fails before the switch would end.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 from procset import ProcSet

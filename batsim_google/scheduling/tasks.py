@@ -11,10 +11,10 @@ from enum import Enum
 
 
 class TaskState(Enum):
-    PENDING = "pending"        # waiting for a machine
-    RUNNING = "running"        # executing on a machine
-    STOPPING = "stopping"      # a kill was sent; waiting for Batsim to confirm
-    SUSPENDED = "suspended"    # evicted, waiting to be resubmitted (restart after K seconds)
+    PENDING = "pending"  # waiting for a machine
+    RUNNING = "running"  # executing on a machine
+    STOPPING = "stopping"  # a kill was sent; waiting for Batsim to confirm
+    SUSPENDED = "suspended"  # evicted, waiting to be resubmitted (restart after K seconds)
     RESUBMITTING = "resubmitting"  # registered again as a new job, not acknowledged yet
     ENDED = "ended"
 
@@ -22,12 +22,12 @@ class TaskState(Enum):
 class Outcome(Enum):
     """How a task ended; every submitted task gets exactly one."""
 
-    COMPLETED = "completed"                # a finite task did all its work
+    COMPLETED = "completed"  # a finite task did all its work
     KILLED_BY_DESIGN = "killed_by_design"  # a service reached the end of its lifetime
-    KILLED_BY_USER = "killed_by_user"      # a user kill while it ran
-    REJECTED = "rejected"                  # larger than every machine, or killed while pending
-    NOT_RESTARTED = "not_restarted"        # evicted or failed, and the restart policy said no
-    PENDING_AT_END = "pending_at_end"      # no machine could take it before the simulation ended
+    KILLED_BY_USER = "killed_by_user"  # a user kill while it ran
+    REJECTED = "rejected"  # larger than every machine, or killed while pending
+    NOT_RESTARTED = "not_restarted"  # evicted or failed, and the restart policy said no
+    PENDING_AT_END = "pending_at_end"  # no machine could take it before the simulation ended
 
 
 class StopReason(Enum):
@@ -57,17 +57,17 @@ class Task:
     """One unit of work across its resubmissions (compared by identity)."""
 
     request: JobRequest
-    job_id: str                        # the Batsim job currently standing for the task
+    job_id: str  # the Batsim job currently standing for the task
     state: TaskState = TaskState.PENDING
-    remaining: float = 0.0             # seconds of work left
+    remaining: float = 0.0  # seconds of work left
     restarts: int = 0
     machine: int | None = None
     start_time: float | None = None
-    queue_key: tuple | None = None     # its place in the pending queue, while queued
-    level: float = 0.0                 # the priority level evictions compare (set by the policy)
+    queue_key: tuple | None = None  # its place in the pending queue, while queued
+    level: float = 0.0  # the priority level evictions compare (set by the policy)
     stop_reason: StopReason | None = None
     outcome: Outcome | None = None
-    ended_at: float | None = None      # when it got its outcome
+    ended_at: float | None = None  # when it got its outcome
     note: str = ""
 
     @property

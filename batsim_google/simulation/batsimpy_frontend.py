@@ -34,8 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import click
 from batsim_py import HostEvent, JobEvent, SimulatorHandler
@@ -43,15 +43,22 @@ from batsim_py.jobs import Job
 from batsim_py.resources import Host
 
 from batsim_google.errors import ParameterError
+from batsim_google.scheduling.decisions import (
+    Execute,
+    Kill,
+    Register,
+    RegistrationFinished,
+    Reject,
+    SwitchOff,
+    SwitchOn,
+    WakeAt,
+)
+from batsim_google.scheduling.ledger_files import write_ledger
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request
 from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
-from batsim_google.scheduling.ledger_files import write_ledger
-from batsim_google.scheduling.decisions import (
-    Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
-)
-from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.policy_config import PolicyConfig
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
 BATSIM_PY_PREFIX = "batsim"
@@ -237,9 +244,19 @@ def _exit_when_batsim_dies() -> None:
 @click.command()
 @click.option("--platform", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
 @click.option("--workload", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True)
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder for Batsim's outputs and the accounting.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Folder for Batsim's outputs and the accounting.",
+)
 @click.option("--policy", "policy_json", default="{}", show_default=True, help="PolicyConfig fields, as JSON.")
-@click.option("--progress-file", type=click.Path(dir_okay=False, path_type=Path), help="Where the simulated time reached is written.")
+@click.option(
+    "--progress-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where the simulated time reached is written.",
+)
 def main(platform: Path, workload: Path, output: Path, policy_json: str, progress_file: Path | None) -> None:
     """Simulate WORKLOAD on PLATFORM with the Google-cell scheduler through batsim-py."""
     try:

@@ -8,7 +8,15 @@ front-end (tests check that every front-end has every handler).
 from __future__ import annotations
 
 from batsim_google.scheduling.decisions import (
-    Decision, Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
+    Decision,
+    Execute,
+    Kill,
+    Register,
+    RegistrationFinished,
+    Reject,
+    SwitchOff,
+    SwitchOn,
+    WakeAt,
 )
 
 #: Decision type -> name of the front-end method that carries it out.

@@ -8,8 +8,8 @@ the progress file that ``batsim-google run`` follows.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -35,7 +35,9 @@ def end_status(state_name: str) -> str:
     return END_STATUS.get(state_name, "failed")
 
 
-def job_request(job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float, machines: int = 1) -> JobRequest:
+def job_request(
+    job_id: str, subtime: float, fields: Mapping, walltime: float, delay: float, machines: int = 1
+) -> JobRequest:
     """The policy's view of a workload job, from its extra fields (defaults when absent or null:
     a job without a CPU or memory request takes none, e.g. a converted SWF log's).
 
@@ -71,12 +73,16 @@ def require_sleep_pstates(properties: Sequence[Mapping], energy: str, where: str
         return
     missing = [index for index, props in enumerate(properties) if sleep_pstates(props) is None]
     if missing:
-        raise ParameterError(f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
-                         f"({len(missing)} without, e.g. host {missing[0]})")
+        raise ParameterError(
+            f"{where}: energy policy {energy!r} needs a sleep_pstates property on every host "
+            f"({len(missing)} without, e.g. host {missing[0]})"
+        )
 
 
 def cell_policy(
-    properties: Sequence[Mapping], config: PolicyConfig, platform: str | Path | None = None,
+    properties: Sequence[Mapping],
+    config: PolicyConfig,
+    platform: str | Path | None = None,
     events: Sequence[str | Path] = (),
 ) -> CellPolicy:
     """The policy over machines described by their platform properties, in resource-id order.

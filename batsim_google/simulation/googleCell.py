@@ -26,17 +26,29 @@ import time
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
-from batsim_google.simulation.dispatch import dispatch
-from batsim_google.simulation.frontend import (
-    ProgressFile, cell_policy, end_status, job_request, require_sleep_pstates, sleep_pstate,
-)
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
-from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.decisions import (
-    Execute, Kill, RegistrationFinished, Register, Reject, SwitchOff, SwitchOn, WakeAt,
+    Execute,
+    Kill,
+    Register,
+    RegistrationFinished,
+    Reject,
+    SwitchOff,
+    SwitchOn,
+    WakeAt,
 )
+from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.dispatch import dispatch
+from batsim_google.simulation.frontend import (
+    ProgressFile,
+    cell_policy,
+    end_status,
+    job_request,
+    require_sleep_pstates,
+    sleep_pstate,
+)
 
 #: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
 USER_KILL_EVENT = "user_kill"
@@ -128,7 +140,9 @@ class GoogleCell(BatsimScheduler):
 
     def onJobSubmission(self, job: Job) -> None:
         delay = (job.profile_dict or {}).get("delay", 0.0)
-        request = job_request(job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources)
+        request = job_request(
+            job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources
+        )
         self.policy.job_submitted(self.bs.time(), request)
 
     def onJobCompletion(self, job: Job) -> None:

@@ -13,25 +13,35 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable
 
 from tqdm import tqdm
 
 from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.output_files import output_folder, refuse_inputs
-from batsim_google.simulation import googleCell
-from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.platform.simgrid_xml import compute_hosts
-from batsim_google.simulation.run_inputs import check_run_inputs
-from batsim_google.simulation.runner import (
-    BATSIM, DEFAULT_TIMEOUT_S, FRONTENDS, GOOGLE_CELL_BATSIM_OPTIONS, OUTPUT_PREFIX, PEAK_RSS_FILE, SCHEDULER,
-    Simulation, SimulationResult, pybatsim_scheduler, run_batsim_launcher, run_simulation,
-)
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation import googleCell
+from batsim_google.simulation.frontend import require_sleep_pstates
+from batsim_google.simulation.run_inputs import check_run_inputs
+from batsim_google.simulation.runner import (
+    BATSIM,
+    DEFAULT_TIMEOUT_S,
+    FRONTENDS,
+    GOOGLE_CELL_BATSIM_OPTIONS,
+    OUTPUT_PREFIX,
+    PEAK_RSS_FILE,
+    SCHEDULER,
+    Simulation,
+    SimulationResult,
+    pybatsim_scheduler,
+    run_batsim_launcher,
+    run_simulation,
+)
 
 PROGRESS_FILE = "progress.txt"
 #: The process that runs the scheduler and, inside it, Batsim, with the batsim-py front-end.
@@ -45,7 +55,8 @@ def earlier_run_files(output: Path) -> list[Path]:
     if not output.is_dir():
         return []
     return sorted(
-        path for path in output.iterdir()
+        path
+        for path in output.iterdir()
         if path.is_file() and (path.name.startswith(f"{OUTPUT_PREFIX}_") or path.name in RUN_FILES)
     )
 
@@ -111,19 +122,29 @@ def run_google_cell(
         launch = partial(run_batsim_launcher, command, output, timeout, environment, name=BATSIM_PY)
     else:
         options = {
-            "policy": policy, "output": str(output / OUTPUT_PREFIX), "progress_file": str(progress_file),
-            "platform": str(Path(platform).resolve()), "events": [str(Path(e).resolve()) for e in events],
+            "policy": policy,
+            "output": str(output / OUTPUT_PREFIX),
+            "progress_file": str(progress_file),
+            "platform": str(Path(platform).resolve()),
+            "events": [str(Path(e).resolve()) for e in events],
         }
         batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
         simulation = Simulation(
-            platform=Path(platform), workloads=[Path(w) for w in workloads], output=output,
+            platform=Path(platform),
+            workloads=[Path(w) for w in workloads],
+            output=output,
             scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
-            events=[Path(e) for e in events], energy=energy, batsim_options=batsim_options, timeout=timeout,
+            events=[Path(e) for e in events],
+            energy=energy,
+            batsim_options=batsim_options,
+            timeout=timeout,
             batsim=batsim,
         )
         launch = partial(run_simulation, simulation)
     clear_earlier_run(output, inputs)
-    with tqdm(disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]") as bar:
+    with tqdm(
+        disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]"
+    ) as bar:
 
         def follow() -> None:
             if progress_file.exists():

@@ -9,8 +9,8 @@ workloads streamed (they may hold millions of jobs), and only for the job ids th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import ijson
 from procset import ProcSet
@@ -81,7 +81,7 @@ def check_run_inputs(machines: int, platform: Path, workloads: Iterable[Path], e
     warnings, unknown = [], set(kills)
     for index, path in enumerate(map(Path, workloads)):
         prefix = f"{workload_name(index)}!"
-        wanted = {job[len(prefix):] for job in unknown if job.startswith(prefix)}
+        wanted = {job[len(prefix) :] for job in unknown if job.startswith(prefix)}
         nb_res, found = _workload(path, wanted)
         unknown -= {prefix + job for job in found}
         if nb_res is not None and nb_res != machines:

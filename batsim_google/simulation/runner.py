@@ -22,9 +22,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import AbstractSet, Callable, Sequence
 
 from batsim_google.errors import SimulationError
 
@@ -41,7 +41,10 @@ STOP_GRACE_SECONDS = 5.0
 #: Batsim options the Google-cell scheduler needs: tasks share machines, stopped tasks come back
 #: as new jobs that may share a profile (resubmitted services).
 GOOGLE_CELL_BATSIM_OPTIONS = (
-    "--enable-compute-sharing", "--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse",
+    "--enable-compute-sharing",
+    "--enable-dynamic-jobs",
+    "--acknowledge-dynamic-jobs",
+    "--enable-profile-reuse",
 )
 
 
@@ -92,7 +95,9 @@ class Simulation:
         return command + list(self.batsim_options)
 
 
-def pybatsim_scheduler(scheduler: str, options: dict | None = None, timeout_ms: int = 60_000) -> Callable[[str], list[str]]:
+def pybatsim_scheduler(
+    scheduler: str, options: dict | None = None, timeout_ms: int = 60_000
+) -> Callable[[str], list[str]]:
     """Command line of a pybatsim scheduler (a bundled name or a file path) for an endpoint."""
 
     def command(endpoint: str) -> list[str]:
@@ -178,7 +183,9 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
         BATSIM: [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
     }
     unlogged = frozenset() if simulation.scheduler_log else frozenset({SCHEDULER})
-    wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged)
+    wall_seconds = _supervise(
+        commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged
+    )
     return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
 
 
@@ -204,7 +211,7 @@ def _supervise(
     timeout: float,
     environment: dict[str, str] | None,
     on_poll: Callable[[], None] | None,
-    unlogged: AbstractSet[str] = frozenset(),
+    unlogged: Set[str] = frozenset(),
 ) -> float:
     """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) and wait for
     all; stop all when one fails.
@@ -218,7 +225,10 @@ def _supervise(
     try:
         for name, command in commands.items():
             processes[name] = subprocess.Popen(
-                command, stdout=logs.get(name, subprocess.DEVNULL), stderr=subprocess.STDOUT, env=environment,
+                command,
+                stdout=logs.get(name, subprocess.DEVNULL),
+                stderr=subprocess.STDOUT,
+                env=environment,
                 start_new_session=True,
             )
         while any(process.poll() is None for process in processes.values()):

@@ -13,25 +13,48 @@ import polars as pl
 
 #: Attributes of an attempt: the last value seen, so updates (UPDATE_*) are taken into account.
 ATTRIBUTES = [
-    "machine_id", "user", "scheduling_class", "priority", "cpu_request", "memory_request",
-    "disk_request", "different_machine",
+    "machine_id",
+    "user",
+    "scheduling_class",
+    "priority",
+    "cpu_request",
+    "memory_request",
+    "disk_request",
+    "different_machine",
 ]
 
 #: Columns of an attempt record. Times are seconds from the window start (-inf: before it,
 #: +inf: after it); ``schedule`` is null if never scheduled, ``end``/``end_event`` null while open.
 #: ``wait`` and ``makespan`` are null unless both their times are ordinary.
 ATTEMPT_SCHEMA = {
-    "job_id": pl.Int64, "task_index": pl.Int64, "attempt": pl.Int32,
-    "submit": pl.Float64, "schedule": pl.Float64, "end": pl.Float64, "end_event": pl.Int8,
-    "wait": pl.Float64, "makespan": pl.Float64,
-    "machine_id": pl.Int64, "user": pl.String, "scheduling_class": pl.Int8, "priority": pl.Int8,
-    "cpu_request": pl.Float64, "memory_request": pl.Float64, "disk_request": pl.Float64,
-    "different_machine": pl.Int8, "events": pl.Int32, "updates": pl.Int32, "missing_info": pl.Int8,
+    "job_id": pl.Int64,
+    "task_index": pl.Int64,
+    "attempt": pl.Int32,
+    "submit": pl.Float64,
+    "schedule": pl.Float64,
+    "end": pl.Float64,
+    "end_event": pl.Int8,
+    "wait": pl.Float64,
+    "makespan": pl.Float64,
+    "machine_id": pl.Int64,
+    "user": pl.String,
+    "scheduling_class": pl.Int8,
+    "priority": pl.Int8,
+    "cpu_request": pl.Float64,
+    "memory_request": pl.Float64,
+    "disk_request": pl.Float64,
+    "different_machine": pl.Int8,
+    "events": pl.Int32,
+    "updates": pl.Int32,
+    "missing_info": pl.Int8,
 }
 #: A task record is its last attempt plus the whole task's counts (``synthesized_events``: rows
 #: with missing info, over all its attempts).
 TASK_SCHEMA = {
-    **ATTEMPT_SCHEMA, "task_events": pl.Int32, "synthesized_events": pl.Int32, "attempts": pl.Int32,
+    **ATTEMPT_SCHEMA,
+    "task_events": pl.Int32,
+    "synthesized_events": pl.Int32,
+    "attempts": pl.Int32,
     "first_submit": pl.Float64,
 }
 

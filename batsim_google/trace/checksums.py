@@ -7,8 +7,8 @@ the trace's top folder, which is where ``SHA256SUM`` sits.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from batsim_google.trace.row_accounting import TraceError
 

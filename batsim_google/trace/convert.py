@@ -19,18 +19,19 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 import polars as pl
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
-from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
+from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
 from batsim_google.trace.transitions import State
 from batsim_google.trace.vocabulary import DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
@@ -104,21 +105,36 @@ class JobAccount:
 
 def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[tuple[str, pl.Expr]]:
     """(reason, rows to exclude) in the order reasons are tried."""
-    groups = [range(low, high + 1) for name, (low, high) in PRIORITY_GROUPS.items() if name in selection.priority_groups]
+    groups = [
+        range(low, high + 1) for name, (low, high) in PRIORITY_GROUPS.items() if name in selection.priority_groups
+    ]
     priorities = [p for group in groups for p in group]
     rules = [
         ("submitted outside the window", ~selection.in_window(pl.col(selection.submit_column)).fill_null(False)),
     ]
     if not selection.synthesized:
-        synthesized = pl.col("synthesized_events") > 0 if selection.per == "task" else pl.col("missing_info").is_not_null()
+        synthesized = (
+            pl.col("synthesized_events") > 0 if selection.per == "task" else pl.col("missing_info").is_not_null()
+        )
         rules.append(("synthesized record dropped", synthesized))
     rules += [
         ("still open at the end of the input", pl.col("end_event").is_null()),
-        ("end event not selected", ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False)),
+        (
+            "end event not selected",
+            ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False),
+        ),
         ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
         ("makespan unknown", pl.col("makespan").is_null()),
-        ("priority group not selected", ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS))),
-        ("scheduling class not selected", ~pl.col("scheduling_class").is_in(list(selection.scheduling_classes)).fill_null(len(selection.scheduling_classes) == 4)),
+        (
+            "priority group not selected",
+            ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS)),
+        ),
+        (
+            "scheduling class not selected",
+            ~pl.col("scheduling_class")
+            .is_in(list(selection.scheduling_classes))
+            .fill_null(len(selection.scheduling_classes) == 4),
+        ),
     ]
     if selection.require_requests:
         rules.append(("no CPU or memory request", pl.col("cpu_request").is_null() | pl.col("memory_request").is_null()))
@@ -146,7 +162,9 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
     """Selected records -> the writer's job columns (``id``, ``subtime``, ``delay`` and extras)."""
     service = (pl.col("end_event") == TaskEvent.KILL) & pl.lit(selection.kill_is_service)
     kind = pl.when(service).then(pl.lit("service")).otherwise(pl.lit("task"))
-    end_name = pl.col("end_event").replace_strict({code: name for name, code in END_EVENTS.items()}, default=None, return_dtype=pl.String)
+    end_name = pl.col("end_event").replace_strict(
+        {code: name for name, code in END_EVENTS.items()}, default=None, return_dtype=pl.String
+    )
     unit = pl.Series(unit_priority(records["priority"].fill_null(-1).to_numpy()))
     priority = pl.when(pl.col("priority").is_null()).then(pl.lit(selection.unknown_priority)).otherwise(unit)
     columns = [
@@ -218,8 +236,13 @@ def convert_trace(
         return held.filter(selection.in_window(pl.col(selection.submit_column))).height == 0
 
     batches = rebuild(
-        sources, rows, grace=grace, verify=verify, workers=workers,
-        until=window_complete, progress=progress,
+        sources,
+        rows,
+        grace=grace,
+        verify=verify,
+        workers=workers,
+        until=window_complete,
+        progress=progress,
     )
     meta = {
         "generator": "batsim-google trace convert",

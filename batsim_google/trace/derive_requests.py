@@ -8,8 +8,8 @@ split); the law, with the files' checksums and the rows used and skipped, is wha
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pyarrow.compute as pc
@@ -41,7 +41,9 @@ def derive_request_law(sources: Iterable[str | Path], account: RowAccount, note:
         terminal = 0
         for kind, code in KIND_EVENTS.items():
             rows = batch.filter(pc.equal(event, int(code)))
-            complete = rows.filter(pc.and_(pc.is_valid(rows.column("cpu_request")), pc.is_valid(rows.column("memory_request"))))
+            complete = rows.filter(
+                pc.and_(pc.is_valid(rows.column("cpu_request")), pc.is_valid(rows.column("memory_request")))
+            )
             terminal += len(rows)
             missing[kind] += len(rows) - len(complete)
             account.used += len(complete)

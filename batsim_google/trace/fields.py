@@ -8,9 +8,9 @@ stream cut short yields the lines before the cut and says so (:mod:`.text_chunks
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +36,7 @@ class LineBlock:
     cut_line: int | None = None
 
     @classmethod
-    def of(cls, chunk: TextChunk) -> "LineBlock":
+    def of(cls, chunk: TextChunk) -> LineBlock:
         """The lines of a chunk, split at each newline (a carriage return before it is dropped)."""
         lines = pc.split_pattern(pa.array([chunk.data], pa.binary()), b"\n").flatten()
         if chunk.data.endswith(b"\n") or not chunk.data:

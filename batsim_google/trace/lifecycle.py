@@ -35,7 +35,8 @@ from batsim_google.trace.vocabulary import DEFAULT_GRACE
 #: Columns of a held record: a task record without durations, plus its state and last event's time.
 _CARRIED = {
     **{name: kind for name, kind in TASK_SCHEMA.items() if name not in ("wait", "makespan")},
-    "state": pl.Int8, "last_time": pl.Float64,
+    "state": pl.Int8,
+    "last_time": pl.Float64,
 }
 #: Held record columns that may be null.
 _NULLABLE = ["submit", "schedule", "end", "end_event", *ATTRIBUTES, "missing_info", "first_submit"]
@@ -116,11 +117,16 @@ class TaskLifecycles:
         new_task = _starts(life) & (continued < 0)[life]  # a life that continues no held record
         order = np.argsort(chunk.seq[submitted], kind="stable")
         return LifecycleBatch(
-            attempts.frame(ATTEMPT_SCHEMA, self.users), closed.frame(TASK_SCHEMA, self.users),
-            time[submitted][order], new_task[submitted][order], chunk.synthesized()[submitted][order],
+            attempts.frame(ATTEMPT_SCHEMA, self.users),
+            closed.frame(TASK_SCHEMA, self.users),
+            time[submitted][order],
+            new_task[submitted][order],
+            chunk.synthesized()[submitted][order],
         )
 
-    def _hold(self, held: np.ndarray, untouched: Records, segments: Records | None = None, rows: np.ndarray | None = None) -> None:
+    def _hold(
+        self, held: np.ndarray, untouched: Records, segments: Records | None = None, rows: np.ndarray | None = None
+    ) -> None:
         """Replace the held records of a chunk's tasks: tasks all of whose rows were rejected
         are held again as they were, then the latest records of the others (``segments[rows]``)."""
         self.held.release(held[held >= 0])
@@ -151,7 +157,9 @@ class TaskLifecycles:
         first_rows = np.flatnonzero(first)
         rows = held[task[first_rows]]
         held_time = self._held_values("last_time", rows, np.inf)
-        stale = (self._held_values("state", rows, State.UNSEEN) == State.DEAD) & (held_time < time[first_rows] - self.grace)
+        stale = (self._held_values("state", rows, State.UNSEEN) == State.DEAD) & (
+            held_time < time[first_rows] - self.grace
+        )
         continued = np.full(life[-1] + 1, -1)
         continued[life[first_rows]] = np.where(stale, -1, rows)
         return life, continued, rows[stale]
@@ -171,8 +179,11 @@ class TaskLifecycles:
         if left.size == 0:
             return
         first = chunk.lines(np.array([left[0], left[0] + 1])).tolist()
-        self.account.note(path, f"{left.size} pair(s) of rows of a task with the same time taken in the order "
-                                    f"their lifecycle allows (first: lines {min(first)} and {max(first)})")
+        self.account.note(
+            path,
+            f"{left.size} pair(s) of rows of a task with the same time taken in the order "
+            f"their lifecycle allows (first: lines {min(first)} and {max(first)})",
+        )
         order = np.arange(len(event))
         order[left], order[left + 1] = left + 1, left
         chunk.keep(order)
@@ -262,7 +273,10 @@ class TaskLifecycles:
         values["synthesized_events"] = add("synthesized_events", synthesized, counted)
         values["attempts"] = attempts_before + per_segment(_sums(submitted, life_first, life_last)).astype(np.int32)
         life_submit = submitted[life_first]
-        first_submit, first_submit_valid = per_segment(np.where(life_submit, time[life_first], np.nan)), per_segment(life_submit)
+        first_submit, first_submit_valid = (
+            per_segment(np.where(life_submit, time[life_first], np.nan)),
+            per_segment(life_submit),
+        )
         prior = counted[self.held.valid("first_submit")[held[counted]]]  # the held record's comes first
         first_submit[prior], first_submit_valid[prior] = self.held.column("first_submit")[held[prior]], True
         values["first_submit"], valid["first_submit"] = first_submit, first_submit_valid
@@ -272,11 +286,18 @@ class TaskLifecycles:
 
     def _missing_info(self, chunk: TaskRows, starts: np.ndarray, held: np.ndarray, carried: np.ndarray):
         """Per segment, the largest missing-info code of its rows and of the attempt's held record."""
-        values = np.full(len(starts), -1, dtype=np.int8) if chunk.missing is None else np.maximum.reduceat(chunk.missing, starts)
+        values = (
+            np.full(len(starts), -1, dtype=np.int8)
+            if chunk.missing is None
+            else np.maximum.reduceat(chunk.missing, starts)
+        )
         valid = values != -1
         prior = carried[self.held.valid("missing_info")[held[carried]]]
-        values[prior] = np.where(valid[prior], np.maximum(values[prior], self.held.column("missing_info")[held[prior]]),
-                                 self.held.column("missing_info")[held[prior]])
+        values[prior] = np.where(
+            valid[prior],
+            np.maximum(values[prior], self.held.column("missing_info")[held[prior]]),
+            self.held.column("missing_info")[held[prior]],
+        )
         valid[prior] = True
         return values, valid
 
@@ -295,7 +316,8 @@ class TaskLifecycles:
         self.held.clear()
         live = held.take(np.flatnonzero(held.values["state"] != State.DEAD))
         return LifecycleBatch(
-            _with_durations(live).frame(ATTEMPT_SCHEMA, self.users), _with_durations(held).frame(TASK_SCHEMA, self.users),
+            _with_durations(live).frame(ATTEMPT_SCHEMA, self.users),
+            _with_durations(held).frame(TASK_SCHEMA, self.users),
         )
 
 

@@ -22,17 +22,17 @@ otherwise, in the run's :class:`~.accounting.RowAccount`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import polars as pl
 
 from batsim_google.platform.batsim_events import AvailabilityChanges, availability_changes
 from batsim_google.platform.cell import Cell
-from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.reader import read_batches
+from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.schema import AFTER_WINDOW, MachineEvent, seconds
 
 TABLE = "machine_events"
@@ -102,9 +102,11 @@ def read_machine_history(sources: Iterable[str | Path], strict: bool = False) ->
         f"machine_events of {', '.join(map(str, sources))}",
     )
     kept = rows.join(machines, on="machine_id", suffix="_kept")
-    capacity_changes = kept.filter(pl.any_horizontal(
-        (pl.col(name) != pl.col(f"{name}_kept")).fill_null(False) for name in ("platform_id", "cpu", "memory")
-    )).height
+    capacity_changes = kept.filter(
+        pl.any_horizontal(
+            (pl.col(name) != pl.col(f"{name}_kept")).fill_null(False) for name in ("platform_id", "cpu", "memory")
+        )
+    ).height
 
     moves = rows.filter(pl.col("event_type") != MachineEvent.UPDATE)
     resource = np.searchsorted(machines["machine_id"].to_numpy(), moves["machine_id"].to_numpy())

@@ -18,4 +18,6 @@ def paper_population(tasks: pl.DataFrame) -> pl.DataFrame:
     """The task records of :data:`MODELED_ENDS`' three-event tasks that were scheduled (Tables 3-7,
     the fitted data): SUBMIT, SCHEDULE, end; not e.g. SUBMIT, UPDATE_PENDING, KILL."""
     ends = [int(code) for code in MODELED_ENDS.values()]
-    return tasks.filter((pl.col("task_events") == 3) & pl.col("end_event").is_in(ends) & pl.col("schedule").is_not_null())
+    return tasks.filter(
+        (pl.col("task_events") == 3) & pl.col("end_event").is_in(ends) & pl.col("schedule").is_not_null()
+    )

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Callable, Generic, Iterator, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
 
 from batsim_google.trace.row_accounting import RowAccount
 
@@ -72,7 +73,7 @@ class ReadAhead(Generic[Item]):
         self._stop.set()
         self._thread.join()
 
-    def __enter__(self) -> "ReadAhead[Item]":
+    def __enter__(self) -> ReadAhead[Item]:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from batsim_google.trace import checksums
-from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.fields import LineBlock, parse_numbers, split_fields
+from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.schema import AFTER_WINDOW, BEFORE_WINDOW, DOMAINS, MANDATORY, table_columns
 from batsim_google.trace.text_chunks import CHUNK_SIZE, TextChunks
 
@@ -47,11 +47,7 @@ def part_files(source: str | Path, table: str) -> list[Path]:
     folder = source / table
     if not folder.is_dir():
         raise TraceError(f"{source}: no {table}/ folder and not a file")
-    parts = sorted(
-        (int(match.group(1)), path)
-        for path in folder.iterdir()
-        if (match := _PART.search(path.name))
-    )
+    parts = sorted((int(match.group(1)), path) for path in folder.iterdir() if (match := _PART.search(path.name)))
     if not parts:
         raise TraceError(f"{folder}: no part-NNNNN-of-NNNNN.csv[.gz] files")
     return [path for _, path in parts]
@@ -79,9 +75,7 @@ def parse_csv(data: bytes, columns: Columns) -> pa.Table:
     calls back into Python). Raises :class:`pyarrow.ArrowInvalid` on a bad field or column count."""
     return pacsv.read_csv(
         pa.BufferReader(data),
-        read_options=pacsv.ReadOptions(
-            column_names=[name for name, _ in columns], block_size=CHUNK_SIZE
-        ),
+        read_options=pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=CHUNK_SIZE),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
         convert_options=pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),
     )
@@ -121,7 +115,9 @@ def _file_chunks(path: Path, columns: Columns, whole: bool = False) -> Iterator[
             line += batch.num_rows
     if text.cut is not None:
         yield _Chunk(
-            pa.RecordBatch.from_arrays([pa.array([], kind) for _, kind in columns], names=[name for name, _ in columns]),
+            pa.RecordBatch.from_arrays(
+                [pa.array([], kind) for _, kind in columns], names=[name for name, _ in columns]
+            ),
             np.empty(0, dtype=np.int64),
             incident=f"{text.cut}; rows after it are lost",
         )

@@ -6,19 +6,19 @@ of the rebuild when asked (:mod:`.readahead`), and fed to :class:`~.lifecycle.Ta
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import pyarrow as pa
 from tqdm import tqdm
 
 from batsim_google.trace.attempts import LifecycleBatch
 from batsim_google.trace.lifecycle import TaskLifecycles
-from batsim_google.trace.vocabulary import DEFAULT_GRACE
 from batsim_google.trace.readahead import ReadAhead
 from batsim_google.trace.reader import read_batches, source_files
 from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.vocabulary import DEFAULT_GRACE
 
 #: Rows processed together: large enough to amortize the per-chunk work, small enough to stay flat.
 CHUNK_ROWS = 1 << 18
@@ -46,8 +46,13 @@ def rebuild(
 
     def chunks(reading: RowAccount) -> Iterator[tuple[int, Path, pa.Table]]:
         batches = read_batches(
-            files, "task_events", account=reading, line_numbers=True,
-            verify=verify, workers=max(workers - 1, 1), file_ends=True,
+            files,
+            "task_events",
+            account=reading,
+            line_numbers=True,
+            verify=verify,
+            workers=max(workers - 1, 1),
+            file_ends=True,
         )
         gathered = _Chunks(batches)
         try:

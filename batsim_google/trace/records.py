@@ -61,7 +61,7 @@ class Records:
     def __len__(self) -> int:
         return len(next(iter(self.values.values()))) if self.values else 0
 
-    def take(self, index: np.ndarray) -> "Records":
+    def take(self, index: np.ndarray) -> Records:
         return Records(
             {name: column[index] for name, column in self.values.items()},
             {name: mask[index] for name, mask in self.valid.items()},

@@ -8,9 +8,9 @@ reason, so that a run always ends with ``rows read = rows used + rows skipped``.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from batsim_google.errors import InputFileError
 
@@ -75,14 +75,14 @@ class RowAccount:
         """A fact about rows used (not a fault: strict mode goes on)."""
         self.notes.append(f"{path}: {message}")
 
-    def hand_over(self) -> "RowAccount":
+    def hand_over(self) -> RowAccount:
         """The counts so far, as an account of their own; this one starts again from zero."""
         counts = RowAccount(self.strict, self.read, self.used, self.skipped, self.incidents, self.notes)
         self.read = self.used = 0
         self.skipped, self.incidents, self.notes = Counter(), [], []
         return counts
 
-    def add(self, other: "RowAccount") -> None:
+    def add(self, other: RowAccount) -> None:
         """Count another account's rows and incidents in this one."""
         self.read += other.read
         self.used += other.used

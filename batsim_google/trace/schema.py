@@ -58,19 +58,37 @@ _STR = pa.string()
 #: Documented default columns of each table, in order, with their Arrow types.
 DEFAULT_COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
     "task_events": [
-        ("time", _INT), ("missing_info", _SMALL), ("job_id", _INT), ("task_index", _INT),
-        ("machine_id", _INT), ("event_type", _SMALL), ("user", _STR), ("scheduling_class", _SMALL),
-        ("priority", _SMALL), ("cpu_request", _FLOAT), ("memory_request", _FLOAT),
-        ("disk_request", _FLOAT), ("different_machine", _SMALL),
+        ("time", _INT),
+        ("missing_info", _SMALL),
+        ("job_id", _INT),
+        ("task_index", _INT),
+        ("machine_id", _INT),
+        ("event_type", _SMALL),
+        ("user", _STR),
+        ("scheduling_class", _SMALL),
+        ("priority", _SMALL),
+        ("cpu_request", _FLOAT),
+        ("memory_request", _FLOAT),
+        ("disk_request", _FLOAT),
+        ("different_machine", _SMALL),
     ],
     "job_events": [
-        ("time", _INT), ("missing_info", _SMALL), ("job_id", _INT), ("event_type", _SMALL),
-        ("user", _STR), ("scheduling_class", _SMALL), ("job_name", _STR),
+        ("time", _INT),
+        ("missing_info", _SMALL),
+        ("job_id", _INT),
+        ("event_type", _SMALL),
+        ("user", _STR),
+        ("scheduling_class", _SMALL),
+        ("job_name", _STR),
         ("logical_job_name", _STR),
     ],
     "machine_events": [
-        ("time", _INT), ("machine_id", _INT), ("event_type", _SMALL), ("platform_id", _STR),
-        ("cpu_capacity", _FLOAT), ("memory_capacity", _FLOAT),
+        ("time", _INT),
+        ("machine_id", _INT),
+        ("event_type", _SMALL),
+        ("platform_id", _STR),
+        ("cpu_capacity", _FLOAT),
+        ("memory_capacity", _FLOAT),
     ],
 }
 
@@ -84,20 +102,28 @@ MANDATORY: dict[str, tuple[str, ...]] = {
 #: Closed ranges of the coded integer columns; a value outside is bad input, not data.
 DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
     "task_events": {
-        "time": (0, AFTER_WINDOW), "missing_info": (0, 2), "job_id": (0, AFTER_WINDOW),
-        "task_index": (0, AFTER_WINDOW), "event_type": (0, len(TaskEvent) - 1),
-        "scheduling_class": (0, 3), "priority": (0, 11), "different_machine": (0, 1),
+        "time": (0, AFTER_WINDOW),
+        "missing_info": (0, 2),
+        "job_id": (0, AFTER_WINDOW),
+        "task_index": (0, AFTER_WINDOW),
+        "event_type": (0, len(TaskEvent) - 1),
+        "scheduling_class": (0, 3),
+        "priority": (0, 11),
+        "different_machine": (0, 1),
     },
     "job_events": {
-        "time": (0, AFTER_WINDOW), "missing_info": (0, 2), "job_id": (0, AFTER_WINDOW),
-        "event_type": (0, len(TaskEvent) - 1), "scheduling_class": (0, 3),
+        "time": (0, AFTER_WINDOW),
+        "missing_info": (0, 2),
+        "job_id": (0, AFTER_WINDOW),
+        "event_type": (0, len(TaskEvent) - 1),
+        "scheduling_class": (0, 3),
     },
     "machine_events": {
-        "time": (0, AFTER_WINDOW), "machine_id": (0, AFTER_WINDOW),
+        "time": (0, AFTER_WINDOW),
+        "machine_id": (0, AFTER_WINDOW),
         "event_type": (0, len(MachineEvent) - 1),
     },
 }
-
 
 
 def priority_group_index(priority: np.ndarray) -> np.ndarray:

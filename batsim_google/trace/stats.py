@@ -42,7 +42,10 @@ from batsim_google.trace.schema import TaskEvent, priority_group_index
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, PRIORITY_GROUPS
 
 EVENT_COUNTS = [str(n) for n in range(1, 9)] + ["9+"]
-END_NAMES = {int(event): event.name.capitalize() for event in (TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.FAIL, TaskEvent.EVICT, TaskEvent.LOST)}
+END_NAMES = {
+    int(event): event.name.capitalize()
+    for event in (TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.FAIL, TaskEvent.EVICT, TaskEvent.LOST)
+}
 GROUPS = list(PRIORITY_GROUPS)
 SCHEDULING_CLASSES = 4
 
@@ -287,22 +290,30 @@ class TraceStats:
 
         return {
             "table1_events_per_task": {
-                "events": EVENT_COUNTS, "tasks": self.events.tolist(), "total": self.tasks,
+                "events": EVENT_COUNTS,
+                "tasks": self.events.tolist(),
+                "total": self.tasks,
                 "open_at_end": self.open_tasks,
                 **({} if self.synthesized else {"synthesized_tasks_dropped": self.synthesized_tasks_dropped}),
             },
             "table2_end_of_three_event_tasks": {
-                "event": list(self.three_event_ends), "tasks": list(self.three_event_ends.values()),
-                "percent": share(list(self.three_event_ends.values()), three), "total": three,
+                "event": list(self.three_event_ends),
+                "tasks": list(self.three_event_ends.values()),
+                "percent": share(list(self.three_event_ends.values()), three),
+                "total": three,
             },
             "table3_scheduling_class": {
-                "class": list(range(SCHEDULING_CLASSES)), "tasks": self.classes.tolist(),
-                "percent": share(self.classes, population), "total": population,
+                "class": list(range(SCHEDULING_CLASSES)),
+                "tasks": self.classes.tolist(),
+                "percent": share(self.classes, population),
+                "total": population,
             },
             "table4_priority": {"priority": list(range(GOOGLE_PRIORITY_LEVELS)), "tasks": self.priorities.tolist()},
             "table5_priority_group": {
-                "group": GROUPS, "priorities": [f"{low}-{high}" if low != high else str(low) for low, high in PRIORITY_GROUPS.values()],
-                "tasks": groups.tolist(), "percent": share(groups, population),
+                "group": GROUPS,
+                "priorities": [f"{low}-{high}" if low != high else str(low) for low, high in PRIORITY_GROUPS.values()],
+                "tasks": groups.tolist(),
+                "percent": share(groups, population),
             },
             "table6_makespan_finish": self.makespans["finish"].table(),
             "table7_makespan_kill": self.makespans["kill"].table(),
@@ -317,8 +328,14 @@ def render_text(tables: dict[str, Any]) -> str:
     """The tables as the paper prints them (one block per table)."""
     out = io.StringIO()
     t1 = tables["table1_events_per_task"]
-    dropped = f"; {t1['synthesized_tasks_dropped']} with a synthesized event left out" if "synthesized_tasks_dropped" in t1 else ""
-    out.write(f"Table 1. Events per task ({t1['total']} tasks, {t1['open_at_end']} still open at the end of the input{dropped})\n")
+    dropped = (
+        f"; {t1['synthesized_tasks_dropped']} with a synthesized event left out"
+        if "synthesized_tasks_dropped" in t1
+        else ""
+    )
+    out.write(
+        f"Table 1. Events per task ({t1['total']} tasks, {t1['open_at_end']} still open at the end of the input{dropped})\n"
+    )
     out.write(_row("events", t1["events"] + ["total"]) + _row("tasks", t1["tasks"] + [t1["total"]]))
     t2 = tables["table2_end_of_three_event_tasks"]
     out.write(f"\nTable 2. End event of the {t2['total']} tasks with three events\n")
@@ -331,12 +348,16 @@ def render_text(tables: dict[str, Any]) -> str:
     t5 = tables["table5_priority_group"]
     out.write("\nTable 5. Priority group\n" + _row("group", t5["group"]) + _row("priorities", t5["priorities"]))
     out.write(_row("tasks", t5["tasks"]) + _row("percent", _pct(t5["percent"])))
-    for key, title in (("table6_makespan_finish", "Table 6. Makespan (s) of tasks ended by Finish"),
-                       ("table7_makespan_kill", "Table 7. Makespan (s) of tasks ended by Kill")):
+    for key, title in (
+        ("table6_makespan_finish", "Table 6. Makespan (s) of tasks ended by Finish"),
+        ("table7_makespan_kill", "Table 7. Makespan (s) of tasks ended by Kill"),
+    ):
         table = tables[key]
         censored = table["censored"]
-        out.write(f"\n{title} (makespan unknown: {censored['scheduled_before_window']} scheduled before the window, "
-                  f"{censored['ended_after_window']} ended after it)\n")
+        out.write(
+            f"\n{title} (makespan unknown: {censored['scheduled_before_window']} scheduled before the window, "
+            f"{censored['ended_after_window']} ended after it)\n"
+        )
         out.write(_row("group", ["count", "mean", "std", "median"]))
         for group in [*GROUPS, "all"]:
             stats = table[group]

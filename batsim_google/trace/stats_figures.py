@@ -9,9 +9,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
+from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
 from batsim_google.trace.stats import TraceStats  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
-from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
 
 
 def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, zeros_note: str = "") -> Path:
@@ -54,14 +54,29 @@ def draw_figures(stats: TraceStats, folder: str | Path) -> list[Path]:
     arrivals = stats.interarrival_histogram
     note = f"\n({arrivals.zeros} of {arrivals.total} gaps are 0, left of the log axis)" if arrivals.zeros else ""
     paths = [
-        _cdf(folder / "fig3_interarrival_cdf.png", [("submissions", arrivals.cdf())],
-             "time between consecutive submissions (s)", "Inter-arrival times (Fig. 3)", note),
+        _cdf(
+            folder / "fig3_interarrival_cdf.png",
+            [("submissions", arrivals.cdf())],
+            "time between consecutive submissions (s)",
+            "Inter-arrival times (Fig. 3)",
+            note,
+        ),
         _running(folder / "fig5_running_finish.png", stats, "finish", "Running tasks that end with Finish (Fig. 5)"),
         _running(folder / "fig6_running_kill.png", stats, "kill", "Running tasks that end with Kill (Fig. 6)"),
     ]
     for number, end in ((7, "finish"), (8, "kill")):
         histograms = stats.makespans[end].histograms
-        curves = [(group, histograms[group].cdf()) for group in ("all", "free", "normal", "production") if histograms[group].total]
-        paths.append(_cdf(folder / f"fig{number}_makespan_{end}_cdf.png", curves, "makespan (s)",
-                          f"Makespan of three-event tasks ended by {end.capitalize()} (Fig. {number})"))
+        curves = [
+            (group, histograms[group].cdf())
+            for group in ("all", "free", "normal", "production")
+            if histograms[group].total
+        ]
+        paths.append(
+            _cdf(
+                folder / f"fig{number}_makespan_{end}_cdf.png",
+                curves,
+                "makespan (s)",
+                f"Makespan of three-event tasks ended by {end.capitalize()} (Fig. {number})",
+            )
+        )
     return paths

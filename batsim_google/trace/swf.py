@@ -15,23 +15,38 @@ used) memory per processor divided by ``node_memory`` when given, else unknown (
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from batsim_google.trace.row_accounting import RowAccount
-from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
 from batsim_google.trace.attempts import ATTEMPT_SCHEMA
+from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
+from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
 
 FIELDS = [
-    "job_number", "submit_time", "wait_time", "run_time", "allocated_processors", "average_cpu_time",
-    "used_memory", "requested_processors", "requested_time", "requested_memory", "status", "user_id",
-    "group_id", "executable", "queue", "partition", "preceding_job", "think_time",
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
 ]
 STATUS_EVENTS = {1: TaskEvent.FINISH, 0: TaskEvent.FAIL, 5: TaskEvent.KILL}
 UNKNOWN = -1
@@ -67,7 +82,9 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
     stream = LineStream(path)
     for block in stream.blocks():
         lines, numbers = block.lines, block.numbers
-        data = pc.invert(pc.or_(pc.starts_with(lines, ";"), pc.equal(pc.utf8_trim_whitespace(lines), ""))).to_numpy(zero_copy_only=False)
+        data = pc.invert(pc.or_(pc.starts_with(lines, ";"), pc.equal(pc.utf8_trim_whitespace(lines), ""))).to_numpy(
+            zero_copy_only=False
+        )
         lines, numbers = lines.filter(data), numbers[data]
         account.read += len(lines) + (block.cut_line is not None)
         fields, good = split_fields(lines, len(FIELDS), None)
@@ -82,13 +99,20 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
         out_of_range &= ~bad
         unknown_submit = np.isnan(values["submit_time"]) & ~bad & ~out_of_range
         kept = numbers[good]
-        account.reject_all(path, [
-            (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
-            (kept[bad], "non-numeric field", ""),
-            (kept[out_of_range], "value out of range", f"negative other than {UNKNOWN}, or 2^63 or more"),
-            (kept[unknown_submit], "unknown submit time", ""),
-            ([block.cut_line] if block.cut_line is not None else [], "line cut by the end of a damaged gzip stream", ""),
-        ])
+        account.reject_all(
+            path,
+            [
+                (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
+                (kept[bad], "non-numeric field", ""),
+                (kept[out_of_range], "value out of range", f"negative other than {UNKNOWN}, or 2^63 or more"),
+                (kept[unknown_submit], "unknown submit time", ""),
+                (
+                    [block.cut_line] if block.cut_line is not None else [],
+                    "line cut by the end of a damaged gzip stream",
+                    "",
+                ),
+            ],
+        )
         use = ~bad & ~out_of_range & ~unknown_submit
         table = {name: column[use] for name, column in values.items()}
         account.used += int(use.sum())
@@ -105,22 +129,31 @@ def _records(swf: dict[str, np.ndarray], node_memory: float | None) -> pl.DataFr
     for code, event in STATUS_EVENTS.items():
         end_event[status == code] = event
     memory = np.where(np.isnan(swf["requested_memory"]), swf["used_memory"], swf["requested_memory"])
-    processors = np.where(np.isnan(swf["allocated_processors"]), swf["requested_processors"], swf["allocated_processors"])
+    processors = np.where(
+        np.isnan(swf["allocated_processors"]), swf["requested_processors"], swf["allocated_processors"]
+    )
     records = pl.DataFrame(
         {
-            "job_id": swf["job_number"], "task_index": np.zeros(len(submit)), "attempt": np.zeros(len(submit)),
-            "submit": submit, "schedule": schedule, "end": schedule + run, "end_event": end_event,
-            "wait": wait, "makespan": run,
+            "job_id": swf["job_number"],
+            "task_index": np.zeros(len(submit)),
+            "attempt": np.zeros(len(submit)),
+            "submit": submit,
+            "schedule": schedule,
+            "end": schedule + run,
+            "end_event": end_event,
+            "wait": wait,
+            "makespan": run,
             "user": pl.Series(swf["user_id"], nan_to_null=True).cast(pl.Int64).cast(pl.String),
             "cpu_request": np.ones(len(submit)),
             "memory_request": memory / node_memory if node_memory else np.full(len(submit), np.nan),
-            "res": processors, "requested_time": swf["requested_time"],
+            "res": processors,
+            "requested_time": swf["requested_time"],
         },
         nan_to_null=True,
     )
     missing = {name: pl.lit(None, dtype=kind) for name, kind in ATTEMPT_SCHEMA.items() if name not in records.columns}
     return records.with_columns(**missing).select(
         *(pl.col(name).cast(kind) for name, kind in ATTEMPT_SCHEMA.items()),
-        pl.col("res").cast(pl.Int64), pl.col("requested_time"),
+        pl.col("res").cast(pl.Int64),
+        pl.col("requested_time"),
     )
-

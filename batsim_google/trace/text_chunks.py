@@ -9,10 +9,10 @@ it, three to four times as fast as zlib.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Iterator
 
 import isal.isal_zlib
 
@@ -103,4 +103,3 @@ class TextChunks:
                 return
         if pending:
             yield TextChunk(line, bytes(pending))
-

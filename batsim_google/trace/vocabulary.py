@@ -8,7 +8,10 @@ from batsim_google.units import HOUR
 
 #: Priority groups of the model paper (Section 2, Table 5), Google priorities inclusive.
 PRIORITY_GROUPS: dict[str, tuple[int, int]] = {
-    "free": (0, 1), "normal": (2, 8), "production": (9, 9), "monitoring": (10, 11),
+    "free": (0, 1),
+    "normal": (2, 8),
+    "production": (9, 9),
+    "monitoring": (10, 11),
 }
 #: The events that end a task attempt, by name (lower-case ``TaskEvent`` names).
 END_EVENT_NAMES = ("evict", "fail", "finish", "kill", "lost")

@@ -10,7 +10,9 @@ from batsim_google.cli import main
 def test_a_data_error_is_one_line_without_the_usage_text(tmp_path):
     model = tmp_path / "m.toml"
     model.write_text("not = [valid\n")
-    result = CliRunner().invoke(main, ["generate", "--model", str(model), "--tasks", "3", "-o", str(tmp_path / "w.json")])
+    result = CliRunner().invoke(
+        main, ["generate", "--model", str(model), "--tasks", "3", "-o", str(tmp_path / "w.json")]
+    )
     assert result.exit_code == 2
     assert result.output.startswith(f"Error: {model}:") and "Usage:" not in result.output
     assert len(result.output.strip().splitlines()) == 1

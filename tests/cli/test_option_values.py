@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
-
 from batsim_google.trace.schema import TaskEvent as E
-from trace_files import event, seconds_us, write_part
 
 SWF_LINE = "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"
 
 
 def _trace(tmp_path):
     """A trace of one task that runs 100 s."""
-    write_part(tmp_path / "trace", [event(seconds_us(t), 1, 0, code) for t, code in [(0, E.SUBMIT), (1, E.SCHEDULE), (101, E.FINISH)]])
+    write_part(
+        tmp_path / "trace",
+        [event(seconds_us(t), 1, 0, code) for t, code in [(0, E.SUBMIT), (1, E.SCHEDULE), (101, E.FINISH)]],
+    )
     return tmp_path / "trace"
 
 
@@ -32,7 +34,10 @@ def _command(name: str, tmp_path) -> list[str]:
 @pytest.mark.parametrize("command", ["generate", "trace convert", "swf convert"])
 def test_a_grain_beyond_an_hour_is_refused(tmp_path, command):
     result = CliRunner().invoke(main, [*_command(command, tmp_path), "--grain", "1e300"])
-    assert result.exit_code == 2 and "grain must be a positive number of seconds, at most 3600 (got 1e+300)" in result.output
+    assert (
+        result.exit_code == 2
+        and "grain must be a positive number of seconds, at most 3600 (got 1e+300)" in result.output
+    )
     assert not (tmp_path / "w.json").exists()
 
 

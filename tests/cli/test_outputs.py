@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
 from batsim_google.output_files import TEMPORARY_PREFIX
-from trace_files import event, seconds_us, write_part
 
 KEEP = '{"keep":1}\n'
 
@@ -46,20 +46,23 @@ def files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("command, same", [
-    (["trace", "convert", "{}", "-o", "{}"], "p.csv"),
-    (["trace", "stats", "{}", "--json", "{}"], "p.csv"),
-    (["trace", "stats", "{}", "--csv", "{}"], "p.csv"),
-    (["swf", "convert", "{}", "-o", "{}"], "k.swf"),
-    (["generate", "--tasks", "10", "--model", "{}", "-o", "{}"], "m.toml"),
-    (["generate", "--tasks", "10", "--requests", "{}", "-o", "{}"], "r.json"),
-    (["requests", "{}", "-o", "{}"], "p.csv"),
-    (["fit", "{}", "-o", "{}"], "w.json"),
-    (["fit", "{}", "-o", "model.toml", "--report", "{}"], "w.json"),
-    (["platform", "--energy", "{}", "-o", "{}"], "e.toml"),
-    (["platform", "--machine-events", "{}", "-o", "{}"], "p.csv"),
-    (["failures", "{}", "-o", "{}"], "platform.xml"),
-])
+@pytest.mark.parametrize(
+    "command, same",
+    [
+        (["trace", "convert", "{}", "-o", "{}"], "p.csv"),
+        (["trace", "stats", "{}", "--json", "{}"], "p.csv"),
+        (["trace", "stats", "{}", "--csv", "{}"], "p.csv"),
+        (["swf", "convert", "{}", "-o", "{}"], "k.swf"),
+        (["generate", "--tasks", "10", "--model", "{}", "-o", "{}"], "m.toml"),
+        (["generate", "--tasks", "10", "--requests", "{}", "-o", "{}"], "r.json"),
+        (["requests", "{}", "-o", "{}"], "p.csv"),
+        (["fit", "{}", "-o", "{}"], "w.json"),
+        (["fit", "{}", "-o", "model.toml", "--report", "{}"], "w.json"),
+        (["platform", "--energy", "{}", "-o", "{}"], "e.toml"),
+        (["platform", "--machine-events", "{}", "-o", "{}"], "p.csv"),
+        (["failures", "{}", "-o", "{}"], "platform.xml"),
+    ],
+)
 def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, command, same):
     path = files / same
     message = one_line_error(invoke([a.format(path) for a in command]))
@@ -69,22 +72,27 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, command
 
 def test_an_output_through_another_name_of_the_input_is_refused(files):
     os.link(files / "p.csv", files / "same.csv")
-    assert "would replace the input" in one_line_error(invoke(["trace", "convert", files / "p.csv", "-o", files / "same.csv"]))
+    assert "would replace the input" in one_line_error(
+        invoke(["trace", "convert", files / "p.csv", "-o", files / "same.csv"])
+    )
     assert (files / "p.csv").read_text() == KEEP
 
 
-@pytest.mark.parametrize("command", [
-    ["generate", "--tasks", "10", "-o", "{out}"],
-    ["platform", "--machines", "4", "-o", "{out}"],
-    ["failures", "{dir}/platform.xml", "-o", "{out}"],
-    ["trace", "convert", "{dir}/p.csv", "-o", "{out}"],
-    ["trace", "stats", "{dir}/p.csv", "--json", "{out}"],
-    ["trace", "stats", "{dir}/p.csv", "--csv", "{out}"],
-    ["swf", "convert", "{dir}/k.swf", "-o", "{out}"],
-    ["requests", "{dir}/p.csv", "-o", "{out}"],
-    ["fit", "{dir}/w.json", "-o", "{out}"],
-    ["fit", "{dir}/w.json", "-o", "{dir}/model.toml", "--report", "{out}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["generate", "--tasks", "10", "-o", "{out}"],
+        ["platform", "--machines", "4", "-o", "{out}"],
+        ["failures", "{dir}/platform.xml", "-o", "{out}"],
+        ["trace", "convert", "{dir}/p.csv", "-o", "{out}"],
+        ["trace", "stats", "{dir}/p.csv", "--json", "{out}"],
+        ["trace", "stats", "{dir}/p.csv", "--csv", "{out}"],
+        ["swf", "convert", "{dir}/k.swf", "-o", "{out}"],
+        ["requests", "{dir}/p.csv", "-o", "{out}"],
+        ["fit", "{dir}/w.json", "-o", "{out}"],
+        ["fit", "{dir}/w.json", "-o", "{dir}/model.toml", "--report", "{out}"],
+    ],
+)
 def test_an_output_into_a_missing_folder_is_one_clear_error(files, command):
     out = files / "nodir" / "w.json"
     if command[0] == "fit" and "--report" not in command:
@@ -93,12 +101,15 @@ def test_an_output_into_a_missing_folder_is_one_clear_error(files, command):
     assert message == f"Error: {out}: no such folder {files / 'nodir'}"
 
 
-@pytest.mark.parametrize("command", [
-    ["demo", "-o", "{out}"],
-    ["trace", "stats", "{dir}/p.csv", "--plots", "{out}"],
-    ["fit", "{dir}/w.json", "-o", "{dir}/model.toml", "--plots", "{out}"],
-    ["compare", "{dir}/m.toml", "-o", "{out}"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["demo", "-o", "{out}"],
+        ["trace", "stats", "{dir}/p.csv", "--plots", "{out}"],
+        ["fit", "{dir}/w.json", "-o", "{dir}/model.toml", "--plots", "{out}"],
+        ["compare", "{dir}/m.toml", "-o", "{out}"],
+    ],
+)
 def test_an_output_folder_under_a_file_is_one_clear_error(files, command):
     out = files / "w.json" / "sub"
     message = one_line_error(invoke([a.format(dir=files, out=out) for a in command]))
@@ -132,9 +143,19 @@ def test_sigterm_ends_a_long_generation_without_a_trace(tmp_path, earlier):
     if earlier:
         workload.write_text(KEEP)
     process = subprocess.Popen(
-        [sys.executable, "-c", "from batsim_google.cli import main; main()",
-         "generate", "--tasks", "100000000", "-o", workload.name],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-c",
+            "from batsim_google.cli import main; main()",
+            "generate",
+            "--tasks",
+            "100000000",
+            "-o",
+            workload.name,
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 300  # a bound against a hang, not a timing under test

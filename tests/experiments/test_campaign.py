@@ -17,8 +17,8 @@ from batsim_google.experiments.campaign import load_campaign
 from batsim_google.experiments.execution import MARKER, completed
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.platform.google_2011 import TRACE_DAYS
-from batsim_google.units import DAY
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.units import DAY
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -63,11 +63,16 @@ def test_parsed_campaign(tmp_path):
     assert none.law is None and none.file is None and none.seeds == (None,)
     assert drawn.law.mean_time_between_failures == 20000 and drawn.law.mean_repair_time == 600
     assert drawn.law.time_between_failures_shape == 1.0 and drawn.horizon == 7200 and drawn.seeds == (5,)
-    assert dict(campaign.policies) == {"on": PolicyConfig(), "sleep": PolicyConfig(energy="idle-sleep", idle_timeout=60)}
+    assert dict(campaign.policies) == {
+        "on": PolicyConfig(),
+        "sleep": PolicyConfig(energy="idle-sleep", idle_timeout=60),
+    }
 
 
 def test_defaults(tmp_path):
-    path = campaign_file(tmp_path, """
+    path = campaign_file(
+        tmp_path,
+        """
         [platforms]
         c = {cell = 10}
         [workloads]
@@ -75,7 +80,8 @@ def test_defaults(tmp_path):
         [failures]
         f = {seeds = [3]}
         [policies.default]
-    """)
+    """,
+    )
     campaign = load_campaign(path)
     assert campaign.timeout == 3600 and campaign.workloads[0].seeds == (0,)
     assert campaign.failures[0].horizon == TRACE_DAYS * DAY and campaign.failures[0].law is not None
@@ -84,30 +90,54 @@ def test_defaults(tmp_path):
     assert [f.name for f in load_campaign(path).failures] == ["none"]
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\n", r"\[platforms\] is missing"),
-    ("[platforms]\nc = {cell = 0}\n", r"platforms.c.cell must be a positive integer \(got 0\)"),
-    ("[platforms]\nc = {cell = 4, file = 'x.xml'}\n", "platforms.c needs exactly one of cell, file"),
-    ("[platforms]\nc = {file = 'missing.xml'}\n", "platforms.c.file: no such file"),
-    ("[platforms]\n'bad name' = {cell = 4}\n", "platforms.bad name: names are letters"),
-    ("[platforms]\nc = {cell = 4, machines = 3}\n", r"unknown key\(s\) in platforms.c: machines"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'nope', tasks = 5}\n", "workloads.w.preset must be one of"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google'}\n", "workloads.w needs exactly one of tasks, duration"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, seeds = [1, 1]}\n", "workloads.w.seeds repeats"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr = -1}\n",
-     "failures.f.mttr must be a positive number"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr_shape = 1e-9}\n",
-     r"failures.f.mttr_shape must be large enough for the Weibull mean to be finite \(got 1e-09\)"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestart = 'sometimes'\n",
-     "policies.p: restart must be one of"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",
-     r"unknown key\(s\) in policies.p: restarts"),
-    ("timeout = -3\n", r"timeout must be a positive number \(got -3\)"),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 0}\n",
-     r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)'),
-    ("[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
-     r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)'),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\n", r"\[platforms\] is missing"),
+        ("[platforms]\nc = {cell = 0}\n", r"platforms.c.cell must be a positive integer \(got 0\)"),
+        ("[platforms]\nc = {cell = 4, file = 'x.xml'}\n", "platforms.c needs exactly one of cell, file"),
+        ("[platforms]\nc = {file = 'missing.xml'}\n", "platforms.c.file: no such file"),
+        ("[platforms]\n'bad name' = {cell = 4}\n", "platforms.bad name: names are letters"),
+        ("[platforms]\nc = {cell = 4, machines = 3}\n", r"unknown key\(s\) in platforms.c: machines"),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'nope', tasks = 5}\n",
+            "workloads.w.preset must be one of",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google'}\n",
+            "workloads.w needs exactly one of tasks, duration",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, seeds = [1, 1]}\n",
+            "workloads.w.seeds repeats",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr = -1}\n",
+            "failures.f.mttr must be a positive number",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[failures]\nf = {mttr_shape = 1e-9}\n",
+            r"failures.f.mttr_shape must be large enough for the Weibull mean to be finite \(got 1e-09\)",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestart = 'sometimes'\n",
+            "policies.p: restart must be one of",
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",
+            r"unknown key\(s\) in policies.p: restarts",
+        ),
+        ("timeout = -3\n", r"timeout must be a positive number \(got -3\)"),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 0}\n",
+            r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)',
+        ),
+        (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
+            r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)',
+        ),
+    ],
+)
 def test_errors_name_the_file_and_entry(tmp_path, text, message):
     path = campaign_file(tmp_path, text)
     with pytest.raises(ParameterError, match=message) as error:
@@ -138,7 +168,10 @@ def test_plan_writes_each_input_once_and_crosses_the_runs(tmp_path):
 
 
 def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_path):
-    campaign = load_campaign(campaign_file(tmp_path, """
+    campaign = load_campaign(
+        campaign_file(
+            tmp_path,
+            """
         [platforms]
         c12 = {cell = 12}
         c24 = {cell = 24}
@@ -147,7 +180,9 @@ def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_p
         cell = {preset = "google", tasks = 30, seeds = [1], arrival_scale = "cell"}
         twice = {preset = "google", tasks = 30, seeds = [1], arrival_scale = 2}
         [policies.p]
-    """))
+    """,
+        )
+    )
     assert [w.arrival_scale for w in campaign.workloads] == [1.0, "cell", 2.0]
     runs = plan_campaign(campaign, tmp_path / "out")
     jobs = {(r.platform, r.workload): json.loads(r.workload_file.read_text()) for r in runs}
@@ -157,7 +192,9 @@ def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_p
             scaled = jobs[platform, workload]
             assert scaled["meta"]["arrival_scale"] == pytest.approx(scale)
             rounding = (scale + 1) * 1e-6  # subtimes are written to the microsecond
-            assert [job["subtime"] for job in scaled["jobs"]] == pytest.approx([t * scale for t in plain], rel=0, abs=rounding)
+            assert [job["subtime"] for job in scaled["jobs"]] == pytest.approx(
+                [t * scale for t in plain], rel=0, abs=rounding
+            )
     assert "arrival_scale" not in jobs["c12", "plain"]["meta"]
 
 
@@ -173,13 +210,16 @@ def test_a_changed_spec_writes_a_new_input_and_changes_the_fingerprint(tmp_path)
 def test_workload_and_platform_files_are_used_in_place(tmp_path):
     plan = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "first")
     platform, workload = plan[0].platform_file, plan[0].workload_file
-    path = campaign_file(tmp_path, f"""
+    path = campaign_file(
+        tmp_path,
+        f"""
         [platforms]
         mine = {{file = "{platform}"}}
         [workloads]
         trace = {{file = "{workload}"}}
         [policies.default]
-    """)
+    """,
+    )
     runs = plan_campaign(load_campaign(path), tmp_path / "out")
     assert len(runs) == 1
     assert (runs[0].platform_file, runs[0].workload_file, runs[0].workload_seed) == (platform, workload, None)
@@ -206,7 +246,9 @@ def test_failed_runs_are_reported_and_not_marked(tmp_path):
 
     from batsim_google.cli import main
 
-    path = campaign_file(tmp_path, """
+    path = campaign_file(
+        tmp_path,
+        """
         [platforms]
         small = {cell = 12}
         [workloads]
@@ -214,9 +256,12 @@ def test_failed_runs_are_reported_and_not_marked(tmp_path):
         [policies.on]
         [policies.sleep]
         energy = "idle-sleep"
-    """)
+    """,
+    )
     output = tmp_path / "out"
-    result = CliRunner().invoke(main, ["compare", str(path), "-o", str(output), "--batsim", "no-such-batsim", "--jobs", "1", "--no-progress"])
+    result = CliRunner().invoke(
+        main, ["compare", str(path), "-o", str(output), "--batsim", "no-such-batsim", "--jobs", "1", "--no-progress"]
+    )
     assert result.exit_code == 1, result.output
     assert "2 runs: 0 simulated, 0 reused, 2 failed" in result.output
     assert "no 'no-such-batsim' executable" in result.output
@@ -225,11 +270,14 @@ def test_failed_runs_are_reported_and_not_marked(tmp_path):
     assert pl.read_csv(output / "summary.csv").height == 0 and not (output / "plots").exists()
 
 
-@pytest.mark.parametrize(("policy", "message"), [
-    ('{restart = "sometimes"}', "--policy: restart must be one of"),
-    ("{restarts = 1}", r"unknown key\(s\) in --policy: restarts"),
-    ("restart", "--policy must be a TOML inline table"),
-])
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ('{restart = "sometimes"}', "--policy: restart must be one of"),
+        ("{restarts = 1}", r"unknown key\(s\) in --policy: restarts"),
+        ("restart", "--policy must be a TOML inline table"),
+    ],
+)
 def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message):
     from click.testing import CliRunner
 
@@ -237,6 +285,8 @@ def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message)
 
     original = tmp_path / "w.json"
     original.write_text('{"nb_res": 1, "jobs": [], "profiles": {}}')
-    result = CliRunner().invoke(main, ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy])
+    result = CliRunner().invoke(
+        main, ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy]
+    )
     assert result.exit_code == 2 and not (tmp_path / "v").exists()
     assert re.search(message, result.output), result.output

@@ -37,7 +37,7 @@ def test_deviation_reproduces_gaevoy_table_3(column):
 
 def test_deviation_known_case_and_left_out_metrics():
     dev, left_out = deviation({"a": 10.0, "b": 20.0, "c": 0.0, "d": None}, {"a": 11.0, "b": 20.0, "c": 5.0, "d": 3.0})
-    assert dev == pytest.approx(math.sqrt((0.1 ** 2 + 0.0) / 2))
+    assert dev == pytest.approx(math.sqrt((0.1**2 + 0.0) / 2))
     assert left_out == ["c", "d"]
     assert deviation({"a": 4.0}, {"a": 2.0})[0] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="no metric to compare"):
@@ -51,9 +51,13 @@ def test_student_half_width():
 
 
 def test_aggregate_gives_bootstrap_intervals_and_n():
-    frame = pl.DataFrame({
-        "policy": ["x", "x", "x", "y", "y"], "m": [1.0, 2.0, 3.0, 5.0, None], "k": [1, 1, 1, 2, 4],
-    })
+    frame = pl.DataFrame(
+        {
+            "policy": ["x", "x", "x", "y", "y"],
+            "m": [1.0, 2.0, 3.0, 5.0, None],
+            "k": [1, 1, 1, 2, 4],
+        }
+    )
     summary = {(r["policy"], r["metric"]): r for r in aggregate(frame, ["policy"], ["m", "k"]).iter_rows(named=True)}
     x = summary[("x", "m")]
     assert (x["n"], x["mean"], x["std"]) == (3, 2.0, 1.0)
@@ -79,7 +83,7 @@ def test_bootstrap_interval_covers_the_mean_at_about_its_nominal_rate():
     # 91 % of the time (it undercovers a little on skewed laws); an interval of half its width
     # covers ~67 %, one using the std for the standard error ~100 %.
     rng = np.random.default_rng(3)
-    true_mean, trials = math.exp(0.5 ** 2 / 2), 400
+    true_mean, trials = math.exp(0.5**2 / 2), 400
     hits = 0
     for _ in range(trials):
         low, high = bootstrap_interval(rng.lognormal(0.0, 0.5, 20), resamples=2000, rng=rng)

@@ -34,19 +34,39 @@ def test_campaign_figures_are_written_with_energy_in_gigajoules(tmp_path, monkey
         from batsim_google.experiments.outputs import RunOutputs
 
         metrics = run_metrics(RunOutputs(directory), FIXTURES / "cell4_energy.xml")
-        runs.append({"platform": "cell4", "workload": "w", "workload_seed": seed, "failures": "none", "failure_seed": None,
-                     "policy": policy, "status": "done", "wall_seconds": 1.0, **metrics, "directory": str(directory)})
+        runs.append(
+            {
+                "platform": "cell4",
+                "workload": "w",
+                "workload_seed": seed,
+                "failures": "none",
+                "failure_seed": None,
+                "policy": policy,
+                "status": "done",
+                "wall_seconds": 1.0,
+                **metrics,
+                "directory": str(directory),
+            }
+        )
     table = pl.DataFrame(runs, schema_overrides={"failure_seed": pl.Int64}, infer_schema_length=None)
     saved = _saved(monkeypatch)
     written = write_plots(tmp_path / "plots", table, summary_table(table), {"cell4": FIXTURES / "cell4_energy.xml"})
     names = {path.name for path in written}
-    assert names == {"energy_vs_waiting.png", "timeline-cell4-w-none.png", "suspension-cell4-w-none.png", "waiting-cell4-w-none.png"}
+    assert names == {
+        "energy_vs_waiting.png",
+        "timeline-cell4-w-none.png",
+        "suspension-cell4-w-none.png",
+        "waiting-cell4-w-none.png",
+    }
     assert all(path.stat().st_size > 0 for path in written)
     energy = saved[0].axes[0]
     assert energy.get_ylabel() == "energy (GJ)"
     assert any("n = 2" in text.get_text() for text in energy.get_legend().get_texts())
     waiting = saved[-1].axes
-    assert [ax.get_xlabel() for ax in waiting] == ["waiting time per task (s)", "bounded slowdown per task (bound 10 s)"]
+    assert [ax.get_xlabel() for ax in waiting] == [
+        "waiting time per task (s)",
+        "bounded slowdown per task (bound 10 s)",
+    ]
     assert len(waiting[0].get_lines()) == 2  # one CDF per policy
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
-from batsim_google.experiments.load_energy import load_energy
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.load_energy import load_energy
+from batsim_google.experiments.metrics import SLOWDOWN_BOUND_S, cpu_capacity, cpu_utilization_over_time, run_metrics
 from batsim_google.experiments.outputs import RunOutputs, started_jobs, task_times
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
@@ -45,10 +45,10 @@ def test_counts_and_outcomes(metrics):
     assert metrics["tasks"] == 9
     assert (metrics["completed"], metrics["killed_by_design"], metrics["killed_by_user"]) == (5, 1, 1)
     assert (metrics["rejected"], metrics["not_restarted"], metrics["pending_at_end"]) == (1, 1, 0)
-    assert metrics["evictions"] == 4          # w0!0, w0!1 twice, w0!7
-    assert metrics["resubmissions"] == 7      # the Batsim jobs of workload 'resubmit', one never ran
-    assert metrics["failure_kills"] == 4      # w0!3 once, w0!6 three times
-    assert metrics["lost_to_failures"] == 1   # w0!6
+    assert metrics["evictions"] == 4  # w0!0, w0!1 twice, w0!7
+    assert metrics["resubmissions"] == 7  # the Batsim jobs of workload 'resubmit', one never ran
+    assert metrics["failure_kills"] == 4  # w0!3 once, w0!6 three times
+    assert metrics["lost_to_failures"] == 1  # w0!6
     assert metrics["balanced"] is True
 
 
@@ -71,7 +71,12 @@ def test_without_the_ledger_batsims_files_give_the_metrics_and_the_ledgers_are_n
         shutil.copy(RUN.path(name), tmp_path / f"out_{name}")
     metrics = run_metrics(RunOutputs(tmp_path))  # no platform either
     assert metrics["makespan_s"] == MAKESPAN
-    assert (metrics["jobs"], metrics["jobs_completed"], metrics["jobs_killed"], metrics["jobs_rejected"]) == (16, 5, 9, 2)
+    assert (metrics["jobs"], metrics["jobs_completed"], metrics["jobs_killed"], metrics["jobs_rejected"]) == (
+        16,
+        5,
+        9,
+        2,
+    )
     assert metrics["mean_waiting_s"] == pytest.approx(30 / 8)  # the workload jobs' waits, as with the ledger
     # each job that succeeded is a task: (finish - submit) / max(execution, 10)
     slowdowns = [1.0, 1.0, 65 / 50, 115 / 100, 1.0]  # w0!5 (4 s: 1), w0!2, w0_1#2, w0_0#1, w0!8
@@ -81,6 +86,7 @@ def test_without_the_ledger_batsims_files_give_the_metrics_and_the_ledgers_are_n
     assert metrics["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
     assert metrics["energy_j"] == metrics["batsim_energy_j"] == 45000.5  # the load term is not applied
     from batsim_google.experiments.metrics import LEDGER_METRICS
+
     assert all(metrics[name] is None for name in LEDGER_METRICS)
     assert run_metrics(RunOutputs(tmp_path), PLATFORM)["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
 
@@ -102,19 +108,27 @@ def test_waiting_times_are_the_first_waits_of_started_tasks(metrics):
 def test_bounded_slowdown_over_tasks_that_did_all_their_work(metrics):
     assert SLOWDOWN_BOUND_S == 10.0
     slowdowns = [
-        130 / 100,        # w0!0: evicted, done at 130
-        90 / 50,          # w0!1: done at 90
-        20 / 20,          # w0!2
+        130 / 100,  # w0!0: evicted, done at 130
+        90 / 50,  # w0!1: done at 90
+        20 / 20,  # w0!2
         max(1.0, 4 / 10),  # w0!5: 4 s of work counts as 10
-        75 / 75,          # w0!8
-        220 / 200,        # w0!3: a service, to the end of its second life
+        75 / 75,  # w0!8
+        220 / 200,  # w0!3: a service, to the end of its second life
     ]
     assert metrics["mean_bounded_slowdown"] == pytest.approx(np.mean(slowdowns))
 
 
 def test_utilization_is_allocated_cpu_time_over_capacity_times_makespan(metrics):
-    cpu_seconds = 1.0 * (10 + 100) + 0.5 * (10 + 5 + 50) + 1.0 * 20 + 0.5 * (20 + 200) + 0.5 * 4 \
-        + 0.25 * (20 + 5 + 8) + 1.0 * 20 + 1.0 * 75
+    cpu_seconds = (
+        1.0 * (10 + 100)
+        + 0.5 * (10 + 5 + 50)
+        + 1.0 * 20
+        + 0.5 * (20 + 200)
+        + 0.5 * 4
+        + 0.25 * (20 + 5 + 8)
+        + 1.0 * 20
+        + 1.0 * 75
+    )
     assert metrics["utilization"] == pytest.approx(cpu_seconds / (CAPACITY * MAKESPAN))
 
 
@@ -134,8 +148,14 @@ def test_energy_is_batsims_last_cumulative_figure_plus_the_loads(metrics, tmp_pa
 
 def test_load_energy_follows_simgrids_linear_model_and_caps_the_load():
     host = PlatformHost("m0", (1e9,), 1, {"wattage_per_state": "100:150:200, 10:10:10", "cpu_capacity": "0.5"})
-    jobs = pl.DataFrame({"machine": [0, 0, 0], "starting_time": [0.0, 10.0, 10.0], "finish_time": [10.0, 20.0, 20.0],
-                         "cpu": [0.125, 0.5, 0.25]})
+    jobs = pl.DataFrame(
+        {
+            "machine": [0, 0, 0],
+            "starting_time": [0.0, 10.0, 10.0],
+            "finish_time": [10.0, 20.0, 20.0],
+            "cpu": [0.125, 0.5, 0.25],
+        }
+    )
     # 0-10: load 0.25 -> 150 - 100 + 50 x 0.25; 10-20: load 1.5, at most 1 -> 50 + 50
     assert load_energy(jobs, [host]) == pytest.approx(10 * (50 + 12.5) + 10 * 100)
     assert load_energy(jobs, [PlatformHost("m0", (1e9,), 1, {})]) is None  # no energy model
@@ -165,14 +185,21 @@ def test_suspensions_from_eviction_to_next_start(metrics):
 
 
 def test_a_suspension_ends_with_its_task_or_is_censored_at_the_end_of_the_run():
-    jobs = pl.DataFrame({
-        "task_id": ["a", "b", "c", "d"], "starting_time": [0.0] * 4, "finish_time": [10.0, 20.0, 30.0, 40.0],
-        "end_reason": ["evicted"] * 4,
-    })
-    tasks = pl.DataFrame({
-        "task_id": ["a", "b", "c", "d"], "outcome": ["killed_by_user", "pending_at_end", None, "not_restarted"],
-        "ended": [50.0, 300.0, None, 40.0],
-    })
+    jobs = pl.DataFrame(
+        {
+            "task_id": ["a", "b", "c", "d"],
+            "starting_time": [0.0] * 4,
+            "finish_time": [10.0, 20.0, 30.0, 40.0],
+            "end_reason": ["evicted"] * 4,
+        }
+    )
+    tasks = pl.DataFrame(
+        {
+            "task_id": ["a", "b", "c", "d"],
+            "outcome": ["killed_by_user", "pending_at_end", None, "not_restarted"],
+            "ended": [50.0, 300.0, None, 40.0],
+        }
+    )
     intervals = suspension_intervals(jobs, tasks, 300.0).sort("task_id")
     assert intervals.rows() == [("a", 10.0, 50.0, False), ("b", 20.0, 300.0, True), ("c", 30.0, 300.0, True)]
 
@@ -180,16 +207,22 @@ def test_a_suspension_ends_with_its_task_or_is_censored_at_the_end_of_the_run():
 def test_cpu_utilization_over_time():
     usage = cpu_utilization_over_time(RUN, CAPACITY)
     at = dict(usage.iter_rows())
-    assert at[0.0] == pytest.approx((1.0 + 0.5) / CAPACITY)          # w0!0 and w0!1
-    assert at[5.0] == pytest.approx((1.0 + 0.5 + 0.5) / CAPACITY)    # and the service w0!3
+    assert at[0.0] == pytest.approx((1.0 + 0.5) / CAPACITY)  # w0!0 and w0!1
+    assert at[5.0] == pytest.approx((1.0 + 0.5 + 0.5) / CAPACITY)  # and the service w0!3
     assert at[MAKESPAN] == pytest.approx(0.0)
 
 
 def test_queue_metrics_of_gaevoy_et_al():
     # Per started task: (submit, last end, time run); waiting = end - submit - run.
     tasks = {
-        "w0!0": (0, 130, 110), "w0!1": (0, 90, 65), "w0!2": (10, 30, 20), "w0!3": (5, 225, 220),
-        "w0!5": (10, 14, 4), "w0!6": (20, 60, 33), "w0!7": (100, 150, 20), "w0!8": (150, 225, 75),
+        "w0!0": (0, 130, 110),
+        "w0!1": (0, 90, 65),
+        "w0!2": (10, 30, 20),
+        "w0!3": (5, 225, 220),
+        "w0!5": (10, 14, 4),
+        "w0!6": (20, 60, 33),
+        "w0!7": (100, 150, 20),
+        "w0!8": (150, 225, 75),
     }
     sojourn = np.array([end - submit for submit, end, _ in tasks.values()], dtype=float)
     run = np.array([r for *_, r in tasks.values()], dtype=float)
@@ -248,8 +281,10 @@ def test_cpu_capacity_of_a_written_cell(tmp_path):
 def test_cpu_capacity_reads_clusters_and_needs_compute_hosts(tmp_path):
     assert cpu_capacity(FIXTURES / "cell4_energy.xml") == pytest.approx(1.0 + 1.0 + 0.5 + 0.5)  # two <cluster>s
     master_only = tmp_path / "master.xml"
-    master_only.write_text('<platform version="4.1"><zone id="z" routing="Full">'
-                           '<host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>')
+    master_only.write_text(
+        '<platform version="4.1"><zone id="z" routing="Full">'
+        '<host id="master" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>'
+    )
     with pytest.raises(ValueError, match="master.xml: no compute host"):
         cpu_capacity(master_only)
 
@@ -268,7 +303,9 @@ def test_metrics_command_prints_the_metrics_and_names_a_folder_without_outputs(t
 
     from batsim_google.cli import main
 
-    result = CliRunner().invoke(main, ["metrics", str(RUN.directory), "--platform", str(PLATFORM), "--json", str(tmp_path / "m.json")])
+    result = CliRunner().invoke(
+        main, ["metrics", str(RUN.directory), "--platform", str(PLATFORM), "--json", str(tmp_path / "m.json")]
+    )
     assert result.exit_code == 0, result.output
     assert "delivered_cpu_s         322\n" in result.output and "jobs_rejected           2\n" in result.output
     assert json.loads((tmp_path / "m.json").read_text()) == run_metrics(RUN, PLATFORM)
@@ -279,9 +316,22 @@ def test_metrics_command_prints_the_metrics_and_names_a_folder_without_outputs(t
 def test_run_summary_lines_say_na_for_what_is_not_known():
     from batsim_google.cli.metrics import summary_lines
 
-    lines = summary_lines({**dict.fromkeys(["energy_j", "completed"]), "mean_waiting_s": 3.75, "p95_waiting_s": 19.5,
-                           "mean_bounded_slowdown": 1.2, "utilization": 0.5, "not_restarted": 0, "delivered_cpu_s": 7200.0,
-                           "jobs_completed": 5, "jobs_killed": 9, "jobs_rejected": 2})
-    assert lines[0] == ("energy n/a, waiting mean 3.75 s, p95 19.5 s, bounded slowdown 1.2, utilization 0.5, "
-                        "completed tasks n/a, abandoned at the restart cap 0, delivered 2 CPU-h")
+    lines = summary_lines(
+        {
+            **dict.fromkeys(["energy_j", "completed"]),
+            "mean_waiting_s": 3.75,
+            "p95_waiting_s": 19.5,
+            "mean_bounded_slowdown": 1.2,
+            "utilization": 0.5,
+            "not_restarted": 0,
+            "delivered_cpu_s": 7200.0,
+            "jobs_completed": 5,
+            "jobs_killed": 9,
+            "jobs_rejected": 2,
+        }
+    )
+    assert lines[0] == (
+        "energy n/a, waiting mean 3.75 s, p95 19.5 s, bounded slowdown 1.2, utilization 0.5, "
+        "completed tasks n/a, abandoned at the restart cap 0, delivered 2 CPU-h"
+    )
     assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected"

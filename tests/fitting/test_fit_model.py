@@ -9,25 +9,24 @@ import re
 import numpy as np
 import polars as pl
 import pytest
-from scipy import stats
 from click.testing import CliRunner
+from scipy import stats
 
 from batsim_google.cli import main
-from batsim_google.model.laws import Gamma, HyperExponential, LogNormal, law_from_mapping
+from batsim_google.errors import InputFileError
 from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.fidelity import fidelity_report
 from batsim_google.fitting.law_fitters import FITTERS
 from batsim_google.fitting.model_fit import MIN_CLASS_TASKS, SMALL_CLASS, fit_model
-from batsim_google.errors import InputFileError
 from batsim_google.fitting.table import task_table
-from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model
+from batsim_google.fitting.trace_input import trace_task_table
+from batsim_google.generation.generator import generate
+from batsim_google.generation.workload import write_generated_workload
+from batsim_google.model.laws import Gamma, HyperExponential, LogNormal, law_from_mapping
 from batsim_google.model.presets import preset
 from batsim_google.model.priority import rate_for_centroid
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generation.workload import write_generated_workload
-
-from batsim_google.fitting.trace_input import trace_task_table
-from batsim_google.generation.generator import generate
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model
 from batsim_google.trace.row_accounting import RowAccount, TraceError
 
 FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lomax-ml"]
@@ -61,7 +60,12 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
         "subtime is missing or not finite": 1,
     }
     assert table.frame.row(0, named=True) == {
-        "subtime": 0.0, "makespan": 10.0, "kind": "task", "priority": 1 / 12, "google_priority": 0, "scheduling_class": 0,
+        "subtime": 0.0,
+        "makespan": 10.0,
+        "kind": "task",
+        "priority": 1 / 12,
+        "google_priority": 0,
+        "scheduling_class": 0,
     }
     # Strict: the first bad row, numbered from 1, whatever its reason.
     with pytest.raises(TraceError, match=r"^tasks.csv:2: makespan is missing, not finite or <= 0$"):
@@ -79,7 +83,12 @@ def test_batsim_reader_gives_delays_for_tasks_and_walltimes_for_services(tmp_pat
     for job, row in zip(data["jobs"], table.iter_rows(named=True)):
         expected = job["walltime"] if job["kind"] == "service" else data["profiles"][job["profile"]]["delay"]
         assert (row["subtime"], row["makespan"], row["kind"], row["priority"], row["class"]) == (
-            job["subtime"], expected, job["kind"], job["priority"], job["class"])
+            job["subtime"],
+            expected,
+            job["kind"],
+            job["priority"],
+            job["class"],
+        )
 
 
 def test_apriori_fit_recovers_the_generating_model(google_workload):
@@ -105,12 +114,14 @@ def test_apriori_fit_recovers_the_generating_model(google_workload):
 def test_small_classes_are_skipped_and_counted_or_refused_in_strict_mode():
     rng = np.random.default_rng(0)
     count = 500
-    frame = pl.DataFrame({
-        "subtime": np.cumsum(rng.exponential(1.0, count)),
-        "makespan": rng.lognormal(5, 1, count),
-        "kind": ["service" if i < MIN_CLASS_TASKS - 1 else "task" for i in range(count)],
-        "priority": rng.uniform(0.01, 0.5, count),
-    })
+    frame = pl.DataFrame(
+        {
+            "subtime": np.cumsum(rng.exponential(1.0, count)),
+            "makespan": rng.lognormal(5, 1, count),
+            "kind": ["service" if i < MIN_CLASS_TASKS - 1 else "task" for i in range(count)],
+            "priority": rng.uniform(0.01, 0.5, count),
+        }
+    )
     result = fit_model(frame, methods=FAST)
     assert [c.name for c in result.model.classes] == ["task"]
     rows = result.table.rows
@@ -124,13 +135,19 @@ def _three_clusters(seed: int = 5) -> pl.DataFrame:
     """Tasks in three well-separated groups of (makespan, Google priority, scheduling class)."""
     rng = np.random.default_rng(seed)
     sizes, frames = (6000, 3000, 1000), []
-    for size, (mass, priority, klass, kind) in zip(sizes, [(300, 0, 0, "FINISH"), (2000, 9, 2, "KILL"), (60_000, 4, 3, "FINISH")]):
-        frames.append(pl.DataFrame({
-            "makespan": rng.gamma(30.0, mass / 30.0, size),
-            "google_priority": rng.choice([priority, min(priority + 1, 11)], size, p=[0.8, 0.2]),
-            "scheduling_class": np.full(size, klass),
-            "end_event": [kind] * size,
-        }))
+    for size, (mass, priority, klass, kind) in zip(
+        sizes, [(300, 0, 0, "FINISH"), (2000, 9, 2, "KILL"), (60_000, 4, 3, "FINISH")]
+    ):
+        frames.append(
+            pl.DataFrame(
+                {
+                    "makespan": rng.gamma(30.0, mass / 30.0, size),
+                    "google_priority": rng.choice([priority, min(priority + 1, 11)], size, p=[0.8, 0.2]),
+                    "scheduling_class": np.full(size, klass),
+                    "end_event": [kind] * size,
+                }
+            )
+        )
     frame = pl.concat(frames).sample(fraction=1.0, shuffle=True, seed=seed)
     return frame.with_columns(pl.Series("subtime", np.cumsum(rng.exponential(0.5, frame.height))))
 
@@ -148,7 +165,11 @@ def test_kmeans_finds_the_clusters_and_writes_one_class_each():
     assert clusters["scheduling_class"].to_list() == pytest.approx([0, 2, 3])
     assert clusters["service_share"].to_list() == [0.0, 1.0, 0.0]
     model = result.model
-    assert [(c.name, c.kind) for c in model.classes] == [("cluster0", "task"), ("cluster1", "service"), ("cluster2", "task")]
+    assert [(c.name, c.kind) for c in model.classes] == [
+        ("cluster0", "task"),
+        ("cluster1", "service"),
+        ("cluster2", "task"),
+    ]
     # ML rate = the rate whose mean is the centroid's priority, as for the paper's tables.
     for task_class, centroid in zip(model.classes, clusters["priority"].to_list()):
         if centroid < 5:
@@ -166,13 +187,15 @@ def _table_of(model: WorkloadModel, tasks: int, seed: int) -> pl.DataFrame:
     index = np.concatenate([b.class_index for b in batches])
     kinds = np.array([c.kind for c in model.classes])
     names = np.array([c.name for c in model.classes])
-    return pl.DataFrame({
-        "subtime": np.concatenate([b.subtime for b in batches]),
-        "makespan": np.concatenate([b.makespan for b in batches]),
-        "kind": kinds[index],
-        "priority": np.concatenate([b.priority for b in batches]),
-        "class": names[index],
-    })
+    return pl.DataFrame(
+        {
+            "subtime": np.concatenate([b.subtime for b in batches]),
+            "makespan": np.concatenate([b.makespan for b in batches]),
+            "kind": kinds[index],
+            "priority": np.concatenate([b.priority for b in batches]),
+            "class": names[index],
+        }
+    )
 
 
 def test_fidelity_of_a_fitted_model_and_of_a_wrong_one():
@@ -181,7 +204,9 @@ def test_fidelity_of_a_fitted_model_and_of_a_wrong_one():
         interarrival=HyperExponential((0.8, 0.2), (40.0, 2.0)),
         classes=(
             TaskClass("task", "task", 0.75, None, None, 5.0, makespan=Gamma(0.7, 1500.0)),
-            TaskClass("service", "service", 0.25, None, None, 2.0, makespan=HyperExponential((0.6, 0.4), (0.01, 0.0001))),
+            TaskClass(
+                "service", "service", 0.25, None, None, 2.0, makespan=HyperExponential((0.6, 0.4), (0.01, 0.0001))
+            ),
         ),
     )
     original = _table_of(truth, 50_000, seed=1)
@@ -204,9 +229,19 @@ def load_model_law(mapping):
 
 def test_fit_command_writes_a_model_that_generates_a_report_and_plots(google_workload, tmp_path):
     model_path, report_path, plots = tmp_path / "fitted.toml", tmp_path / "report.json", tmp_path / "plots"
-    outcome = CliRunner().invoke(main, [
-        "fit", str(google_workload), "-o", str(model_path), "--report", str(report_path), "--plots", str(plots),
-    ])
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            str(google_workload),
+            "-o",
+            str(model_path),
+            "--report",
+            str(report_path),
+            "--plots",
+            str(plots),
+        ],
+    )
     assert outcome.exit_code == 0, outcome.output
     assert "fit table: rows read 60000 = used 60000 + skipped 0\n" in outcome.output and "fidelity" in outcome.output
     model = load_model(model_path)
@@ -225,21 +260,40 @@ def test_fit_command_writes_a_model_that_generates_a_report_and_plots(google_wor
     again = CliRunner().invoke(main, ["generate", "--model", str(model_path), "--tasks", "1000", "-o", str(generated)])
     assert again.exit_code == 0, again.output
     markdown = tmp_path / "report.md"
-    kmeans = CliRunner().invoke(main, [
-        "fit", str(google_workload), "-o", str(tmp_path / "k.json"), "--k", "3", "--laws", ",".join(FAST),
-        "--report", str(markdown), "--plots", str(plots), "--no-fidelity",
-    ])
+    kmeans = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            str(google_workload),
+            "-o",
+            str(tmp_path / "k.json"),
+            "--k",
+            "3",
+            "--laws",
+            ",".join(FAST),
+            "--report",
+            str(markdown),
+            "--plots",
+            str(plots),
+            "--no-fidelity",
+        ],
+    )
     assert kmeans.exit_code == 0, kmeans.output
     # Three clusters, unless one is a handful of extreme makespans, skipped and counted.
     assert len(load_model(tmp_path / "k.json").classes) == 3 or SMALL_CLASS in kmeans.output
-    assert "## k-means" in markdown.read_text() and (plots / "silhouette.png").exists() and (plots / "elbow.png").exists()
+    assert (
+        "## k-means" in markdown.read_text() and (plots / "silhouette.png").exists() and (plots / "elbow.png").exists()
+    )
 
 
-@pytest.mark.parametrize(("arguments", "message"), [
-    (["--classes", "apriori", "--k", "3"], "--k needs --classes kmeans"),
-    (["--laws", "weibull"], "unknown fitting method"),
-    (["-o", "model.yaml"], "must end in .toml or .json"),
-])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--classes", "apriori", "--k", "3"], "--k needs --classes kmeans"),
+        (["--laws", "weibull"], "unknown fitting method"),
+        (["-o", "model.yaml"], "must end in .toml or .json"),
+    ],
+)
 def test_fit_command_errors(google_workload, tmp_path, arguments, message):
     output = ["-o", str(tmp_path / "m.toml")] if "-o" not in arguments else []
     outcome = CliRunner().invoke(main, ["fit", str(google_workload), *output, *arguments])
@@ -265,7 +319,9 @@ def test_real_trace_sample_is_reproduced_within_the_papers_ks(google_2011):
 def test_fit_command_reads_a_trace_part(google_2011, tmp_path):
     part = google_2011 / "task_events" / "part-00001-of-00500.csv.gz"
     model = tmp_path / "model.toml"
-    outcome = CliRunner().invoke(main, ["fit", str(part), "-o", str(model), "--no-fidelity", "--laws", "lognormal-ml,gamma-ml"])
+    outcome = CliRunner().invoke(
+        main, ["fit", str(part), "-o", str(model), "--no-fidelity", "--laws", "lognormal-ml,gamma-ml"]
+    )
     assert outcome.exit_code == 0, outcome.output
     read = int(re.search(r"task_events: rows read (\d+) = used (\d+) \+ skipped (\d+)", outcome.output).group(1))
     assert read == 77_776  # every row of the part, used or skipped with a reason
@@ -281,7 +337,9 @@ def test_the_inter_arrival_law_keeps_the_observed_arrival_rate():
     n = 20_000
     gaps = np.where(rng.random(n) < 0.9, rng.exponential(1e-5, n), rng.exponential(1.0, n))
     subtimes = np.cumsum(gaps)
-    table = pl.DataFrame({"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n})
+    table = pl.DataFrame(
+        {"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n}
+    )
     mean_gap = np.diff(subtimes).mean()
     result = fit_model(table, profile="none", methods=["lognormal-ml", "exponential", "gamma-ml"], seed=0)
     scores = {fit.method: fit for fit in result.arrivals.fits}
@@ -302,7 +360,9 @@ def test_simultaneous_submissions_are_a_share_of_zero_gaps_in_the_model():
     n = 20_000
     gaps = np.where(rng.random(n) < 0.5, 0.0, rng.gamma(0.5, 4.0, n))
     subtimes = np.cumsum(gaps)
-    table = pl.DataFrame({"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n})
+    table = pl.DataFrame(
+        {"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n}
+    )
     result = fit_model(table, profile="none", methods=["exponential", "gamma-ml"], seed=0)
     arrivals, model = result.arrivals, result.model
     observed = np.diff(subtimes)
@@ -323,12 +383,17 @@ def test_a_field_that_is_not_a_number_is_a_counted_skip_or_a_one_line_error(tmp_
     rows = [f"{t},{10 + t},task,0.5" for t in range(40)]
     rows[3] = "abc,13,task,0.5"
     table.write_text("subtime,makespan,kind,priority\n" + "\n".join(rows) + "\n")
-    result = CliRunner().invoke(main, ["fit", str(table), "-o", str(tmp_path / "m.toml"), "--no-fidelity", *(["--strict"] if strict else [])])
+    result = CliRunner().invoke(
+        main, ["fit", str(table), "-o", str(tmp_path / "m.toml"), "--no-fidelity", *(["--strict"] if strict else [])]
+    )
     assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
     if strict:
         assert result.exit_code == 2 and f"{table}:4: subtime is missing or not finite" in result.output
     else:
-        assert result.exit_code == 0 and "rows read 40 = used 39 + skipped 1 (subtime is missing or not finite: 1)" in result.output
+        assert (
+            result.exit_code == 0
+            and "rows read 40 = used 39 + skipped 1 (subtime is missing or not finite: 1)" in result.output
+        )
 
 
 @pytest.mark.parametrize("distinct", [7, 1000])
@@ -336,6 +401,8 @@ def test_too_large_a_k_is_a_short_message(tmp_path, distinct):
     table = tmp_path / "t.csv"
     rows = [f"{t},{10 + 1.37 * (t % distinct)},task,{(t % 12 + 1) / 12}" for t in range(1000)]
     table.write_text("subtime,makespan,kind,priority\n" + "\n".join(rows) + "\n")
-    result = CliRunner().invoke(main, ["fit", str(table), "--k", "300", "-o", str(tmp_path / "m.toml"), "--no-fidelity"])
+    result = CliRunner().invoke(
+        main, ["fit", str(table), "--k", "300", "-o", str(tmp_path / "m.toml"), "--no-fidelity"]
+    )
     error = result.output.strip().splitlines()[-1]
     assert result.exit_code == 2 and len(error) < 200 and "cluster" not in error, error

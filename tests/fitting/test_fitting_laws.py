@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from batsim_google.model.laws import Gamma, HyperExponential, HyperGamma, LogNormal, Lomax, Pareto
 from batsim_google.fitting.law_fitters import FITTERS, hyperexponential_moments
 from batsim_google.fitting.priority_rate import fit_priority_rate
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, fit_law
+from batsim_google.model.laws import Gamma, HyperExponential, HyperGamma, LogNormal, Lomax, Pareto
 from batsim_google.model.priority import draw_priorities
 
 SIZE = 100_000
@@ -44,16 +44,19 @@ def test_lognormal_of_mean_and_median_is_the_papers_mass_and_disparity():
     assert fit.law is None and "mean" in fit.note and fit.ks == np.inf
 
 
-@pytest.mark.parametrize(("method", "truth", "rel"), [
-    ("pareto-ml", Pareto(1.5, 10.0), 0.02),
-    ("lomax-ml", Lomax(2.5, 100.0), 0.05),
-    ("gamma-moments", Gamma(0.6, 2000.0), 0.04),
-    ("gamma-ml", Gamma(0.6, 2000.0), 0.02),
-    ("hyperexp2-ml", HyperExponential((0.7, 0.3), (0.1, 0.002)), 0.05),
-    ("hyperexp3-ml", HyperExponential((0.6, 0.3, 0.1), (1.0, 0.05, 0.001)), 0.06),
-    ("hypergamma2-ml", HyperGamma((0.3, 0.7), (0.5, 3.0), (10.0, 1000.0)), 0.05),
-    ("hypergamma3-ml", HyperGamma((0.5, 0.3, 0.2), (2.0, 5.0, 1.5), (1.0, 100.0, 10_000.0)), 0.08),
-])
+@pytest.mark.parametrize(
+    ("method", "truth", "rel"),
+    [
+        ("pareto-ml", Pareto(1.5, 10.0), 0.02),
+        ("lomax-ml", Lomax(2.5, 100.0), 0.05),
+        ("gamma-moments", Gamma(0.6, 2000.0), 0.04),
+        ("gamma-ml", Gamma(0.6, 2000.0), 0.02),
+        ("hyperexp2-ml", HyperExponential((0.7, 0.3), (0.1, 0.002)), 0.05),
+        ("hyperexp3-ml", HyperExponential((0.6, 0.3, 0.1), (1.0, 0.05, 0.001)), 0.06),
+        ("hypergamma2-ml", HyperGamma((0.3, 0.7), (0.5, 3.0), (10.0, 1000.0)), 0.05),
+        ("hypergamma3-ml", HyperGamma((0.5, 0.3, 0.2), (2.0, 5.0, 1.5), (1.0, 100.0, 10_000.0)), 0.08),
+    ],
+)
 def test_fitters_recover_the_parameters_of_their_law(method, truth, rel):
     law = FITTERS[method](_sample(truth))
     assert type(law) is type(truth)
@@ -68,7 +71,9 @@ def test_exponential_and_gamma_ml_solve_their_likelihood_equations():
     law = FITTERS["gamma-ml"](sample)
     # Gaevoy (14, 15): rate = v / E(x); digamma(v) - ln v = E(ln x) - ln E(x).
     assert law.shape * law.scale == pytest.approx(sample.mean(), rel=1e-6)
-    assert special.digamma(law.shape) - np.log(law.shape) == pytest.approx(np.log(sample).mean() - np.log(sample.mean()), abs=1e-6)
+    assert special.digamma(law.shape) - np.log(law.shape) == pytest.approx(
+        np.log(sample).mean() - np.log(sample.mean()), abs=1e-6
+    )
     moments = FITTERS["gamma-moments"](sample)
     assert moments.shape * moments.scale**2 == pytest.approx(sample.var(ddof=1), rel=1e-9)
 
@@ -99,12 +104,17 @@ def test_scores_and_selection():
     gamma = fits["gamma-ml"]
     assert gamma.loglik == pytest.approx(stats.gamma(gamma.law.shape, scale=gamma.law.scale).logpdf(sample).sum())
     assert gamma.aic == pytest.approx(4 - 2 * gamma.loglik)
-    assert gamma.ks == pytest.approx(stats.kstest(sample, stats.gamma(gamma.law.shape, scale=gamma.law.scale).cdf).statistic)
+    assert gamma.ks == pytest.approx(
+        stats.kstest(sample, stats.gamma(gamma.law.shape, scale=gamma.law.scale).cdf).statistic
+    )
     assert best_fit(fits.values(), "aic").method == "gamma-ml"
     assert best_fit(fits.values(), "ks").method == "gamma-ml"
     assert gamma.ks < 0.01 < fits["exponential"].ks and gamma.seconds >= 0
-    made_up = [LawFit("a", gamma.law, 0.2, -5.0, 14.0, 0.0), LawFit("b", gamma.law, 0.1, -9.0, 20.0, 0.0),
-               LawFit("c", None, np.inf, -np.inf, np.inf, 0.0, "n/a")]
+    made_up = [
+        LawFit("a", gamma.law, 0.2, -5.0, 14.0, 0.0),
+        LawFit("b", gamma.law, 0.1, -9.0, 20.0, 0.0),
+        LawFit("c", None, np.inf, -np.inf, np.inf, 0.0, "n/a"),
+    ]
     assert best_fit(made_up, "ks").method == "b" and best_fit(made_up, "aic").method == "a"
     with pytest.raises(ValueError, match="unknown fitting method"):
         fit_all(sample, ["weibull"])
@@ -120,9 +130,11 @@ def test_priority_rate_by_maximum_likelihood(rate):
     standard_error = 1.0 / np.sqrt(SIZE * stats.truncexpon(rate, scale=1 / rate).var())
     assert abs(fit.rate - rate) < 5 * standard_error + 1e-3
     assert not fit.note
+
     # It is the maximum: a nearby rate has a lower likelihood.
     def loglik(r):
         return stats.truncexpon(r, scale=1 / r).logpdf(priorities).sum()
+
     assert loglik(fit.rate) > max(loglik(fit.rate * 1.02), loglik(fit.rate / 1.02))
 
 

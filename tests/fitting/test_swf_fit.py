@@ -13,15 +13,14 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import plain_swf_jobs
+from width_groups import expected_pow2_name
 
 from batsim_google.cli import main
 from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, fit_model
 from batsim_google.fitting.swf_input import swf_task_table
 from batsim_google.model.workload_model import load_model
 from batsim_google.trace.row_accounting import RowAccount
-
-from conftest import plain_swf_jobs
-from width_groups import expected_pow2_name
 
 FAST = "lognormal-ml,gamma-ml,exponential,lomax-ml"
 
@@ -43,9 +42,23 @@ def kth_jobs(kth) -> dict:
 def kth_fit(kth, tmp_path_factory):
     folder = tmp_path_factory.mktemp("kth")
     model, report = folder / "kth.toml", folder / "kth.json"
-    outcome = CliRunner().invoke(main, [
-        "fit", str(kth), "-o", str(model), "--groups", "pow2", "--laws", FAST, "--report", str(report), "--seed", "3",
-    ])
+    outcome = CliRunner().invoke(
+        main,
+        [
+            "fit",
+            str(kth),
+            "-o",
+            str(model),
+            "--groups",
+            "pow2",
+            "--laws",
+            FAST,
+            "--report",
+            str(report),
+            "--seed",
+            "3",
+        ],
+    )
     assert outcome.exit_code == 0, outcome.output
     return outcome.output, model, json.loads(report.read_text())
 
@@ -61,7 +74,9 @@ def test_every_line_and_job_of_the_log_is_accounted_for(kth_fit, kth_jobs):
         f"(makespan is missing, not finite or <= 0: {bad_run}, width is not an integer >= 1: {bad_width})"
     ) in output
     assert report["rows"] == {
-        "read": lines, "used": used, "incidents": [],
+        "read": lines,
+        "used": used,
+        "incidents": [],
         "skipped": {"makespan is missing, not finite or <= 0": bad_run, "width is not an integer >= 1": bad_width},
     }
     assert "SWF has no priorities: every job gets priority 0.5" in output
@@ -83,7 +98,21 @@ def test_width_law_is_the_logs_histogram_and_groups_have_their_sizes(kth_fit, kt
     assert min(groups.values()) >= MIN_GROUP_TASKS  # every power-of-two group of KTH is large enough
     [fitted] = report["classes"]
     assert {g["group"]: g["tasks"] for g in fitted["widths"]["group_fits"]} == groups
-    assert [g["group"] for g in fitted["widths"]["group_fits"]] == ["1", "2", "3", "4", "5-7", "8", "9-15", "16", "17-31", "32", "33-63", "64", "65-127"]
+    assert [g["group"] for g in fitted["widths"]["group_fits"]] == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5-7",
+        "8",
+        "9-15",
+        "16",
+        "17-31",
+        "32",
+        "33-63",
+        "64",
+        "65-127",
+    ]
     assert (fitted["widths"]["small_groups"], fitted["widths"]["small_group_tasks"]) == (0, 0)
     assert set(job_class.makespan_by_group) == set(groups)
     # The generated jobs take the log's widths in its proportions (two-sample KS on widths).
@@ -107,10 +136,16 @@ def test_the_fitted_model_generates_jobs_of_the_logs_widths(kth_fit, tmp_path):
     _, model_file, _ = kth_fit
     model = load_model(model_file)
     out = tmp_path / "w.json"
-    refused = CliRunner().invoke(main, ["generate", "--model", str(model_file), "--tasks", "100", "--nb-res", "64", "-o", str(out)])
+    refused = CliRunner().invoke(
+        main, ["generate", "--model", str(model_file), "--tasks", "100", "--nb-res", "64", "-o", str(out)]
+    )
     assert refused.exit_code == 2 and "take up to 100 resources, more than nb_res = 64" in refused.output
-    outcome = CliRunner().invoke(main, ["generate", "--model", str(model_file), "--tasks", "5000", "--nb-res", "100", "-o", str(out)])
+    outcome = CliRunner().invoke(
+        main, ["generate", "--model", str(model_file), "--tasks", "5000", "--nb-res", "100", "-o", str(out)]
+    )
     assert outcome.exit_code == 0, outcome.output
     jobs = json.loads(out.read_text())["jobs"]
     assert {job["res"] for job in jobs} <= {int(v) for v in model.classes[0].width.values}
-    assert sum(job["res"] == 1 for job in jobs) / len(jobs) == pytest.approx(model.classes[0].width.weights[0], abs=0.025)
+    assert sum(job["res"] == 1 for job in jobs) / len(jobs) == pytest.approx(
+        model.classes[0].width.weights[0], abs=0.025
+    )

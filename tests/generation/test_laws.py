@@ -11,9 +11,9 @@ import pytest
 from scipy import stats
 
 from batsim_google.generation.generator import generate
-from batsim_google.model.workload_model import TaskClass, WorkloadModel
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import TaskClass, WorkloadModel
 
 DRAWS = 200_000
 ALPHA = 0.001

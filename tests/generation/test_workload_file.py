@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 
 from batsim_google.generation.batsim_json import MAX_GRAIN, WorkloadWriter
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.generation.workload import write_generated_workload
 
 
 def _write(path, seed=3, **bounds):
@@ -100,7 +100,18 @@ def test_writer_rejects_bad_parameters_and_removes_partial_files(tmp_path):
 def test_writer_keeps_explicit_res_walltime_and_string_columns(tmp_path):
     path = tmp_path / "w.json"
     with WorkloadWriter(path, 8) as writer:
-        writer.write(pl.DataFrame({"id": [1, 2], "subtime": [0.5, 1.0], "delay": [3.0, 0.0], "res": [2, 8], "walltime": [10.0, 20.0], "user": ['a"b', "c"]}))
+        writer.write(
+            pl.DataFrame(
+                {
+                    "id": [1, 2],
+                    "subtime": [0.5, 1.0],
+                    "delay": [3.0, 0.0],
+                    "res": [2, 8],
+                    "walltime": [10.0, 20.0],
+                    "user": ['a"b', "c"],
+                }
+            )
+        )
         writer.write(pl.DataFrame({"id": [3], "subtime": [2.0], "delay": [1.5]}))
     data = json.loads(path.read_text())
     assert [(j["id"], j["res"], j["walltime"]) for j in data["jobs"][:2]] == [(1, 2, 10.0), (2, 8, 20.0)]
@@ -119,7 +130,9 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     assert one.read_bytes() == default.read_bytes()
     scaled = tmp_path / "scaled.json"
     factor = 12583 / 512
-    write_generated_workload(scaled, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=factor)
+    write_generated_workload(
+        scaled, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=factor
+    )
     base, stretched = json.loads(default.read_text()), json.loads(scaled.read_text())
     assert stretched["meta"]["arrival_scale"] == factor and "arrival_scale" not in base["meta"]
     times = np.array([[a["subtime"], b["subtime"]] for a, b in zip(base["jobs"], stretched["jobs"])])
@@ -127,7 +140,9 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     strip = [{key: value for key, value in job.items() if key != "subtime"} for job in base["jobs"]]
     assert strip == [{key: value for key, value in job.items() if key != "subtime"} for job in stretched["jobs"]]
     with pytest.raises(ValueError, match="arrival_scale"):
-        write_generated_workload(tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0)
+        write_generated_workload(
+            tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0
+        )
 
 
 def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, monkeypatch):

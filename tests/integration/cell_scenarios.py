@@ -4,8 +4,8 @@ and reading Batsim's CSV outputs."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
@@ -17,8 +17,15 @@ PLATFORM = FIXTURES / "cell4_energy.xml"  # m0, m1: capacity 1; m2, m3: capacity
 
 def task(i, subtime, delay, priority=0.5, cpu=0.5, memory=0.5, kind="task") -> dict:
     """One job of a scenario; a service's ``delay`` is its lifetime."""
-    return {"id": i, "subtime": float(subtime), "delay": float(delay), "kind": kind,
-            "priority": priority, "cpu": cpu, "memory": memory}
+    return {
+        "id": i,
+        "subtime": float(subtime),
+        "delay": float(delay),
+        "kind": kind,
+        "priority": priority,
+        "cpu": cpu,
+        "memory": memory,
+    }
 
 
 def workload(path: Path, jobs: list[dict]) -> Path:

@@ -20,8 +20,8 @@ from batsim_google.simulation.run import run_google_cell
 batsimpy_frontend = pytest.importorskip(
     "batsim_google.simulation.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
 )
-from cell_scenarios import PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task
-from cell_scenarios import workload as our_workload
+from cell_scenarios import PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task  # noqa: E402
+from cell_scenarios import workload as our_workload  # noqa: E402
 
 
 def workload(path: Path, jobs: list[dict], keep_no_walltime: bool = False) -> Path:
@@ -41,7 +41,11 @@ def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
     """The test platform with batsim-py's ``watt_per_state`` beside (or instead of) SimGrid's
     ``wattage_per_state``."""
     text = PLATFORM.read_text()
-    replacement = r'\1\n      <prop id="watt_per_state" value="\2"/>' if keep_wattage else r'<prop id="watt_per_state" value="\2"/>'
+    replacement = (
+        r'\1\n      <prop id="watt_per_state" value="\2"/>'
+        if keep_wattage
+        else r'<prop id="watt_per_state" value="\2"/>'
+    )
     path = tmp_path / ("both_properties.xml" if keep_wattage else "watt_only.xml")
     path.write_text(re.sub(r'(<prop id="wattage_per_state" value="([^"]*)"/>)', replacement, text))
     return path
@@ -51,7 +55,12 @@ def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
     summary = run_google_cell(
-        platform, [path], tmp_path / "out", {"restart": "none", **policy}, timeout=60, batsim=batsim_binary,
+        platform,
+        [path],
+        tmp_path / "out",
+        {"restart": "none", **policy},
+        timeout=60,
+        batsim=batsim_binary,
         frontend="batsim-py",
     ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
@@ -61,8 +70,12 @@ def run_batsim_py(code: str, *args, tmp_path: Path, timeout: float) -> tuple[int
     """Run a batsim-py script (which starts Batsim itself); its exit status, or None if it had to
     be stopped after ``timeout`` seconds, and everything it and Batsim printed."""
     process = subprocess.Popen(
-        [sys.executable, "-c", code, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, start_new_session=True, env=dict(os.environ, TMPDIR=str(tmp_path)),  # Batsim's outputs
+        [sys.executable, "-c", code, *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        env=dict(os.environ, TMPDIR=str(tmp_path)),  # Batsim's outputs
     )
     try:
         output, _ = process.communicate(timeout=timeout)
@@ -146,7 +159,7 @@ def test_batsim_py_starts_batsim_without_dynamic_jobs_or_event_forwarding(tmp_pa
     status, output = run_batsim_py(code, PLATFORM, path, tmp_path=tmp_path, timeout=30)
     assert status == 0, output
     sent = next(line for line in output.splitlines() if "SIMULATION_BEGINS" in line)  # Batsim's own log
-    config = json.loads(sent[sent.index("Sending '") + 9:sent.rindex("'")])["events"][0]["data"]["config"]
+    config = json.loads(sent[sent.index("Sending '") + 9 : sent.rindex("'")])["events"][0]["data"]["config"]
     assert config["dynamic-jobs-enabled"] is False and config["dynamic-jobs-acknowledged"] is False
     assert config["profile-reuse-enabled"] is False and config["forward-unknown-events"] is False
     assert not [name for name in dir(SimulatorHandler) if "regist" in name.lower()]  # and no call to register
@@ -171,8 +184,10 @@ def test_machine_failure_breaks_batsim_py_host_states(tmp_path, batsim_binary):
     path = workload(tmp_path / "one.json", [task(0, 0, 100, cpu=1.0, memory=1.0)])
     events = tmp_path / "failure.jsonl"
     events.write_text(
-        json.dumps({"type": "machine_unavailable", "resources": "0", "timestamp": 5}) + "\n"
-        + json.dumps({"type": "machine_available", "resources": "0", "timestamp": 20}) + "\n"
+        json.dumps({"type": "machine_unavailable", "resources": "0", "timestamp": 5})
+        + "\n"
+        + json.dumps({"type": "machine_available", "resources": "0", "timestamp": 20})
+        + "\n"
     )
     code = (
         "import sys\nfrom batsim_py import SimulatorHandler\nsim = SimulatorHandler()\n"

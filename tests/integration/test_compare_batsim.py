@@ -39,7 +39,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def compare(campaign: Path, output: Path, batsim: str, *options: str):
-    result = CliRunner().invoke(main, ["compare", str(campaign), "-o", str(output), "--batsim", batsim, "--no-progress", *options])
+    result = CliRunner().invoke(
+        main, ["compare", str(campaign), "-o", str(output), "--batsim", batsim, "--no-progress", *options]
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     return result.output
 
@@ -65,7 +67,10 @@ def test_campaign_writes_tables_and_figures(campaign):
     assert runs.equals(pl.read_csv(output / "runs.csv", schema=runs.schema))
     assert runs.height == 4 and set(runs["status"]) == {"done"}
     assert sorted(runs.select("workload_seed", "policy").rows()) == [
-        (1, "always-on"), (1, "idle-sleep"), (2, "always-on"), (2, "idle-sleep"),
+        (1, "always-on"),
+        (1, "idle-sleep"),
+        (2, "always-on"),
+        (2, "idle-sleep"),
     ]
     summary = pl.read_parquet(output / "summary.parquet")
     energy = summary.filter(pl.col("metric") == "energy_j")
@@ -83,7 +88,9 @@ def test_metrics_agree_with_batsim_and_with_the_files(campaign):
         assert row["makespan_s"] == pytest.approx(float(batsim["makespan"]), abs=1e-5)
         # Batsim's own total counts from the first submission; ours from time 0 (a few joules apart).
         assert row["batsim_energy_j"] == pytest.approx(float(batsim["consumed_joules"]), rel=1e-6)
-        assert 0 < row["load_energy_j"] and row["energy_j"] == pytest.approx(row["batsim_energy_j"] + row["load_energy_j"])
+        assert 0 < row["load_energy_j"] and row["energy_j"] == pytest.approx(
+            row["batsim_energy_j"] + row["load_energy_j"]
+        )
         assert row["balanced"] and row["tasks"] == 1100
         assert row["evictions"] > 0 and row["resubmissions"] == row["evictions"]  # no failures, immediate restarts
         assert row["suspended_tasks"] > 0 and 0 < row["utilization"] < 1
@@ -97,8 +104,10 @@ def test_idle_sleep_saves_energy_on_the_same_workloads(campaign):
     _, output, _ = campaign
     runs = pl.read_parquet(output / "runs.parquet")
     for seed in (1, 2):
-        on, sleep = (runs.filter((pl.col("workload_seed") == seed) & (pl.col("policy") == p)).row(0, named=True)
-                     for p in ("always-on", "idle-sleep"))
+        on, sleep = (
+            runs.filter((pl.col("workload_seed") == seed) & (pl.col("policy") == p)).row(0, named=True)
+            for p in ("always-on", "idle-sleep")
+        )
         assert sleep["energy_j"] < 0.5 * on["energy_j"]
         assert sleep["completed"] == on["completed"] and sleep["makespan_s"] == pytest.approx(on["makespan_s"])
 
@@ -137,22 +146,43 @@ def test_validate_by_simulation(tmp_path, batsim_binary):
     runner = CliRunner()
     platform, original = tmp_path / "cell64.xml", tmp_path / "original.json"
     assert runner.invoke(main, ["platform", "--machines", "64", "-o", str(platform)]).exit_code == 0
-    generated = runner.invoke(main, ["generate", "--tasks", "600", "--seed", "11", "--nb-res", "64", "-o", str(original)])
+    generated = runner.invoke(
+        main, ["generate", "--tasks", "600", "--seed", "11", "--nb-res", "64", "-o", str(original)]
+    )
     assert generated.exit_code == 0
-    result = runner.invoke(main, [
-        "validate", str(original), "--platform", str(platform), "--replications", "2", "--seed", "5",
-        "-o", str(tmp_path / "validation"), "--batsim", batsim_binary, "--no-progress",
-    ])
+    result = runner.invoke(
+        main,
+        [
+            "validate",
+            str(original),
+            "--platform",
+            str(platform),
+            "--replications",
+            "2",
+            "--seed",
+            "5",
+            "-o",
+            str(tmp_path / "validation"),
+            "--batsim",
+            batsim_binary,
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     report = json.loads((tmp_path / "validation" / "validation.json").read_text())
     assert (tmp_path / "validation" / "model.toml").is_file() and report["tasks"] == 600
     assert [m["metric"] for m in report["metrics"]] == list(QUEUE_METRICS)
     assert all(m["replications"] == 2 for m in report["metrics"] if m["mean"] is not None)
     # Dev from the runs' own markers: the original's metrics against the replications' mean.
-    markers = {p.parts[-4]: json.loads(p.read_text())["queue"] for p in (tmp_path / "validation" / "runs").rglob(MARKER)}
+    markers = {
+        p.parts[-4]: json.loads(p.read_text())["queue"] for p in (tmp_path / "validation" / "runs").rglob(MARKER)
+    }
     assert sorted(markers) == ["generated-s5", "generated-s6", "original"]
-    means = {m: (markers["generated-s5"][m] + markers["generated-s6"][m]) / 2
-             for m in QUEUE_METRICS if None not in (markers["generated-s5"][m], markers["generated-s6"][m])}
+    means = {
+        m: (markers["generated-s5"][m] + markers["generated-s6"][m]) / 2
+        for m in QUEUE_METRICS
+        if None not in (markers["generated-s5"][m], markers["generated-s6"][m])
+    }
     assert report["deviation"] == pytest.approx(deviation(markers["original"], means)[0])
     assert math.isfinite(report["deviation"]) and report["deviation"] >= 0
     assert f"Dev = {report['deviation']:.4f}" in result.output

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
-from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.platform.simgrid_xml import compute_hosts
 
 
 def write_demo(folder) -> tuple[str, str]:

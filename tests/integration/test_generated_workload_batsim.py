@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, run_simulation
-from batsim_google.generation.workload import write_generated_workload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 pytestmark = pytest.mark.batsim
@@ -27,7 +27,14 @@ def test_generated_workload_completes_in_batsim(tmp_path, batsim_binary, grain):
     workload = tmp_path / "workload.json"
     write_generated_workload(workload, preset("google"), load_request_law(), 4, tasks=300, nb_res=8, grain=grain)
     result = run_simulation(
-        Simulation(FIXTURES / "cluster8.xml", [workload], tmp_path / "out", pybatsim("fillerSched"), timeout=120, batsim=batsim_binary)
+        Simulation(
+            FIXTURES / "cluster8.xml",
+            [workload],
+            tmp_path / "out",
+            pybatsim("fillerSched"),
+            timeout=120,
+            batsim=batsim_binary,
+        )
     )
     jobs = {str(job["id"]): job for job in json.loads(workload.read_text())["jobs"]}
     profiles = json.loads(workload.read_text())["profiles"]

@@ -5,18 +5,23 @@ from __future__ import annotations
 import json
 
 import pytest
+from cell_scenarios import (
+    PLATFORM,
+    evicted_for_the_high_task,
+    idle_sleep_beats_always_on,
+    preemption_jobs,
+    rows,
+    task,
+    workload,
+)
 
-from batsim_google.simulation import googleCell
+from batsim_google.errors import SimulationError
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.errors import SimulationError
-from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation import googleCell
 from batsim_google.simulation.run import run_google_cell
-from batsim_google.generation.workload import write_generated_workload
-
-from cell_scenarios import (
-    PLATFORM, evicted_for_the_high_task, idle_sleep_beats_always_on, preemption_jobs, rows, task, workload,
-)
+from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, pybatsim_scheduler, run_simulation
 
 pytestmark = pytest.mark.batsim
 
@@ -24,7 +29,9 @@ pytestmark = pytest.mark.batsim
 def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
-    summary = run_google_cell(PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary).summary
+    summary = run_google_cell(
+        PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary
+    ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 
 
@@ -77,12 +84,18 @@ def test_failure_storm_resubmits_and_never_uses_failed_machines(tmp_path, batsim
 
 
 def test_user_kill_event(tmp_path, batsim_binary):
-    jobs = [task(0, 0, 100, cpu=1.0, memory=1.0), task(1, 0, 100, cpu=1.0, memory=1.0),
-            task(2, 0, 100, cpu=1.0, memory=1.0), task(3, 0, 100, cpu=1.0, memory=1.0)]
+    jobs = [
+        task(0, 0, 100, cpu=1.0, memory=1.0),
+        task(1, 0, 100, cpu=1.0, memory=1.0),
+        task(2, 0, 100, cpu=1.0, memory=1.0),
+        task(3, 0, 100, cpu=1.0, memory=1.0),
+    ]
     events = tmp_path / "kills.jsonl"
     events.write_text(
-        json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!0"}) + "\n"
-        + json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!3"}) + "\n"
+        json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!0"})
+        + "\n"
+        + json.dumps({"type": "user_kill", "timestamp": 10, "job_id": "w0!3"})
+        + "\n"
     )
     summary, out = simulate(tmp_path, jobs, batsim_binary, events=[events])
     states = {job: row["final_state"] for job, row in out.items()}
@@ -102,7 +115,12 @@ def test_idle_sleep_consumes_less_than_always_on(tmp_path, batsim_binary):
 def test_a_task_fitting_nowhere_awake_evicts_or_waits_for_a_wake(tmp_path, batsim_binary, wake_before_evicting):
     jobs = [task(0, 0, 2000, priority=0.1, cpu=1.0, memory=1.0), task(1, 300, 50, priority=0.9, cpu=1.0, memory=0.5)]
     summary, out = simulate(
-        tmp_path, jobs, batsim_binary, energy="idle-sleep", idle_timeout=60.0, wake_before_evicting=wake_before_evicting,
+        tmp_path,
+        jobs,
+        batsim_binary,
+        energy="idle-sleep",
+        idle_timeout=60.0,
+        wake_before_evicting=wake_before_evicting,
     )
     assert summary["balanced"] and out["1"]["final_state"] == "COMPLETED_SUCCESSFULLY"
     killed = [job for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
@@ -120,16 +138,25 @@ def test_no_switch_straddles_a_known_failure(tmp_path, batsim_binary, guarded):
     jobs = [task(0, 0, 2000, priority=0.9, cpu=1.0, memory=1.0), task(1, 300, 50, priority=0.1, cpu=1.0, memory=0.5)]
     path = workload(tmp_path / "workload.json", jobs)
     events = tmp_path / "events.jsonl"
-    events.write_text('{"timestamp": 305, "type": "machine_unavailable", "resources": "1"}\n'
-                      '{"timestamp": 400, "type": "machine_available", "resources": "1"}\n')
+    events.write_text(
+        '{"timestamp": 305, "type": "machine_unavailable", "resources": "1"}\n'
+        '{"timestamp": 400, "type": "machine_available", "resources": "1"}\n'
+    )
     output = tmp_path / "out"
     output.mkdir()
     options = {"policy": {"energy": "idle-sleep", "idle_timeout": 60.0}, "output": str(output / "out")}
     if guarded:
         options |= {"platform": str(PLATFORM), "events": [str(events)]}
     simulation = Simulation(
-        PLATFORM, [path], output, pybatsim_scheduler(googleCell.__file__, options), events=[events], energy=True,
-        batsim_options=[*GOOGLE_CELL_BATSIM_OPTIONS, "--forward-unknown-events"], timeout=120, batsim=batsim_binary,
+        PLATFORM,
+        [path],
+        output,
+        pybatsim_scheduler(googleCell.__file__, options),
+        events=[events],
+        energy=True,
+        batsim_options=[*GOOGLE_CELL_BATSIM_OPTIONS, "--forward-unknown-events"],
+        timeout=120,
+        batsim=batsim_binary,
     )
     if not guarded:
         with pytest.raises(SimulationError):

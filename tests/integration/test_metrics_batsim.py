@@ -30,16 +30,31 @@ def workload(tmp_path_factory) -> Path:
 
 def test_metrics_of_a_fillersched_run_come_from_batsims_files(tmp_path, batsim_binary, workload):
     output = tmp_path / "filler"
-    run_simulation(Simulation(PLATFORM, [workload], output, pybatsim_scheduler("fillerSched"), energy=True,
-                              timeout=120, batsim=batsim_binary, scheduler_log=False))
+    run_simulation(
+        Simulation(
+            PLATFORM,
+            [workload],
+            output,
+            pybatsim_scheduler("fillerSched"),
+            energy=True,
+            timeout=120,
+            batsim=batsim_binary,
+            scheduler_log=False,
+        )
+    )
     result = CliRunner().invoke(main, ["metrics", str(output), "--json", str(tmp_path / "metrics.json")])
     assert result.exit_code == 0, result.output
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     with (output / "out_schedule.csv").open() as handle:
-        batsim = {name: float(value) for name, value in next(csv.DictReader(handle)).items() if name != "batsim_version"}
+        batsim = {
+            name: float(value) for name, value in next(csv.DictReader(handle)).items() if name != "batsim_version"
+        }
     assert metrics["jobs"] == batsim["nb_jobs"] == 40
     assert (metrics["jobs_completed"], metrics["jobs_killed"], metrics["jobs_rejected"]) == (
-        batsim["nb_jobs_success"], batsim["nb_jobs_killed"], batsim["nb_jobs_rejected"])
+        batsim["nb_jobs_success"],
+        batsim["nb_jobs_killed"],
+        batsim["nb_jobs_rejected"],
+    )
     assert metrics["makespan_s"] == pytest.approx(batsim["makespan"], abs=1e-5)
     assert metrics["mean_waiting_s"] == pytest.approx(batsim["mean_waiting_time"], rel=1e-6)
     # fillerSched gives each job a whole machine: utilization is Batsim's computing time share
@@ -53,8 +68,21 @@ def test_metrics_of_a_fillersched_run_come_from_batsims_files(tmp_path, batsim_b
 
 def test_run_prints_a_summary_and_writes_metrics_json(tmp_path, batsim_binary, workload):
     output = tmp_path / "cell"
-    result = CliRunner().invoke(main, ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(output),
-                                       "--batsim", batsim_binary, "--no-progress"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--platform",
+            str(PLATFORM),
+            "--workload",
+            str(workload),
+            "-o",
+            str(output),
+            "--batsim",
+            batsim_binary,
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     metrics = json.loads((output / "metrics.json").read_text())
     assert metrics["tasks"] == 40 and metrics["balanced"] is True

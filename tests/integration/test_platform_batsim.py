@@ -8,30 +8,37 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 from procset import ProcSet
 
-from batsim_google.platform.batsim_events import write_availability_events
 from batsim_google.cli import main
-from batsim_google.platform.failures import FailureLaw, draw_failures
-from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.errors import SimulationError
+from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.errors import SimulationError
+from batsim_google.platform.batsim_events import write_availability_events
+from batsim_google.platform.failures import FailureLaw, draw_failures
+from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 from batsim_google.trace.machines import read_machine_history
-from batsim_google.generation.workload import write_generated_workload
-
-from conftest import REPO
 
 pytestmark = pytest.mark.batsim
 
 
 def run_batsim(platform, workload, output, *, events=None, energy=False, timeout, batsim):
     """pybatsim's fillerSchedWithEvents (it copes with machine events) on the platform."""
-    return run_simulation(Simulation(
-        platform, [workload], output, pybatsim_scheduler("fillerSchedWithEvents", timeout_ms=int(timeout * 1000)),
-        events=[events] if events else [], energy=energy, timeout=timeout, batsim=batsim,
-    ))
+    return run_simulation(
+        Simulation(
+            platform,
+            [workload],
+            output,
+            pybatsim_scheduler("fillerSchedWithEvents", timeout_ms=int(timeout * 1000)),
+            events=[events] if events else [],
+            energy=energy,
+            timeout=timeout,
+            batsim=batsim,
+        )
+    )
 
 
 def _rows(path):
@@ -58,7 +65,9 @@ def _check_run(run, events_path, platform):
     jobs = _rows(run.path("jobs.csv"))
     # Tasks do their work; services run until Batsim stops them at their lifetime (walltime).
     ends = {"task": "COMPLETED_SUCCESSFULLY", "service": "COMPLETED_WALLTIME_REACHED"}
-    assert jobs and all(job["final_state"] == ends["service" if job["profile"] == "service" else "task"] for job in jobs)
+    assert jobs and all(
+        job["final_state"] == ends["service" if job["profile"] == "service" else "task"] for job in jobs
+    )
     periods = _down_periods(events_path)
     for job in jobs:
         start = float(job["starting_time"])
@@ -86,7 +95,9 @@ def test_batsim_runs_the_512_machine_cell_with_energy_and_failures(batsim_binary
     law = FailureLaw(mean_time_between_failures=20_000.0, mean_repair_time=2_000.0)
     events = tmp_path / "failures.jsonl"
     write_availability_events(events, draw_failures(512, law, 86_400.0, np.random.default_rng(5)))
-    run = run_batsim(platform, workload, tmp_path / "cell", events=events, energy=True, timeout=300, batsim=batsim_binary)
+    run = run_batsim(
+        platform, workload, tmp_path / "cell", events=events, energy=True, timeout=300, batsim=batsim_binary
+    )
     jobs, schedule = _check_run(run, events, platform)
     assert len(jobs) == 300 and int(schedule["nb_computing_machines"]) == 512
     assert float(schedule["time_unavailable"]) > 0
@@ -97,11 +108,16 @@ def test_batsim_accepts_the_events_of_a_trace(batsim_binary, tmp_path):
     platform, events = tmp_path / "trace.xml", tmp_path / "trace.jsonl"
     runner = CliRunner()
     assert runner.invoke(main, ["platform", "--machine-events", str(trace), "-o", str(platform)]).exit_code == 0
-    assert runner.invoke(main, ["failures", str(platform), "--machine-events", str(trace), "-o", str(events)]).exit_code == 0
+    assert (
+        runner.invoke(main, ["failures", str(platform), "--machine-events", str(trace), "-o", str(events)]).exit_code
+        == 0
+    )
     history = read_machine_history([trace])
     workload = tmp_path / "workload.json"
     write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=20, nb_res=len(history.cell))
-    run = run_batsim(platform, workload, tmp_path / "trace", events=events, energy=True, timeout=120, batsim=batsim_binary)
+    run = run_batsim(
+        platform, workload, tmp_path / "trace", events=events, energy=True, timeout=120, batsim=batsim_binary
+    )
     _check_run(run, events, platform)
 
 

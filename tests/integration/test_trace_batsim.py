@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import SHARED_DATA
 
 from batsim_google.cli import main
-
-from conftest import SHARED_DATA
 
 PLATFORM = Path(__file__).resolve().parents[1] / "fixtures" / "platform_16.xml"
 PLATFORM_HOSTS = 16
@@ -32,13 +31,36 @@ def run_batsim(batsim: str, workload: Path, folder: Path, timeout: float = 300) 
     port = _free_port()
     log = (folder / "scheduler.log").open("w")
     scheduler = subprocess.Popen(
-        [str(Path(sys.executable).parent / "pybatsim"), "fillerSched", "-v", "warning", "-s", f"tcp://*:{port}", "-t", "30000"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            str(Path(sys.executable).parent / "pybatsim"),
+            "fillerSched",
+            "-v",
+            "warning",
+            "-s",
+            f"tcp://*:{port}",
+            "-t",
+            "30000",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         result = subprocess.run(
-            [batsim, "-q", "-p", str(PLATFORM), "-w", str(workload), "-e", str(folder / "out"), "-s", f"tcp://localhost:{port}"],
-            capture_output=True, text=True, timeout=timeout,
+            [
+                batsim,
+                "-q",
+                "-p",
+                str(PLATFORM),
+                "-w",
+                str(workload),
+                "-e",
+                str(folder / "out"),
+                "-s",
+                f"tcp://localhost:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         assert result.returncode == 0, result.stderr[-3000:]
         scheduler.wait(timeout=60)
@@ -70,10 +92,22 @@ def _check_all_ran(workload: Path, rows: list[dict]) -> None:
 @pytest.mark.batsim
 def test_trace_window_runs_in_batsim(batsim_binary, google_2011, tmp_path):
     workload = tmp_path / "trace.json"
-    result = CliRunner().invoke(main, [
-        "trace", "convert", str(google_2011), "-o", str(workload), "--start", "600", "--end", "640",
-        "--nb-res", str(PLATFORM_HOSTS),
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            "convert",
+            str(google_2011),
+            "-o",
+            str(workload),
+            "--start",
+            "600",
+            "--end",
+            "640",
+            "--nb-res",
+            str(PLATFORM_HOSTS),
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = run_batsim(batsim_binary, workload, tmp_path)
     _check_all_ran(workload, rows)
@@ -86,10 +120,22 @@ def test_swf_window_runs_in_batsim(batsim_binary, tmp_path):
     if not KTH.exists():
         pytest.skip(f"the SWF log is not at {KTH}")
     workload = tmp_path / "kth.json"
-    result = CliRunner().invoke(main, [
-        "swf", "convert", str(KTH), "-o", str(workload), "--start", "599850", "--end", "700000",
-        "--nb-res", str(PLATFORM_HOSTS),
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "swf",
+            "convert",
+            str(KTH),
+            "-o",
+            str(workload),
+            "--start",
+            "599850",
+            "--end",
+            "700000",
+            "--nb-res",
+            str(PLATFORM_HOSTS),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "needs more resources than nb_res" in result.output
     _check_all_ran(workload, run_batsim(batsim_binary, workload, tmp_path))

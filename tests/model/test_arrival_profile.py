@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from batsim_google.model.arrival_profile import ArrivalProfile
-from batsim_google.units import DAY, HALF_HOUR, WEEK
-from batsim_google.model.laws import Exponential, LogNormal
+from batsim_google.errors import ParameterError
 from batsim_google.fitting.profile import fit_arrival_profile, profile_period, time_in_bins
 from batsim_google.generation.generator import generate
-from batsim_google.errors import ParameterError
-from batsim_google.model.workload_model import TaskClass, WorkloadModel, model_from_mapping
+from batsim_google.model.arrival_profile import ArrivalProfile
+from batsim_google.model.laws import Exponential, LogNormal
 from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, model_from_mapping
+from batsim_google.units import DAY, HALF_HOUR, WEEK
 
 
 def _daily_rates() -> np.ndarray:
@@ -44,13 +44,23 @@ def test_rescaling_is_inverted_and_keeps_periods():
     np.testing.assert_allclose(profile.to_normalized_time(np.array([DAY, 5 * DAY])), [DAY, 5 * DAY])
     # A bin of rate 2 runs normalized time twice as fast.
     double = np.flatnonzero(np.isclose(profile.rates, max(profile.rates)))[0] * profile.bin_width
-    assert profile.to_normalized_time(double + 10.0) - profile.to_normalized_time(double) == pytest.approx(10.0 * max(profile.rates))
+    assert profile.to_normalized_time(double + 10.0) - profile.to_normalized_time(double) == pytest.approx(
+        10.0 * max(profile.rates)
+    )
 
 
-@pytest.mark.parametrize(("period", "rates", "days", "tolerance"), [
-    (DAY, _daily_rates(), 20, 0.06),
-    (WEEK, 1.0 + 0.5 * np.sin(np.arange(336) * 2 * np.pi / 336) * np.cos(np.arange(336) * 2 * np.pi / 48), 28, 0.16),
-])
+@pytest.mark.parametrize(
+    ("period", "rates", "days", "tolerance"),
+    [
+        (DAY, _daily_rates(), 20, 0.06),
+        (
+            WEEK,
+            1.0 + 0.5 * np.sin(np.arange(336) * 2 * np.pi / 336) * np.cos(np.arange(336) * 2 * np.pi / 48),
+            28,
+            0.16,
+        ),
+    ],
+)
 def test_a_stream_generated_with_a_profile_gives_it_back(period, rates, days, tolerance):
     profile = ArrivalProfile.normalized(period, rates)
     mean_gap = days * DAY / 400_000
@@ -82,14 +92,21 @@ def test_partial_coverage_and_period_choice():
     assert profile_period("daily", 60.0) == DAY and profile_period("none", 30 * DAY) is None
 
 
-@pytest.mark.parametrize(("profile", "message"), [
-    ({"period": 0, "rates": [1, 2]}, r"arrival_profile\.period must be > 0"),
-    ({"period": 10, "rates": [1, -2]}, r"arrival_profile\.rates\[1\] must be >= 0"),
-    ({"period": 10, "rates": [0, 0]}, r"arrival_profile\.rates must not all be 0"),
-    ({"period": 10, "rates": []}, r"arrival_profile\.rates must be a non-empty list"),
-    ({"period": 10, "rate": [1]}, r"unknown key\(s\) in arrival_profile: rate"),
-])
+@pytest.mark.parametrize(
+    ("profile", "message"),
+    [
+        ({"period": 0, "rates": [1, 2]}, r"arrival_profile\.period must be > 0"),
+        ({"period": 10, "rates": [1, -2]}, r"arrival_profile\.rates\[1\] must be >= 0"),
+        ({"period": 10, "rates": [0, 0]}, r"arrival_profile\.rates must not all be 0"),
+        ({"period": 10, "rates": []}, r"arrival_profile\.rates must be a non-empty list"),
+        ({"period": 10, "rate": [1]}, r"unknown key\(s\) in arrival_profile: rate"),
+    ],
+)
 def test_invalid_profiles_are_named(profile, message):
-    data = {"dynamism": 1.0, "arrival_profile": profile, "classes": [{"frequency": 1, "mass": 5, "disparity": 2, "lambda": 1}]}
+    data = {
+        "dynamism": 1.0,
+        "arrival_profile": profile,
+        "classes": [{"frequency": 1, "mass": 5, "disparity": 2, "lambda": 1}],
+    }
     with pytest.raises(ParameterError, match=message):
         model_from_mapping(data)

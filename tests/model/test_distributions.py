@@ -13,14 +13,21 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-from batsim_google.model.laws import (
-    Exponential, Gamma, HyperExponential, HyperGamma, LogNormal, Lomax, Pareto, law_from_mapping,
-)
-from batsim_google.generation.generator import generate
 from batsim_google.errors import ParameterError
-from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
+from batsim_google.generation.generator import generate
+from batsim_google.model.laws import (
+    Exponential,
+    Gamma,
+    HyperExponential,
+    HyperGamma,
+    LogNormal,
+    Lomax,
+    Pareto,
+    law_from_mapping,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 
 DRAWS = 150_000
 ALPHA = 0.001
@@ -28,7 +35,9 @@ ALPHA = 0.001
 
 def _draw(model: WorkloadModel, seed: int, tasks: int = DRAWS) -> dict[str, np.ndarray]:
     batches = list(generate(model, load_request_law(), np.random.default_rng(seed), tasks=tasks))
-    return {name: np.concatenate([getattr(b, name) for b in batches]) for name in ("subtime", "class_index", "makespan")}
+    return {
+        name: np.concatenate([getattr(b, name) for b in batches]) for name in ("subtime", "class_index", "makespan")
+    }
 
 
 def _one_class(law, interarrival=None) -> WorkloadModel:
@@ -49,11 +58,19 @@ def _hypergamma_cdf(weights, shapes, scales):
 
 # (law, exact cdf, a wrong cdf that must be rejected)
 CASES = {
-    "lognormal": (LogNormal(5.0, 1.5), stats.lognorm(1.5, scale=np.exp(5.0)).cdf, stats.lognorm(1.5, scale=np.exp(5.03)).cdf),
+    "lognormal": (
+        LogNormal(5.0, 1.5),
+        stats.lognorm(1.5, scale=np.exp(5.0)).cdf,
+        stats.lognorm(1.5, scale=np.exp(5.03)).cdf,
+    ),
     "pareto": (Pareto(1.5, 10.0), lambda x: 1 - (10.0 / x) ** 1.5, lambda x: 1 - (10.0 / x) ** 1.55),
     "lomax": (Lomax(2.5, 100.0), lambda x: 1 - (1 + x / 100.0) ** -2.5, lambda x: 1 - (1 + x / 100.0) ** -2.6),
     "exponential": (Exponential(0.01), lambda x: 1 - np.exp(-0.01 * x), lambda x: 1 - np.exp(-0.0102 * x)),
-    "gamma": (Gamma(0.6, 2000.0), lambda x: special.gammainc(0.6, x / 2000.0), lambda x: special.gammainc(0.62, x / 2000.0)),
+    "gamma": (
+        Gamma(0.6, 2000.0),
+        lambda x: special.gammainc(0.6, x / 2000.0),
+        lambda x: special.gammainc(0.62, x / 2000.0),
+    ),
     "hyperexponential": (
         HyperExponential((0.7, 0.2, 0.1), (0.1, 0.01, 0.0005)),
         _hyperexponential_cdf((0.7, 0.2, 0.1), (0.1, 0.01, 0.0005)),
@@ -120,7 +137,7 @@ def test_law_tables_in_model_files_round_trip(tmp_path):
     path.write_text(
         'name = "fitted"\n'
         'interarrival = {law = "hyperexponential", weights = [0.9, 0.1], rates = [50.0, 2.0]}\n'
-        'arrival_profile = {period = 86400, rates = [1, 3]}\n'
+        "arrival_profile = {period = 86400, rates = [1, 3]}\n"
         '[[classes]]\nname = "a"\nfrequency = 0.5\nlambda = 4\n'
         'makespan = {law = "gamma", shape = 0.6, scale = 2000}\n'
         '[[classes]]\nname = "b"\nkind = "service"\nfrequency = 0.5\nmass = 8000\ndisparity = 24\nlambda = 3\n'
@@ -146,11 +163,26 @@ def test_law_tables_in_model_files_round_trip(tmp_path):
         ({"law": "gamma", "shape": -1, "scale": 2}, r"classes\[0\]\.makespan\.shape must be > 0"),
         ({"law": "gamma", "shape": 1, "scale": 2, "rate": 3}, r"unknown key\(s\) in classes\[0\]\.makespan: rate"),
         ({"law": "lognormal", "mu": 1, "sigma": 0}, r"classes\[0\]\.makespan\.sigma must be > 0"),
-        ({"law": "hyperexponential", "weights": [0.5, 0.6], "rates": [1, 2]}, r"classes\[0\]\.makespan\.weights must sum to 1"),
-        ({"law": "hyperexponential", "weights": [0.5, 0.5], "rates": [1]}, r"classes\[0\]\.makespan\.rates must be a list of 2 numbers"),
-        ({"law": "hyperexponential", "weights": [0.5, 0.5], "rates": [1, 0]}, r"classes\[0\]\.makespan\.rates\[1\] must be > 0"),
-        ({"law": "hypergamma", "weights": [1.5, -0.5], "shapes": [1, 1], "scales": [1, 1]}, r"classes\[0\]\.makespan\.weights\[0\] must be in \[0, 1\]"),
-        ({"law": "hypergamma", "weights": [1], "shapes": ["x"], "scales": [1]}, r"classes\[0\]\.makespan\.shapes\[0\] must be a finite number"),
+        (
+            {"law": "hyperexponential", "weights": [0.5, 0.6], "rates": [1, 2]},
+            r"classes\[0\]\.makespan\.weights must sum to 1",
+        ),
+        (
+            {"law": "hyperexponential", "weights": [0.5, 0.5], "rates": [1]},
+            r"classes\[0\]\.makespan\.rates must be a list of 2 numbers",
+        ),
+        (
+            {"law": "hyperexponential", "weights": [0.5, 0.5], "rates": [1, 0]},
+            r"classes\[0\]\.makespan\.rates\[1\] must be > 0",
+        ),
+        (
+            {"law": "hypergamma", "weights": [1.5, -0.5], "shapes": [1, 1], "scales": [1, 1]},
+            r"classes\[0\]\.makespan\.weights\[0\] must be in \[0, 1\]",
+        ),
+        (
+            {"law": "hypergamma", "weights": [1], "shapes": ["x"], "scales": [1]},
+            r"classes\[0\]\.makespan\.shapes\[0\] must be a finite number",
+        ),
         ("gamma", r"classes\[0\]\.makespan must be a table"),
     ],
 )
@@ -181,4 +213,3 @@ def test_mixture_moments_and_median():
     assert law.mean() == pytest.approx(0.3 * 5.0 + 0.7 * 3000.0)
     assert float(law.cdf(law.median())) == pytest.approx(0.5, abs=1e-9)
     assert law.n_parameters == 5 and HyperExponential((0.2, 0.3, 0.5), (1, 2, 3)).n_parameters == 5
-

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from batsim_google.model.priority import priority_law
 from batsim_google.errors import ParameterError
-from batsim_google.model.workload_model import load_model, model_from_mapping
 from batsim_google.model.presets import PRESETS, preset
-from batsim_google.model.priority import rate_for_centroid, rate_for_mean, unit_priority
+from batsim_google.model.priority import priority_law, rate_for_centroid, rate_for_mean, unit_priority
+from batsim_google.model.workload_model import load_model, model_from_mapping
 
 
 def google_mapping() -> dict:
@@ -122,8 +121,8 @@ def test_priority_mapping():
     # The rate solves the mean of the truncated exponential, checked by quadrature.
     for mean in (0.05, 0.164, 0.3, 0.45):
         rate = rate_for_mean(mean)
-        density = lambda x: rate * np.exp(-rate * x) / (1 - np.exp(-rate))  # noqa: E731
-        assert integrate.quad(lambda x: x * density(x), 0, 1)[0] == pytest.approx(mean, abs=1e-9)
+        density = lambda x, rate=rate: rate * np.exp(-rate * x) / (1 - np.exp(-rate))  # noqa: E731
+        assert integrate.quad(lambda x, density=density: x * density(x), 0, 1)[0] == pytest.approx(mean, abs=1e-9)
     # Higher centroid priority -> higher mean priority -> lower rate.
     rates = [rate_for_centroid(p) for p in (0.5, 1, 2, 3, 4)]
     assert rates == sorted(rates, reverse=True)

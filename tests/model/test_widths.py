@@ -11,15 +11,15 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import stats
+from width_groups import expected_pow2_name
 
-from batsim_google.model.laws import Empirical, Exponential, Gamma, LogNormal
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.fitting.model_fit import CONSTANT_CLASS, MIN_GROUP_TASKS, fit_model
 from batsim_google.generation.generator import generate
-from batsim_google.errors import InputFileError, ParameterError
-from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
+from batsim_google.model.laws import Empirical, Exponential, Gamma, LogNormal
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.widths import group_names, is_group_name
-from width_groups import expected_pow2_name
+from batsim_google.model.workload_model import TaskClass, WorkloadModel, load_model, model_from_mapping, save_model
 
 ALPHA = 0.001
 FAST = ["lognormal-ml", "gamma-ml", "exponential", "hyperexp2-ml"]
@@ -35,7 +35,17 @@ def test_groups_are_the_powers_of_two_and_the_widths_between():
     widths = np.arange(1, 5000)
     assert list(group_names(widths, "pow2")) == [expected_pow2_name(int(w)) for w in widths]
     assert list(group_names(widths, "width")) == [str(w) for w in widths]
-    assert list(dict.fromkeys(group_names(np.arange(1, 20), "pow2"))) == ["1", "2", "3", "4", "5-7", "8", "9-15", "16", "17-31"]
+    assert list(dict.fromkeys(group_names(np.arange(1, 20), "pow2"))) == [
+        "1",
+        "2",
+        "3",
+        "4",
+        "5-7",
+        "8",
+        "9-15",
+        "16",
+        "17-31",
+    ]
     assert all(is_group_name(n, "pow2") for n in ["1", "3", "5-7", "64", "65-127"])
     assert not any(is_group_name(n, "pow2") for n in ["0", "3-3", "5-8", "4-7", "07", "9-15 ", "x"])
     assert is_group_name("37", "width") and not is_group_name("5-7", "width")
@@ -46,7 +56,9 @@ def _parallel_model(groups: str | None = "pow2", laws=GROUP_LAWS) -> WorkloadMod
     return WorkloadModel(
         dynamism=10.0,
         classes=(
-            TaskClass("par", "task", 0.8, None, None, 3.0, makespan=CLASS_LAW, width=Empirical(WIDTHS, WEIGHTS), **grouped),
+            TaskClass(
+                "par", "task", 0.8, None, None, 3.0, makespan=CLASS_LAW, width=Empirical(WIDTHS, WEIGHTS), **grouped
+            ),
             TaskClass("seq", "task", 0.2, 500.0, 2.0, 5.0),
         ),
     )
@@ -55,7 +67,7 @@ def _parallel_model(groups: str | None = "pow2", laws=GROUP_LAWS) -> WorkloadMod
 def test_model_files_spell_widths_and_group_laws(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text(
-        "dynamism = 10\n[[classes]]\nname = \"par\"\nfrequency = 1\nlambda = 2\nmass = 1000\ndisparity = 3\n"
+        'dynamism = 10\n[[classes]]\nname = "par"\nfrequency = 1\nlambda = 2\nmass = 1000\ndisparity = 3\n'
         'width = {law = "empirical", values = [1, 2, 6, 16], weights = [0.4, 0.3, 0.2, 0.1]}\n'
         'groups = "pow2"\n[classes.makespan_by_group]\n"1" = {law = "exponential", rate = 0.1}\n'
         '"5-7" = {law = "gamma", shape = 2, scale = 500}\n'
@@ -63,7 +75,10 @@ def test_model_files_spell_widths_and_group_laws(tmp_path):
     model = load_model(path)
     task_class = model.classes[0]
     assert task_class.width == Empirical((1.0, 2.0, 6.0, 16.0), (0.4, 0.3, 0.2, 0.1))
-    assert task_class.groups == "pow2" and task_class.makespan_by_group == {"1": Exponential(0.1), "5-7": Gamma(2.0, 500.0)}
+    assert task_class.groups == "pow2" and task_class.makespan_by_group == {
+        "1": Exponential(0.1),
+        "5-7": Gamma(2.0, 500.0),
+    }
     assert model.max_width == 16
     # Widths 2 and 16 have no group law: the class's log-normal (index 0).
     assert list(task_class.makespan_law_index(np.array([1, 2, 5, 6, 7, 16]))) == [1, 0, 2, 2, 2, 0]
@@ -76,29 +91,65 @@ def test_model_files_spell_widths_and_group_laws(tmp_path):
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"groups": "pow2", "makespan_by_group": {"1": {"law": "exponential", "rate": 1}}, "width": None},
-         r"classes\[0\]\.groups needs classes\[0\]\.width and classes\[0\]\.makespan_by_group"),
-        ({"makespan_by_group": {"1": {"law": "exponential", "rate": 1}}}, r"classes\[0\]\.makespan_by_group needs classes\[0\]\.groups"),
+        (
+            {"groups": "pow2", "makespan_by_group": {"1": {"law": "exponential", "rate": 1}}, "width": None},
+            r"classes\[0\]\.groups needs classes\[0\]\.width and classes\[0\]\.makespan_by_group",
+        ),
+        (
+            {"makespan_by_group": {"1": {"law": "exponential", "rate": 1}}},
+            r"classes\[0\]\.makespan_by_group needs classes\[0\]\.groups",
+        ),
         ({"groups": "pow2"}, r"classes\[0\]\.groups needs"),
-        ({"groups": "log", "makespan_by_group": {"1": {"law": "exponential", "rate": 1}}}, r"classes\[0\]\.groups must be one of width, pow2"),
-        ({"groups": "pow2", "makespan_by_group": {"5-8": {"law": "exponential", "rate": 1}}},
-         r'classes\[0\]\.makespan_by_group\["5-8"\]: not a group of groups = \'pow2\''),
-        ({"groups": "pow2", "makespan_by_group": {"9-15": {"law": "exponential", "rate": 1}}},
-         r'classes\[0\]\.makespan_by_group\["9-15"\]: no width of classes\[0\]\.width is in this group'),
-        ({"groups": "width", "makespan_by_group": {"5-7": {"law": "exponential", "rate": 1}}}, r"not a group of groups = 'width'"),
-        ({"groups": "width", "makespan_by_group": {"6": {"law": "exponential", "rate": -1}}},
-         r'classes\[0\]\.makespan_by_group\["6"\]\.rate must be > 0'),
-        ({"width": {"law": "empirical", "values": [1, 2.5], "weights": [0.5, 0.5]}}, r"classes\[0\]\.width\.values\[1\] must be an integer >= 1"),
-        ({"width": {"law": "empirical", "values": [0, 2], "weights": [0.5, 0.5]}}, r"classes\[0\]\.width\.values\[0\] must be an integer >= 1"),
-        ({"width": {"law": "empirical", "values": [1, 2], "weights": [0.5, 0.6]}}, r"classes\[0\]\.width\.weights must sum to 1"),
-        ({"width": {"law": "empirical", "values": [1, 1], "weights": [0.5, 0.5]}}, r"classes\[0\]\.width\.values must be distinct"),
-        ({"width": {"law": "empirical", "values": [1, 2], "weights": [1.0]}}, r"classes\[0\]\.width\.weights must be a list of 2 numbers"),
+        (
+            {"groups": "log", "makespan_by_group": {"1": {"law": "exponential", "rate": 1}}},
+            r"classes\[0\]\.groups must be one of width, pow2",
+        ),
+        (
+            {"groups": "pow2", "makespan_by_group": {"5-8": {"law": "exponential", "rate": 1}}},
+            r'classes\[0\]\.makespan_by_group\["5-8"\]: not a group of groups = \'pow2\'',
+        ),
+        (
+            {"groups": "pow2", "makespan_by_group": {"9-15": {"law": "exponential", "rate": 1}}},
+            r'classes\[0\]\.makespan_by_group\["9-15"\]: no width of classes\[0\]\.width is in this group',
+        ),
+        (
+            {"groups": "width", "makespan_by_group": {"5-7": {"law": "exponential", "rate": 1}}},
+            r"not a group of groups = 'width'",
+        ),
+        (
+            {"groups": "width", "makespan_by_group": {"6": {"law": "exponential", "rate": -1}}},
+            r'classes\[0\]\.makespan_by_group\["6"\]\.rate must be > 0',
+        ),
+        (
+            {"width": {"law": "empirical", "values": [1, 2.5], "weights": [0.5, 0.5]}},
+            r"classes\[0\]\.width\.values\[1\] must be an integer >= 1",
+        ),
+        (
+            {"width": {"law": "empirical", "values": [0, 2], "weights": [0.5, 0.5]}},
+            r"classes\[0\]\.width\.values\[0\] must be an integer >= 1",
+        ),
+        (
+            {"width": {"law": "empirical", "values": [1, 2], "weights": [0.5, 0.6]}},
+            r"classes\[0\]\.width\.weights must sum to 1",
+        ),
+        (
+            {"width": {"law": "empirical", "values": [1, 1], "weights": [0.5, 0.5]}},
+            r"classes\[0\]\.width\.values must be distinct",
+        ),
+        (
+            {"width": {"law": "empirical", "values": [1, 2], "weights": [1.0]}},
+            r"classes\[0\]\.width\.weights must be a list of 2 numbers",
+        ),
         ({"width": {"law": "gamma", "shape": 1, "scale": 1}}, r"classes\[0\]\.width\.law must be 'empirical'"),
     ],
 )
 def test_invalid_widths_and_groups_are_named(changes, message):
     raw = {
-        "name": "c", "frequency": 1.0, "lambda": 2.0, "mass": 100, "disparity": 2,
+        "name": "c",
+        "frequency": 1.0,
+        "lambda": 2.0,
+        "mass": 100,
+        "disparity": 2,
         "width": {"law": "empirical", "values": [1, 2, 6], "weights": [0.5, 0.3, 0.2]},
     }
     raw.update(changes)
@@ -109,7 +160,10 @@ def test_invalid_widths_and_groups_are_named(changes, message):
 
 def _draw(model: WorkloadModel, seed: int, tasks: int) -> dict[str, np.ndarray]:
     batches = list(generate(model, load_request_law(), np.random.default_rng(seed), tasks=tasks))
-    return {name: np.concatenate([getattr(b, name) for b in batches]) for name in ("subtime", "class_index", "width", "makespan")}
+    return {
+        name: np.concatenate([getattr(b, name) for b in batches])
+        for name in ("subtime", "class_index", "width", "makespan")
+    }
 
 
 def test_generator_draws_widths_from_the_empirical_law_and_makespans_from_their_groups_law():
@@ -150,28 +204,51 @@ def test_per_width_groups_draw_each_width_from_its_law():
     parallel = drawn["class_index"] == 0
     width, makespan = drawn["width"][parallel], drawn["makespan"][parallel]
     for w, rate in ((2, 0.001), (6, 0.1)):
-        assert stats.kstest(makespan[width == w], lambda x: 1 - np.exp(-rate * x)).pvalue > ALPHA
+        assert stats.kstest(makespan[width == w], lambda x, rate=rate: 1 - np.exp(-rate * x)).pvalue > ALPHA
     assert stats.kstest(makespan[width == 3], stats.lognorm(1.2, scale=np.exp(5.0)).cdf).pvalue > ALPHA
 
 
 def _table(model: WorkloadModel, tasks: int, seed: int) -> pl.DataFrame:
     drawn = _draw(model, seed, tasks)
-    return pl.DataFrame({
-        "subtime": drawn["subtime"], "makespan": drawn["makespan"], "kind": "task", "priority": 0.2,
-        "width": drawn["width"],
-    })
+    return pl.DataFrame(
+        {
+            "subtime": drawn["subtime"],
+            "makespan": drawn["makespan"],
+            "kind": "task",
+            "priority": 0.2,
+            "width": drawn["width"],
+        }
+    )
 
 
 def test_fit_recovers_the_width_law_and_the_group_laws():
     truth = WorkloadModel(
         dynamism=10.0,
-        classes=(TaskClass(
-            "par", "task", 1.0, None, None, 3.0, makespan=CLASS_LAW, width=Empirical(WIDTHS, WEIGHTS),
-            groups="pow2", makespan_by_group={"1": Gamma(0.7, 3000.0), "5-7": Gamma(3.0, 400.0)},
-        ),),
+        classes=(
+            TaskClass(
+                "par",
+                "task",
+                1.0,
+                None,
+                None,
+                3.0,
+                makespan=CLASS_LAW,
+                width=Empirical(WIDTHS, WEIGHTS),
+                groups="pow2",
+                makespan_by_group={"1": Gamma(0.7, 3000.0), "5-7": Gamma(3.0, 400.0)},
+            ),
+        ),
     )
     table = _table(truth, 60_000, seed=2)
-    rare = pl.DataFrame({"subtime": [1e9 + i for i in range(MIN_GROUP_TASKS - 1)], "makespan": 50.0, "kind": "task", "priority": 0.2, "width": 40})
+    rare = pl.DataFrame(
+        {
+            "subtime": [1e9 + i for i in range(MIN_GROUP_TASKS - 1)],
+            "makespan": 50.0,
+            "kind": "task",
+            "priority": 0.2,
+            "width": 40,
+        }
+    )
     table = pl.concat([table, rare], how="vertical_relaxed")
     result = fit_model(table, methods=FAST, groups="pow2", profile="none")
     widths = result.classes[0].widths
@@ -188,7 +265,11 @@ def test_fit_recovers_the_width_law_and_the_group_laws():
     assert sum(g.tasks for g in groups.values()) + widths.small_group_tasks == table.height
     for name, shape, scale in (("1", 0.7, 3000.0), ("5-7", 3.0, 400.0)):
         law = groups[name].best.law
-        assert isinstance(law, Gamma) and law.shape == pytest.approx(shape, rel=0.05) and law.scale == pytest.approx(scale, rel=0.08)
+        assert (
+            isinstance(law, Gamma)
+            and law.shape == pytest.approx(shape, rel=0.05)
+            and law.scale == pytest.approx(scale, rel=0.08)
+        )
     law = groups["2"].best.law  # the class's log-normal, fitted on that group alone
     assert isinstance(law, LogNormal) and (law.mu, law.sigma) == pytest.approx((5.0, 1.2), rel=0.03)
     model = result.model.classes[0]
@@ -209,16 +290,26 @@ def test_fit_without_groups_keeps_one_makespan_law_and_groups_need_widths():
 
 def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them_is_set_aside():
     table = _table(_parallel_model(None), 5_000, seed=4)
-    repeated = pl.DataFrame({  # one job run 30 times: a group, but no continuous law
-        "subtime": [1e9 + i for i in range(30)], "makespan": 50.0, "kind": "task", "priority": 0.2, "width": 100,
-    })
-    result = fit_model(pl.concat([table, repeated], how="vertical_relaxed"), methods=FAST, groups="pow2", profile="none")
+    repeated = pl.DataFrame(
+        {  # one job run 30 times: a group, but no continuous law
+            "subtime": [1e9 + i for i in range(30)],
+            "makespan": 50.0,
+            "kind": "task",
+            "priority": 0.2,
+            "width": 100,
+        }
+    )
+    result = fit_model(
+        pl.concat([table, repeated], how="vertical_relaxed"), methods=FAST, groups="pow2", profile="none"
+    )
     widths = result.classes[0].widths
     assert widths.constant_groups == ("65-127",) and "65-127" not in {g.name for g in widths.groups}
     assert result.model.classes[0].makespan_law_index(np.array([100]))[0] == 0  # the class's law
     with pytest.raises(InputFileError, match=r"no class of 20 tasks or more whose makespans differ"):
         fit_model(repeated, methods=FAST, profile="none")
-    services = table.filter(pl.col("kind") == "task").head(400).with_columns(kind=pl.lit("service"), makespan=pl.lit(7.0))
+    services = (
+        table.filter(pl.col("kind") == "task").head(400).with_columns(kind=pl.lit("service"), makespan=pl.lit(7.0))
+    )
     both = fit_model(pl.concat([table, services]), methods=FAST, profile="none")
     assert [c.name for c in both.classes] == ["task"]  # the constant class is set aside, counted
     assert both.table.rows.skipped == {CONSTANT_CLASS: 400} and both.table.rows.balanced

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from procset import ProcSet
 
 from batsim_google.platform.batsim_events import availability_changes, write_availability_events
@@ -52,7 +53,7 @@ def test_batsim_never_sees_a_repeated_state(rows):
         np.array([a for _, _, a in rows], dtype=bool),
     )
     state = {}
-    for time, machine, value in zip(changes.time, changes.resource, changes.available):
+    for _time, machine, value in zip(changes.time, changes.resource, changes.available):
         assert state.get(machine, True) != value
         state[machine] = value
     assert (np.diff(changes.time) >= 0).all()

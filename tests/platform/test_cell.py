@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from batsim_google.platform.cell import google_2011_cell, scaled_counts
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES

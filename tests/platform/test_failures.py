@@ -8,13 +8,13 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 from procset import ProcSet
 from scipy import stats
 
 from batsim_google.cli import main
 from batsim_google.errors import ParameterError
 from batsim_google.platform.failures import DEFAULT_MTBF, MAX_FAILURE_EVENTS, FailureLaw, draw_failures
-from conftest import REPO
 
 
 def _periods(changes, machines):
@@ -74,7 +74,20 @@ def test_failures_command(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["platform", "--machines", "64", "-o", str(tmp_path / "p.xml")]).exit_code == 0
     out = tmp_path / "events.jsonl"
-    args = ["failures", str(tmp_path / "p.xml"), "-o", str(out), "--mtbf", "3600", "--mttr", "600", "--horizon", "86400", "--seed", "4"]
+    args = [
+        "failures",
+        str(tmp_path / "p.xml"),
+        "-o",
+        str(out),
+        "--mtbf",
+        "3600",
+        "--mttr",
+        "600",
+        "--horizon",
+        "86400",
+        "--seed",
+        "4",
+    ]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in out.read_text().splitlines()]
@@ -90,8 +103,15 @@ def test_failures_command(tmp_path):
     assert refused.exit_code == 2 and "give no failure law" in refused.output
 
 
-@pytest.mark.parametrize("law", [{"mean_time_between_failures": math.inf}, {"mean_repair_time": math.nan},
-                                 {"repair_time_shape": 1e-9}, {"time_between_failures_shape": True}])
+@pytest.mark.parametrize(
+    "law",
+    [
+        {"mean_time_between_failures": math.inf},
+        {"mean_repair_time": math.nan},
+        {"repair_time_shape": 1e-9},
+        {"time_between_failures_shape": True},
+    ],
+)
 def test_laws_without_a_finite_mean_are_refused(law):
     with pytest.raises(ParameterError, match=f"{next(iter(law))} must be"):
         FailureLaw(**law)
@@ -103,9 +123,14 @@ def test_a_horizon_that_never_ends_is_refused(horizon):
         draw_failures(3, FailureLaw(), horizon, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("law", [FailureLaw(mean_time_between_failures=1.0, mean_repair_time=1.0),
-                                 # rare long periods among countless short ones: few expected, many drawn
-                                 FailureLaw(mean_time_between_failures=86_400.0, time_between_failures_shape=0.01, repair_time_shape=0.01)])
+@pytest.mark.parametrize(
+    "law",
+    [
+        FailureLaw(mean_time_between_failures=1.0, mean_repair_time=1.0),
+        # rare long periods among countless short ones: few expected, many drawn
+        FailureLaw(mean_time_between_failures=86_400.0, time_between_failures_shape=0.01, repair_time_shape=0.01),
+    ],
+)
 def test_a_law_drawing_too_many_events_is_refused(law):
     with pytest.raises(ParameterError, match=f"more than {MAX_FAILURE_EVENTS:,} events"):
         draw_failures(200, law, 29 * 86_400.0, np.random.default_rng(0))
@@ -116,8 +141,17 @@ def test_no_machine_to_fail_is_refused():
         draw_failures(0, FailureLaw(), 10.0, np.random.default_rng(0))
 
 
-@pytest.mark.parametrize(("option", "value"), [("--horizon", "inf"), ("--horizon", "nan"), ("--mtbf", "nan"),
-                                               ("--mtbf", "inf"), ("--mttr", "inf"), ("--mttr-shape", "1e-9")])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--horizon", "inf"),
+        ("--horizon", "nan"),
+        ("--mtbf", "nan"),
+        ("--mtbf", "inf"),
+        ("--mttr", "inf"),
+        ("--mttr-shape", "1e-9"),
+    ],
+)
 def test_failures_command_refuses_values_that_never_end(tmp_path, option, value):
     platform = REPO / "tests" / "fixtures" / "cluster8.xml"
     result = CliRunner().invoke(main, ["failures", str(platform), "-o", str(tmp_path / "f.jsonl"), option, value])
@@ -129,10 +163,16 @@ def test_failures_command_on_a_platform_without_hosts(tmp_path):
     platform = tmp_path / "empty.xml"
     platform.write_text('<?xml version="1.0"?>\n<platform version="4.1"><zone id="z" routing="Full"/></platform>\n')
     result = CliRunner().invoke(main, ["failures", str(platform), "-o", str(tmp_path / "f.jsonl")])
-    assert result.exit_code == 2 and result.output == f"Error: {platform}: no compute host (a <host> or <cluster> that is neither master nor storage)\n"
+    assert (
+        result.exit_code == 2
+        and result.output
+        == f"Error: {platform}: no compute host (a <host> or <cluster> that is neither master nor storage)\n"
+    )
 
 
 def test_failures_command_refuses_too_many_events(tmp_path):
     platform = REPO / "tests" / "fixtures" / "cluster8.xml"
-    result = CliRunner().invoke(main, ["failures", str(platform), "-o", str(tmp_path / "f.jsonl"), "--mtbf", "1", "--mttr", "1"])
+    result = CliRunner().invoke(
+        main, ["failures", str(platform), "-o", str(tmp_path / "f.jsonl"), "--mtbf", "1", "--mttr", "1"]
+    )
     assert result.exit_code == 2 and f"more than {MAX_FAILURE_EVENTS:,} events" in result.output

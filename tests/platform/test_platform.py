@@ -12,17 +12,20 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
-from batsim_google.platform.cell import google_2011_cell
-from batsim_google.platform.google_2011 import GOOGLE_2011_TYPES
-from batsim_google.cli import main
-from batsim_google.errors import InputFileError, ParameterError
-from batsim_google.platform.energy import load_energy_model
-from batsim_google.platform.simgrid_xml import compute_hosts, cores, read_hosts, write_platform
-
 from conftest import REPO
 
-SHIPPED = {"google-2011-cell.xml": [], "google-2011-cell-512.xml": ["--machines", "512"], "google-2011-cell-64.xml": ["--machines", "64"]}
+from batsim_google.cli import main
+from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.platform.cell import google_2011_cell
+from batsim_google.platform.energy import load_energy_model
+from batsim_google.platform.google_2011 import GOOGLE_2011_TYPES
+from batsim_google.platform.simgrid_xml import compute_hosts, cores, read_hosts, write_platform
+
+SHIPPED = {
+    "google-2011-cell.xml": [],
+    "google-2011-cell-512.xml": ["--machines", "512"],
+    "google-2011-cell-64.xml": ["--machines", "64"],
+}
 
 
 def _platform(tmp_path, machines=None, energy=None) -> Path:
@@ -44,7 +47,11 @@ def test_hosts_per_type_properties_and_one_master(tmp_path):
     assert len(compute) == 12_583
     found = {}
     for host in compute:
-        key = (host.properties["platform_id"], float(host.properties["cpu_capacity"]), float(host.properties["memory_capacity"]))
+        key = (
+            host.properties["platform_id"],
+            float(host.properties["cpu_capacity"]),
+            float(host.properties["memory_capacity"]),
+        )
         found[key] = found.get(key, 0) + 1
     assert found == {(p, c, m): n for n, p, c, m in GOOGLE_2011_TYPES}
     for host in compute:
@@ -89,7 +96,9 @@ def test_cluster_zone_not_full_routing(tmp_path):
     links = {hl.get("id"): (hl.get("up"), hl.get("down")) for hl in zones[0].findall("host_link")}
     assert set(links) == set(hosts) and len(zones[0].findall("backbone")) == 1
     declared = {link.get("id") for link in zones[0].findall("link")}
-    assert all(up.removesuffix("_UP") in declared and down.removesuffix("_DOWN") in declared for up, down in links.values())
+    assert all(
+        up.removesuffix("_UP") in declared and down.removesuffix("_DOWN") in declared for up, down in links.values()
+    )
 
 
 def test_energy_values_follow_the_reference_scaled_by_cpu(tmp_path):
@@ -98,7 +107,9 @@ def test_energy_values_follow_the_reference_scaled_by_cpu(tmp_path):
     for host in compute_hosts(_platform(tmp_path, machines=64)):
         factor = float(host.properties["cpu_capacity"]) / energy.reference_cpu
         computing, sleeping, switch_off, switch_on = _watts(host)
-        assert computing == pytest.approx([reference.idle * factor, reference.epsilon * factor, reference.full * factor])
+        assert computing == pytest.approx(
+            [reference.idle * factor, reference.epsilon * factor, reference.full * factor]
+        )
         assert sleeping == pytest.approx([reference.sleep * factor] * 3)
         assert switch_off == pytest.approx([reference.switch_off_watts * factor] * 3)
         assert switch_on == pytest.approx([reference.switch_on_watts * factor] * 3)
@@ -190,7 +201,10 @@ def test_real_simgrid_loads_hosts_and_speeds_as_written(tmp_path, machines):
     "text, message",
     [
         ("[reference]\nidle = 300.0\n", r"bad\.toml: reference\.idle \(300\.0 W\) must be <= epsilon \(95\.0 W\)"),
-        ("[reference]\nidle = 300.0\nepsilon = 300.0\n", r"bad\.toml: reference\.epsilon \(300\.0 W\) must be <= full \(190\.738 W\)"),
+        (
+            "[reference]\nidle = 300.0\nepsilon = 300.0\n",
+            r"bad\.toml: reference\.epsilon \(300\.0 W\) must be <= full \(190\.738 W\)",
+        ),
         ("[reference]\nsleep = 120.0\n", r"bad\.toml: reference\.sleep \(120\.0 W\) must be <= idle \(95\.0 W\)"),
         ("[reference]\noff = 20.0\n", r"reference\.off \(20\.0 W\) must be <= sleep \(9\.75 W\)"),
         ("[reference]\nepsilon = 90.0\n", r"reference\.idle \(95\.0 W\) must be <= epsilon \(90\.0 W\)"),
@@ -206,16 +220,23 @@ def test_energy_figures_out_of_order_are_refused(tmp_path, text, message):
 def test_a_platform_override_out_of_order_is_refused_when_written(tmp_path):
     override = tmp_path / "energy.toml"
     override.write_text("[platforms.C]\nfull = 100.0\n")  # below C's scaled idle of 190 W
-    with pytest.raises(ParameterError, match=r"energy\.toml: platforms\.C\.epsilon \(190\.0 W\) must be <= full \(100\.0 W\)"):
+    with pytest.raises(
+        ParameterError, match=r"energy\.toml: platforms\.C\.epsilon \(190\.0 W\) must be <= full \(100\.0 W\)"
+    ):
         _platform(tmp_path, machines=64, energy=override)
 
 
 def test_an_override_of_a_platform_the_cell_lacks_is_refused(tmp_path):
     override = tmp_path / "energy.toml"
     override.write_text("[platforms.Z]\nfull = 500.0\n")
-    result = CliRunner().invoke(main, ["platform", "--machines", "64", "--energy", str(override), "-o", str(tmp_path / "p.xml")])
+    result = CliRunner().invoke(
+        main, ["platform", "--machines", "64", "--energy", str(override), "-o", str(tmp_path / "p.xml")]
+    )
     assert result.exit_code == 2
-    assert result.output == f"Error: {override}: platforms.Z: no machine of the cell has this platform ID (it has A, B, C)\n"
+    assert (
+        result.output
+        == f"Error: {override}: platforms.Z: no machine of the cell has this platform ID (it has A, B, C)\n"
+    )
 
 
 def test_the_documented_energy_override_loads_as_written(tmp_path):

@@ -31,9 +31,9 @@ def test_only_a_new_head_unblocks_its_group_and_removal_keeps_the_block():
     first = queued(1, 0.5, 0.3, 0.3)
     queue.add(first)
     queue.blocked[0] = True
-    queue.add(queued(2, 0.4, 0.3, 0.3))      # behind the head: fits no better
+    queue.add(queued(2, 0.4, 0.3, 0.3))  # behind the head: fits no better
     assert queue.blocked[0]
-    higher = queued(3, 0.9, 0.3, 0.3)         # a new head may evict more
+    higher = queued(3, 0.9, 0.3, 0.3)  # a new head may evict more
     queue.add(higher)
     assert not queue.blocked[0] and queue.level[0] == 0.9
     queue.blocked[0] = True

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from fake_batsim import FakeBatsim
 
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.decisions import Kill, RegistrationFinished, Reject
@@ -14,8 +15,6 @@ from batsim_google.scheduling.placement import best_fit, first_fit
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, Outcome, TaskState
-
-from fake_batsim import FakeBatsim
 
 
 def job(job_id, priority=0.5, cpu=0.25, memory=0.25, kind="task", work=100.0, subtime=0.0):
@@ -79,7 +78,7 @@ def test_eviction_of_lower_priorities_only_and_resubmission():
     sim.submit(job("same", priority=0.1, cpu=0.5, memory=0.5))
     assert "w0!same" not in sim.running and not sim.kills  # equal priority evicts nothing
     sim.submit(job("high", priority=0.9, cpu=0.5, memory=0.5))
-    (killed, executes), = sim.kills
+    ((killed, executes),) = sim.kills
     assert killed == ("w0!low1",)  # the lowest priority, just enough of it
     assert [e.job_id for e in executes] == ["w0!high"]
     low1 = sim.policy.ledger.tasks["w0!low1"]
@@ -208,7 +207,7 @@ def test_a_task_fitting_nowhere_awake_evicts_or_waits_for_a_wake(wake_before_evi
         sim.finish_switches()
         assert sim.running == {"w0!low": 0, "w0!high": 1}
     else:
-        (killed, executes), = sim.kills
+        ((killed, executes),) = sim.kills
         assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
         assert sim.switching == {1: True}  # for the evicted task, now queued
 
@@ -222,7 +221,7 @@ def test_a_task_waiting_for_a_wake_evicts_once_no_machine_sleeps():
     sim.submit(job("higher", priority=0.95, cpu=1.0, memory=1.0))
     assert not sim.kills and sim.switching == {1: True}  # one machine to wake, both wait for it
     sim.finish_switches()
-    (killed, executes), = sim.kills  # in the same pass
+    ((killed, executes),) = sim.kills  # in the same pass
     assert [e.job_id for e in executes] == ["w0!higher", "w0!high"] and killed == ("w0!low",)
     assert sim.running["w0!higher"] == 1  # the woken machine went to the highest priority,
     assert sim.running["w0!high"] == 0  # and with nothing asleep any more, "high" evicted
@@ -272,7 +271,7 @@ def test_levels_survive_batsims_six_decimals():
     assert [sim.policy.evictions.level(p) for p in (0.083333, 0.166667, 0.25, 1.0, 1e-6)] == [1, 2, 3, 12, 1]
     sim.submit(job("low", priority=0.166667, cpu=1.0, memory=1.0))
     sim.submit(job("high", priority=0.25, cpu=1.0, memory=1.0))
-    (killed, executes), = sim.kills
+    ((killed, executes),) = sim.kills
     assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
 
 
@@ -283,7 +282,7 @@ def test_among_equal_priorities_the_latest_started_is_evicted():
             sim.submit(job(name, priority=0.2, cpu=0.5, memory=0.5))
             sim.now += 10
         sim.submit(job("high", priority=0.9, cpu=0.5, memory=0.5))
-        (killed, _), = sim.kills
+        ((killed, _),) = sim.kills
         assert killed == (f"w0!{order[-1]}",)
 
 
@@ -304,7 +303,11 @@ def test_a_user_kill_before_the_jobs_submission_rejects_it_on_arrival():
 
 
 def test_machines_no_queued_task_fits_may_sleep_while_tasks_wait():
-    policy = CellPolicy(np.array([1.0, 0.25]), np.array([1.0, 0.25]), PolicyConfig(energy="idle-sleep", idle_timeout=60.0, preemption=False))
+    policy = CellPolicy(
+        np.array([1.0, 0.25]),
+        np.array([1.0, 0.25]),
+        PolicyConfig(energy="idle-sleep", idle_timeout=60.0, preemption=False),
+    )
     sim = FakeBatsim(policy)
     sim.submit(job("big", cpu=1.0, memory=1.0, work=10_000.0))
     sim.submit(job("waits", cpu=1.0, memory=1.0))
@@ -320,12 +323,15 @@ def test_a_job_of_several_machines_is_rejected_with_the_reason():
     assert "w0!wide" in sim.done
 
 
-@pytest.mark.parametrize("option, message", [
-    ({"restart_delay": "x"}, "restart_delay must be a number (got 'x')"),
-    ({"max_restarts": 1.5}, "max_restarts must be a whole number (got 1.5)"),
-    ({"resume": "yes"}, "resume must be true or false (got 'yes')"),
-    ({"preemption": 0}, "preemption must be true or false (got 0)"),
-])
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ({"restart_delay": "x"}, "restart_delay must be a number (got 'x')"),
+        ({"max_restarts": 1.5}, "max_restarts must be a whole number (got 1.5)"),
+        ({"resume": "yes"}, "resume must be true or false (got 'yes')"),
+        ({"preemption": 0}, "preemption must be true or false (got 0)"),
+    ],
+)
 def test_options_of_the_wrong_type_are_named(option, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         PolicyConfig(**option)

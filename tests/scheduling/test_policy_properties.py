@@ -10,15 +10,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import settings, strategies as st
+from fake_batsim import FakeBatsim
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from batsim_google.scheduling.decisions import Execute, Kill
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, StopReason
-
-from fake_batsim import FakeBatsim
 
 MACHINES = 4
 CPU = np.array([1.0, 0.5, 0.5, 0.25])
@@ -44,8 +44,15 @@ class CellMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.sim is None)
     def configure(self, placement, restart, resume, energy, overcommit, levels, wake_first):
         config = PolicyConfig(
-            placement=placement, restart=restart, restart_delay=30.0, resume=resume,
-            energy=energy, idle_timeout=50.0, cpu_overcommit=overcommit, max_restarts=3, priority_levels=levels,
+            placement=placement,
+            restart=restart,
+            restart_delay=30.0,
+            resume=resume,
+            energy=energy,
+            idle_timeout=50.0,
+            cpu_overcommit=overcommit,
+            max_restarts=3,
+            priority_levels=levels,
             wake_before_evicting=wake_first,
         )
         self.overcommit = overcommit
@@ -60,7 +67,9 @@ class CellMachine(RuleBasedStateMachine):
 
         def watched(now):
             decisions = decide(now)
-            placed = [(d.machine, policy.by_job[d.job_id].request.priority) for d in decisions if isinstance(d, Execute)]
+            placed = [
+                (d.machine, policy.by_job[d.job_id].request.priority) for d in decisions if isinstance(d, Execute)
+            ]
             for decision in decisions:
                 if isinstance(decision, Kill):
                     evicted = [policy.by_job[j] for j in decision.job_ids]
@@ -151,7 +160,9 @@ class CellMachine(RuleBasedStateMachine):
         for job_id in self.sim.submitted:
             request = policy.by_job[job_id].request
             # with wake_before_evicting, a task some sleeping machine could hold may wait instead of evicting
-            evicts = not (waking_first and (asleep & (CPU * self.overcommit >= request.cpu) & (MEMORY >= request.memory)).any())
+            evicts = not (
+                waking_first and (asleep & (CPU * self.overcommit >= request.cpu) & (MEMORY >= request.memory)).any()
+            )
             room_cpu, room_memory = CPU * self.overcommit, MEMORY.copy()
             for running_id, machine in self.sim.running.items():
                 other = policy.by_job[running_id].request

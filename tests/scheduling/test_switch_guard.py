@@ -7,28 +7,33 @@ import json
 
 import numpy as np
 import pytest
+from conftest import REPO
+from fake_batsim import FakeBatsim
 
-from batsim_google.simulation.frontend import cell_policy
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
-
-from conftest import REPO
-from fake_batsim import FakeBatsim
+from batsim_google.simulation.frontend import cell_policy
 
 PLATFORM = REPO / "tests" / "fixtures" / "cell4_energy.xml"  # 4 machines; switches: 1 flop at 0.1 f/s
 
 
 def test_failure_times_read_machine_unavailable_events_only(tmp_path):
     path = tmp_path / "events.jsonl"
-    path.write_text("\n".join(json.dumps(event) for event in [
-        {"timestamp": 305.0, "type": "machine_unavailable", "resources": "1-2"},
-        {"timestamp": 400.0, "type": "machine_available", "resources": "1-2"},
-        {"timestamp": 900.0, "type": "machine_unavailable", "resources": "1"},
-        {"timestamp": 950.0, "type": "user_kill", "job_id": "w0!3"},
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            json.dumps(event)
+            for event in [
+                {"timestamp": 305.0, "type": "machine_unavailable", "resources": "1-2"},
+                {"timestamp": 400.0, "type": "machine_available", "resources": "1-2"},
+                {"timestamp": 900.0, "type": "machine_unavailable", "resources": "1"},
+                {"timestamp": 950.0, "type": "user_kill", "job_id": "w0!3"},
+            ]
+        )
+        + "\n"
+    )
     times = failure_times([path], 4)
     assert [t.tolist() for t in times] == [[], [305.0, 900.0], [305.0], []]
     path.write_text('{"timestamp": 1.0, "type": "machine_unavailable", "resources": "7"}\n')
@@ -101,7 +106,7 @@ def test_a_task_waits_for_no_machine_too_close_to_failing_to_be_woken(failure):
     sim.now = 200.0  # a wake of machine 1 would end at 210
     sim.submit(JobRequest("w0!high", 200.0, "task", 0.9, 1.0, 1.0, 100.0))
     if failure < 210.0:  # it fails first: not woken, so "high" evicts rather than waits for it
-        (killed, executes), = sim.kills
+        ((killed, executes),) = sim.kills
         assert killed == ("w0!low",) and [e.job_id for e in executes] == ["w0!high"]
         assert sim.switching == {}
     else:
@@ -135,5 +140,7 @@ def test_an_energy_policy_on_a_platform_without_sleep_states_is_refused_before_l
 
     platform = tmp_path / "awake.xml"
     platform.write_text("\n".join(line for line in PLATFORM.read_text().splitlines() if "sleep_pstates" not in line))
-    with pytest.raises(ValueError, match=r"energy policy 'idle-sleep' needs a sleep_pstates property on every host \(4 without"):
+    with pytest.raises(
+        ValueError, match=r"energy policy 'idle-sleep' needs a sleep_pstates property on every host \(4 without"
+    ):
         run_google_cell(platform, [], tmp_path / "out", {"energy": "idle-sleep"}, batsim="/nonexistent")

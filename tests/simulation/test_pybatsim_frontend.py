@@ -9,16 +9,19 @@ import logging
 import pytest
 from batsim.batsim import Batsim, BatsimScheduler, Job
 
-from batsim_google.simulation.googleCell import ACKNOWLEDGED_REGISTRATIONS, GoogleCell, complete_kill_progress
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD
+from batsim_google.simulation.googleCell import ACKNOWLEDGED_REGISTRATIONS, GoogleCell, complete_kill_progress
 
 #: Batsim's answer to a kill of two jobs, one of which completed at the very instant of the kill.
 KILLED_AT_COMPLETION = {
     "now": 5.0,
-    "events": [{
-        "timestamp": 5.0, "type": "JOB_KILLED",
-        "data": {"job_ids": ["w0!1", "w0!2"], "job_progress": {"w0!1": {"profile": "1", "progress": 0.5}}},
-    }],
+    "events": [
+        {
+            "timestamp": 5.0,
+            "type": "JOB_KILLED",
+            "data": {"job_ids": ["w0!1", "w0!2"], "job_progress": {"w0!1": {"profile": "1", "progress": 0.5}}},
+        }
+    ],
 }
 
 
@@ -74,7 +77,10 @@ def test_pybatsim_alone_fails_on_a_kill_at_completion():
 def test_completed_progress_lets_pybatsim_read_it():
     scheduler = pybatsim_reading(complete_kill_progress(copy.deepcopy(KILLED_AT_COMPLETION)))
     assert scheduler.killed == ["w0!1", "w0!2"]
-    untouched = {"now": 1.0, "events": [{"timestamp": 1.0, "type": "JOB_KILLED", "data": {"job_ids": ["w0!1"], "job_progress": {}}}]}
+    untouched = {
+        "now": 1.0,
+        "events": [{"timestamp": 1.0, "type": "JOB_KILLED", "data": {"job_ids": ["w0!1"], "job_progress": {}}}],
+    }
     assert complete_kill_progress(copy.deepcopy(untouched)) == untouched  # pybatsim skips those itself
     assert complete_kill_progress(None) is None
 
@@ -82,10 +88,13 @@ def test_completed_progress_lets_pybatsim_read_it():
 def submitted(*job_ids: str) -> dict:
     """Batsim's JOB_SUBMITTED events (acknowledgements, for registered jobs) of ``job_ids``."""
     job = {"subtime": 1.0, "res": 1, "walltime": -1, "profile": "p"}
-    return {"now": 1.0, "events": [
-        {"timestamp": 1.0, "type": "JOB_SUBMITTED", "data": {"job_id": job_id, "job": {"id": job_id, **job}}}
-        for job_id in job_ids
-    ]}
+    return {
+        "now": 1.0,
+        "events": [
+            {"timestamp": 1.0, "type": "JOB_SUBMITTED", "data": {"job_id": job_id, "job": {"id": job_id, **job}}}
+            for job_id in job_ids
+        ],
+    }
 
 
 @pytest.mark.filterwarnings("ignore:The 'warn' method is deprecated:DeprecationWarning")  # pybatsim's own call

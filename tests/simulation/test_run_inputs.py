@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 
 from batsim_google.cli import main
 from batsim_google.errors import InputFileError
 from batsim_google.generation.batsim_json import WorkloadWriter
 from batsim_google.simulation.run import run_google_cell
-
-import polars as pl
-
-from conftest import REPO
 
 PLATFORM = REPO / "tests" / "fixtures" / "cluster8.xml"  # 8 machines
 
@@ -34,7 +32,9 @@ def _events(tmp_path, *events):
 
 def _run(tmp_path, workloads, events=(), warn=None):
     kwargs = {} if warn is None else {"warn": warn}
-    return run_google_cell(PLATFORM, workloads, tmp_path / "out", {}, events=list(events), batsim="/nonexistent", **kwargs)
+    return run_google_cell(
+        PLATFORM, workloads, tmp_path / "out", {}, events=list(events), batsim="/nonexistent", **kwargs
+    )
 
 
 def test_an_event_of_an_unknown_machine_is_refused_naming_the_file_and_line(tmp_path):
@@ -43,7 +43,9 @@ def test_an_event_of_an_unknown_machine_is_refused_naming_the_file_and_line(tmp_
         {"timestamp": 5, "type": "machine_unavailable", "resources": "0-3"},
         {"timestamp": 9, "type": "machine_available", "resources": "2 6-8"},
     )
-    with pytest.raises(InputFileError, match=rf"^{events}:2: machine_available of resource 8, but {PLATFORM} has 8 machines \(0-7\)$"):
+    with pytest.raises(
+        InputFileError, match=rf"^{events}:2: machine_available of resource 8, but {PLATFORM} has 8 machines \(0-7\)$"
+    ):
         _run(tmp_path, [_workload(tmp_path)], [events])
     assert not (tmp_path / "out").exists()  # refused before anything started
 
@@ -80,12 +82,39 @@ def test_a_workload_for_another_machine_count_is_run_with_a_warning(tmp_path):
     with pytest.raises(Exception, match="no '/nonexistent' executable"):
         _run(tmp_path, [workload], warn=warnings.append)
     assert warnings == [f"{workload} was made for nb_res = 12583 machines, {PLATFORM} has 8"]
-    result = CliRunner().invoke(main, ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(tmp_path / "o"), "--batsim", "/nonexistent"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--platform",
+            str(PLATFORM),
+            "--workload",
+            str(workload),
+            "-o",
+            str(tmp_path / "o"),
+            "--batsim",
+            "/nonexistent",
+        ],
+    )
     assert f"warning: {workload} was made for nb_res = 12583 machines, {PLATFORM} has 8" in result.output
 
 
 def test_the_command_refuses_an_unknown_machine_as_a_data_error(tmp_path):
     events = _events(tmp_path, {"timestamp": 5, "type": "machine_unavailable", "resources": "9"})
-    result = CliRunner().invoke(main, ["run", "--platform", str(PLATFORM), "--workload", str(_workload(tmp_path)),
-                                       "--events", str(events), "-o", str(tmp_path / "o"), "--batsim", "/nonexistent"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--platform",
+            str(PLATFORM),
+            "--workload",
+            str(_workload(tmp_path)),
+            "--events",
+            str(events),
+            "-o",
+            str(tmp_path / "o"),
+            "--batsim",
+            "/nonexistent",
+        ],
+    )
     assert result.exit_code == 2 and result.output.startswith(f"Error: {events}:1: machine_unavailable of resource 9")

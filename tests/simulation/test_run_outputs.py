@@ -8,8 +8,17 @@ from batsim_google.errors import ParameterError
 from batsim_google.simulation.run import clear_earlier_run, earlier_run_files
 
 RUN_FILES = [
-    "out_jobs.csv", "out_schedule.csv", "out_machine_states.csv", "out_consumed_energy.csv", "out_attempts.csv",
-    "out_tasks.csv", "out_accounting.json", "progress.txt", "batsim_peak_rss", "batsim.log", "scheduler.log",
+    "out_jobs.csv",
+    "out_schedule.csv",
+    "out_machine_states.csv",
+    "out_consumed_energy.csv",
+    "out_attempts.csv",
+    "out_tasks.csv",
+    "out_accounting.json",
+    "progress.txt",
+    "batsim_peak_rss",
+    "batsim.log",
+    "scheduler.log",
     "batsim-py.log",
 ]
 USER_FILES = ["notes.txt", "my.log", "output_jobs.csv", "platform.xml"]

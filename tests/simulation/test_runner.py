@@ -17,7 +17,9 @@ def python(code: str) -> list[str]:
 
 
 def test_each_side_logs_to_its_file_and_a_run_returns_its_wall_time(tmp_path):
-    seconds = _supervise({"scheduler": python("print('hello')"), "batsim": python("print('world')")}, tmp_path, 30, None, None)
+    seconds = _supervise(
+        {"scheduler": python("print('hello')"), "batsim": python("print('world')")}, tmp_path, 30, None, None
+    )
     assert (tmp_path / "scheduler.log").read_text() == "hello\n"
     assert (tmp_path / "batsim.log").read_text() == "world\n"
     assert 0 < seconds < 30
@@ -27,8 +29,14 @@ def test_a_failing_side_stops_the_other_and_names_itself_with_its_log_tail(tmp_p
     started = time.monotonic()
     with pytest.raises(SimulationError, match=r"batsim exited with status 3; see .*batsim.log:\nboom"):
         _supervise(
-            {"scheduler": python("import time; time.sleep(60)"), "batsim": python("print('boom'); raise SystemExit(3)")},
-            tmp_path, 60, None, None,
+            {
+                "scheduler": python("import time; time.sleep(60)"),
+                "batsim": python("print('boom'); raise SystemExit(3)"),
+            },
+            tmp_path,
+            60,
+            None,
+            None,
         )
     assert time.monotonic() - started < 30  # the sleeping side was stopped, not waited for
 

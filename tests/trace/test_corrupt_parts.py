@@ -8,7 +8,8 @@ import re
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from batsim_google.cli import main
 
@@ -46,12 +47,16 @@ def _damaged(data: bytes, kind: str, how) -> bytes:
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(damage=damage, compressed=st.booleans(), damage_compressed=st.booleans())
-def test_damaged_parts_end_with_an_account_or_a_named_error(extract, tmp_path_factory, damage, compressed, damage_compressed):
+def test_damaged_parts_end_with_an_account_or_a_named_error(
+    extract, tmp_path_factory, damage, compressed, damage_compressed
+):
     folder = tmp_path_factory.mktemp("part")
     data = extract
     if compressed:
         data = gzip.compress(data, compresslevel=1)
-        data = _damaged(data, *damage) if damage_compressed else gzip.compress(_damaged(extract, *damage), compresslevel=1)
+        data = (
+            _damaged(data, *damage) if damage_compressed else gzip.compress(_damaged(extract, *damage), compresslevel=1)
+        )
     else:
         data = _damaged(data, *damage)
     part = folder / ("part-00001-of-00500.csv" + (".gz" if compressed else ""))

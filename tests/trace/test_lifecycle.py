@@ -9,14 +9,13 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from trace_files import event, seconds_us, write_part
 
 import batsim_google.trace.held as held
 import batsim_google.trace.rebuild as rebuilding
-from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.rebuild import rebuild
+from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.schema import TaskEvent as E
-
-from trace_files import event, seconds_us, write_part
 
 
 def _run(sources, **options) -> tuple[pl.DataFrame, pl.DataFrame, RowAccount]:
@@ -29,14 +28,20 @@ def _run(sources, **options) -> tuple[pl.DataFrame, pl.DataFrame, RowAccount]:
 
 
 STORY = [  # (seconds, job, task, event, machine)
-    (0, 1, 0, E.SUBMIT, ""), (0, 1, 0, E.SCHEDULE, "5"),              # running when the trace starts
-    (1, 2, 0, E.SUBMIT, ""), (3, 2, 0, E.SCHEDULE, "6"),
-    (4, 2, 0, E.EVICT, "6"), (4, 2, 0, E.SUBMIT, ""),                  # evicted, resubmitted at once
-    (9, 2, 0, E.SCHEDULE, "8"), (10, 2, 0, E.UPDATE_RUNNING, "8"),
+    (0, 1, 0, E.SUBMIT, ""),
+    (0, 1, 0, E.SCHEDULE, "5"),  # running when the trace starts
+    (1, 2, 0, E.SUBMIT, ""),
+    (3, 2, 0, E.SCHEDULE, "6"),
+    (4, 2, 0, E.EVICT, "6"),
+    (4, 2, 0, E.SUBMIT, ""),  # evicted, resubmitted at once
+    (9, 2, 0, E.SCHEDULE, "8"),
+    (10, 2, 0, E.UPDATE_RUNNING, "8"),
     (15, 2, 0, E.FINISH, "8"),
     (20, 1, 0, E.KILL, "5"),
-    (21, 3, 0, E.SUBMIT, ""), (22, 3, 0, E.KILL, ""),                  # killed while pending
-    (30, 4, 0, E.SUBMIT, ""), (31, 4, 0, E.SCHEDULE, "9"),             # still running at the end
+    (21, 3, 0, E.SUBMIT, ""),
+    (22, 3, 0, E.KILL, ""),  # killed while pending
+    (30, 4, 0, E.SUBMIT, ""),
+    (31, 4, 0, E.SCHEDULE, "9"),  # still running at the end
 ]
 
 
@@ -69,7 +74,12 @@ def test_attempts_and_tasks_of_a_story(tmp_path):
     still_open = rows[(4, 0)]
     assert still_open["end"] is None and still_open["end_event"] is None and still_open["schedule"] == 31
     by_job = {t["job_id"]: t for t in tasks.iter_rows(named=True)}
-    assert {job: (t["task_events"], t["attempts"]) for job, t in by_job.items()} == {1: (3, 1), 2: (7, 2), 3: (2, 1), 4: (2, 1)}
+    assert {job: (t["task_events"], t["attempts"]) for job, t in by_job.items()} == {
+        1: (3, 1),
+        2: (7, 2),
+        3: (2, 1),
+        4: (2, 1),
+    }
     assert by_job[2]["first_submit"] == 1 and by_job[2]["submit"] == 4 and by_job[2]["end_event"] == E.FINISH
     assert by_job[4]["end_event"] is None  # reported open, not dropped
 
@@ -78,7 +88,7 @@ def test_chunking_and_part_boundaries_do_not_change_the_result(tmp_path, monkeyp
     lines = _story_lines()
     write_part(tmp_path / "one", lines)
     for part, cut in enumerate([(0, 5), (5, 9), (9, len(lines))]):
-        write_part(tmp_path / "three", lines[cut[0]:cut[1]], part=part)
+        write_part(tmp_path / "three", lines[cut[0] : cut[1]], part=part)
     whole = _run([tmp_path / "one"])
     monkeypatch.setattr(rebuilding, "CHUNK_ROWS", 2)
     pieces = _run([tmp_path / "three"])
@@ -88,9 +98,12 @@ def test_chunking_and_part_boundaries_do_not_change_the_result(tmp_path, monkeyp
 
 IMPOSSIBLE = [
     (1, 1, 0, E.SCHEDULE, "SCHEDULE of a task not submitted in the input"),
-    (2, 2, 0, E.SUBMIT, None), (3, 2, 0, E.SUBMIT, "SUBMIT of a pending task"),
-    (4, 2, 0, E.FINISH, "FINISH of a pending task"), (5, 2, 0, E.SCHEDULE, None),
-    (6, 2, 0, E.UPDATE_PENDING, "UPDATE_PENDING of a running task"), (7, 2, 0, E.FINISH, None),
+    (2, 2, 0, E.SUBMIT, None),
+    (3, 2, 0, E.SUBMIT, "SUBMIT of a pending task"),
+    (4, 2, 0, E.FINISH, "FINISH of a pending task"),
+    (5, 2, 0, E.SCHEDULE, None),
+    (6, 2, 0, E.UPDATE_PENDING, "UPDATE_PENDING of a running task"),
+    (7, 2, 0, E.FINISH, None),
     (8, 2, 0, E.KILL, "KILL of a dead task"),
 ]
 
@@ -104,7 +117,9 @@ def test_impossible_rows_are_skipped_counted_or_reported(tmp_path):
     (attempt,) = attempts.iter_rows(named=True)
     assert (attempt["submit"], attempt["schedule"], attempt["end"], attempt["end_event"]) == (2, 5, 7, E.FINISH)
     first_bad = next(i for i, row in enumerate(IMPOSSIBLE, start=1) if row[-1])
-    with pytest.raises(TraceError, match=rf"{path}:{first_bad}: impossible lifecycle: SCHEDULE of a task not submitted"):
+    with pytest.raises(
+        TraceError, match=rf"{path}:{first_bad}: impossible lifecycle: SCHEDULE of a task not submitted"
+    ):
         _run([tmp_path], account=RowAccount(strict=True))
 
 
@@ -119,9 +134,14 @@ def test_a_chunk_with_only_impossible_rows(tmp_path):
 
 @pytest.mark.parametrize("split_at", [None, 3, 5])
 def test_a_task_quiet_longer_than_the_grace_is_reported_and_forgotten(tmp_path, split_at):
-    lines = [event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 1, 0, E.SCHEDULE),
-             event(seconds_us(3), 1, 0, E.FAIL), event(seconds_us(500), 1, 0, E.SUBMIT),
-             event(seconds_us(501), 1, 0, E.SCHEDULE), event(seconds_us(502), 1, 0, E.FINISH)]
+    lines = [
+        event(seconds_us(1), 1, 0, E.SUBMIT),
+        event(seconds_us(2), 1, 0, E.SCHEDULE),
+        event(seconds_us(3), 1, 0, E.FAIL),
+        event(seconds_us(500), 1, 0, E.SUBMIT),
+        event(seconds_us(501), 1, 0, E.SCHEDULE),
+        event(seconds_us(502), 1, 0, E.FINISH),
+    ]
     if split_at:  # the next part starts the second life (3) or continues it (5)
         write_part(tmp_path, lines[:split_at], part=0)
         write_part(tmp_path, lines[split_at:], part=1)
@@ -131,11 +151,15 @@ def test_a_task_quiet_longer_than_the_grace_is_reported_and_forgotten(tmp_path, 
     assert tasks["task_events"].to_list() == [6] and tasks["attempts"].to_list() == [2]
     assert attempts["attempt"].to_list() == [0, 1]
     attempts, tasks, _ = _run([tmp_path], grace=100)
-    assert tasks.sort("first_submit").select("task_events", "attempts", "end_event").rows() == [(3, 1, E.FAIL), (3, 1, E.FINISH)]
+    assert tasks.sort("first_submit").select("task_events", "attempts", "end_event").rows() == [
+        (3, 1, E.FAIL),
+        (3, 1, E.FINISH),
+    ]
     assert attempts.sort("submit").select("attempt", "end_event").rows() == [(0, E.FAIL), (0, E.FINISH)]
 
 
 # --- the real parts -------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def real(google_2011, trace_reference):
@@ -151,7 +175,9 @@ def test_real_parts_match_the_row_by_row_reference(real):
     ours = ended.select("end_event").to_series().value_counts().sort("end_event").rows()
     theirs = pl.Series("end_event", [a[4] for a in reference], dtype=pl.Int8).value_counts().sort("end_event").rows()
     assert ours == theirs
-    ours_events = dict(zip(zip(tasks["job_id"].to_list(), tasks["task_index"].to_list()), tasks["task_events"].to_list()))
+    ours_events = dict(
+        zip(zip(tasks["job_id"].to_list(), tasks["task_index"].to_list()), tasks["task_events"].to_list())
+    )
     assert ours_events == task_info["events"]
     still_open = sum(1 for s in task_info["state"].values() if s != "dead")
     assert attempts["end_event"].null_count() == still_open == tasks["end_event"].null_count()
@@ -224,7 +250,10 @@ def test_reading_ahead_keeps_bad_rows_accounts_strict_errors_and_early_stops(tmp
     for workers in (1, 2):
         batches, account = _batches([tmp_path / "trace"], workers=workers)
         assert account.read == 14 and account.used == 12 and account.balanced
-        assert account.skipped == {"wrong column count": 1, "impossible lifecycle: FINISH of a task not submitted in the input": 1}
+        assert account.skipped == {
+            "wrong column count": 1,
+            "impossible lifecycle: FINISH of a task not submitted in the input": 1,
+        }
         # the rebuild's error in part 0 comes first, though the reading thread may be past part 1's
         with pytest.raises(TraceError, match=rf"{first_path}:7: impossible lifecycle: FINISH"):
             _batches([tmp_path / "trace"], workers=workers, account=RowAccount(strict=True))
@@ -252,15 +281,22 @@ def test_ids_too_large_for_one_integer_key(tmp_path):
         assert theirs["job_id"].max() == 2 + big
         theirs = theirs.with_columns(
             pl.when(pl.col("job_id") == 2 + big).then(2).otherwise(pl.col("job_id")).alias("job_id"),
-            pl.when(pl.col("job_id") == 2 + big).then(pl.col("task_index") - big).otherwise(pl.col("task_index")).alias("task_index"),
+            pl.when(pl.col("job_id") == 2 + big)
+            .then(pl.col("task_index") - big)
+            .otherwise(pl.col("task_index"))
+            .alias("task_index"),
         )
         assert ours.sort(["job_id", "task_index", "attempt"]).equals(theirs.sort(["job_id", "task_index", "attempt"]))
 
 
 def test_an_attribute_is_its_last_value_seen(tmp_path):
-    lines = [event(seconds_us(1), 1, 0, E.SUBMIT, user=""), event(seconds_us(2), 1, 0, E.SCHEDULE, user="alice"),
-             event(seconds_us(3), 1, 0, E.FINISH, user=""), event(seconds_us(4), 2, 0, E.SUBMIT, user=""),
-             event(seconds_us(5), 2, 0, E.KILL, user="")]
+    lines = [
+        event(seconds_us(1), 1, 0, E.SUBMIT, user=""),
+        event(seconds_us(2), 1, 0, E.SCHEDULE, user="alice"),
+        event(seconds_us(3), 1, 0, E.FINISH, user=""),
+        event(seconds_us(4), 2, 0, E.SUBMIT, user=""),
+        event(seconds_us(5), 2, 0, E.KILL, user=""),
+    ]
     write_part(tmp_path, lines)
     attempts, tasks, _ = _run([tmp_path])
     assert dict(attempts.select("job_id", "user").iter_rows()) == {1: "alice", 2: None}
@@ -285,10 +321,15 @@ def test_held_records_are_compacted_without_changing_the_results(google_2011, mo
 
 
 def test_new_tasks_are_first_submissions_and_resubmissions_after_the_grace(tmp_path):
-    lines = [event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 1, 1, E.SUBMIT),
-             event(seconds_us(3), 1, 0, E.SCHEDULE), event(seconds_us(4), 1, 0, E.FAIL),
-             event(seconds_us(5), 1, 0, E.SUBMIT), event(seconds_us(6), 1, 0, E.KILL),
-             event(seconds_us(600), 1, 0, E.SUBMIT)]
+    lines = [
+        event(seconds_us(1), 1, 0, E.SUBMIT),
+        event(seconds_us(2), 1, 1, E.SUBMIT),
+        event(seconds_us(3), 1, 0, E.SCHEDULE),
+        event(seconds_us(4), 1, 0, E.FAIL),
+        event(seconds_us(5), 1, 0, E.SUBMIT),
+        event(seconds_us(6), 1, 0, E.KILL),
+        event(seconds_us(600), 1, 0, E.SUBMIT),
+    ]
     write_part(tmp_path, lines)
     batches, _ = _batches([tmp_path], grace=100.0)
     submits = np.concatenate([batch.submits for batch in batches])
@@ -297,20 +338,35 @@ def test_new_tasks_are_first_submissions_and_resubmissions_after_the_grace(tmp_p
 
 
 def test_rows_of_the_same_time_are_taken_in_the_order_their_lifecycle_allows(tmp_path):
-    path = write_part(tmp_path, [
-        event(seconds_us(1), 1, 0, E.SCHEDULE), event(seconds_us(1), 1, 0, E.SUBMIT),  # written the other way round
-        event(seconds_us(2), 2, 0, E.SUBMIT), event(seconds_us(3), 3, 0, E.SUBMIT),
-        event(seconds_us(4), 2, 0, E.FINISH), event(seconds_us(4), 2, 0, E.SCHEDULE),  # scheduled and done at once
-        event(seconds_us(5), 1, 0, E.FINISH),
-        event(seconds_us(6), 3, 0, E.FINISH), event(seconds_us(6), 3, 0, E.UPDATE_RUNNING),  # no order is possible
-    ])
+    path = write_part(
+        tmp_path,
+        [
+            event(seconds_us(1), 1, 0, E.SCHEDULE),
+            event(seconds_us(1), 1, 0, E.SUBMIT),  # written the other way round
+            event(seconds_us(2), 2, 0, E.SUBMIT),
+            event(seconds_us(3), 3, 0, E.SUBMIT),
+            event(seconds_us(4), 2, 0, E.FINISH),
+            event(seconds_us(4), 2, 0, E.SCHEDULE),  # scheduled and done at once
+            event(seconds_us(5), 1, 0, E.FINISH),
+            event(seconds_us(6), 3, 0, E.FINISH),
+            event(seconds_us(6), 3, 0, E.UPDATE_RUNNING),  # no order is possible
+        ],
+    )
     attempts, tasks, account = _run([tmp_path])
     times = {row[0]: row[1:] for row in attempts.select("job_id", "submit", "schedule", "end", "events").rows()}
     assert times[1] == (1, 1, 5, 3) and times[2] == (2, 4, 4, 3)
-    assert account.skipped == {"impossible lifecycle: FINISH of a pending task": 1,
-                               "impossible lifecycle: UPDATE_RUNNING of a pending task": 1} and account.used == 7
-    assert account.notes == [f"{path}: 2 pair(s) of rows of a task with the same time taken in the order "
-                             "their lifecycle allows (first: lines 1 and 2)"]
+    assert (
+        account.skipped
+        == {
+            "impossible lifecycle: FINISH of a pending task": 1,
+            "impossible lifecycle: UPDATE_RUNNING of a pending task": 1,
+        }
+        and account.used == 7
+    )
+    assert account.notes == [
+        f"{path}: 2 pair(s) of rows of a task with the same time taken in the order "
+        "their lifecycle allows (first: lines 1 and 2)"
+    ]
     assert "note: " in account.summary()
     write_part(tmp_path / "good", [event(seconds_us(1), 1, 0, E.SCHEDULE), event(seconds_us(1), 1, 0, E.SUBMIT)])
     _run([tmp_path / "good"], account=RowAccount(strict=True))  # a note is no error

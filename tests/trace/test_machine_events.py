@@ -11,17 +11,17 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 
 from batsim_google.cli import main
 from batsim_google.platform.simgrid_xml import compute_hosts
-from batsim_google.trace.row_accounting import TraceError
 from batsim_google.trace.machines import AFTER, REPEATED, UNDESCRIBED, read_machine_history
+from batsim_google.trace.row_accounting import TraceError
 
 # Reasons of the trace reader's own checks.
 MISSING = "missing mandatory field"
 UNKNOWN = "unknown event type"
 
-from conftest import REPO
 
 TRACE = REPO / "tests" / "data" / "synthetic-trace"
 PART = TRACE / "machine_events" / "part-00000-of-00001.csv"
@@ -41,11 +41,18 @@ def test_cell_in_machine_id_order_with_capacities_at_joining():
 
 def test_a_returning_machine_with_other_capacities_is_counted_not_modelled(tmp_path):
     (tmp_path / "machine_events").mkdir()
-    (tmp_path / "machine_events" / "part-00000-of-00001.csv").write_text("\n".join([
-        f"0,1,0,{B},0.5,0.5", f"0,2,0,{B},0.5,0.5",
-        "700000000,1,1,,,", f"800000000,1,0,{B},1,1",  # back with twice the capacities
-        "900000000,2,2,other-platform,0.5,0.5",  # another platform
-    ]) + "\n")
+    (tmp_path / "machine_events" / "part-00000-of-00001.csv").write_text(
+        "\n".join(
+            [
+                f"0,1,0,{B},0.5,0.5",
+                f"0,2,0,{B},0.5,0.5",
+                "700000000,1,1,,,",
+                f"800000000,1,0,{B},1,1",  # back with twice the capacities
+                "900000000,2,2,other-platform,0.5,0.5",  # another platform
+            ]
+        )
+        + "\n"
+    )
     history = read_machine_history([tmp_path])
     assert history.capacity_changes == 2 and history.cell.machines["cpu"].to_list() == [0.5, 0.5]
     assert history.account.used == 5 and history.account.balanced
@@ -55,11 +62,14 @@ def test_availability_changes():
     changes = read_machine_history([TRACE]).changes
     # Resources: 5->0, 6->1, 7->2, 10->3, 13->4, 2000->5, 3000->6.
     assert list(zip(changes.time.tolist(), changes.resource.tolist(), changes.available.tolist())) == [
-        (0.0, 5, False), (0.0, 6, False),  # added after t = 0: unavailable from the start
-        (100.0, 1, False), (100.0, 2, False),
+        (0.0, 5, False),
+        (0.0, 6, False),  # added after t = 0: unavailable from the start
+        (100.0, 1, False),
+        (100.0, 2, False),
         (200.0, 2, True),  # 7 re-added
         (300.0, 5, True),
-        (600.0, 6, True), (700.0, 6, False),
+        (600.0, 6, True),
+        (700.0, 6, False),
         (800.0, 2, False),
         # 10 removed and re-added at 500 s: nothing; 6's second REMOVE at 400 s: nothing.
     ]
@@ -116,7 +126,9 @@ def test_platform_and_events_commands_from_machine_events(tmp_path):
     assert [h.properties["machine_id"] for h in hosts] == ["5", "6", "7", "10", "13", "2000", "3000"]
     assert [h.properties["platform_id"] for h in hosts][4] == B
     events = tmp_path / "events.jsonl"
-    result = runner.invoke(main, ["failures", str(platform), "--machine-events", str(TRACE), "-o", str(events), "--horizon", "650"])
+    result = runner.invoke(
+        main, ["failures", str(platform), "--machine-events", str(TRACE), "-o", str(events), "--horizon", "650"]
+    )
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in events.read_text().splitlines()]
     assert lines[0] == {"timestamp": 0.0, "type": "machine_unavailable", "resources": "5-6"}

@@ -9,6 +9,8 @@ import re
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import GOOGLE_2011
+from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
 from batsim_google.errors import InputFileError
@@ -16,9 +18,6 @@ from batsim_google.model.request_law import load_request_law
 from batsim_google.trace.derive_requests import derive_request_law
 from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.schema import TaskEvent as E
-
-from conftest import GOOGLE_2011
-from trace_files import event, seconds_us, write_part
 
 
 def test_the_shipped_law_is_derived_from_the_real_sample_parts():
@@ -40,9 +39,9 @@ def sample_lines() -> list[str]:
         event(seconds_us(1), 1, 0, E.SUBMIT),
         event(seconds_us(2), 1, 0, E.SCHEDULE),
         event(seconds_us(3), 1, 0, E.FINISH, cpu="0.125", memory="0.25"),
-        event(seconds_us(4), 2, 0, E.FINISH, memory=""),                  # no memory request
+        event(seconds_us(4), 2, 0, E.FINISH, memory=""),  # no memory request
         event(seconds_us(5), 3, 0, E.KILL, cpu="0.5", memory="0.5"),
-        "oops,not,a,row",                                                  # line 6: bad row
+        "oops,not,a,row",  # line 6: bad row
         event(seconds_us(7), 4, 0, E.KILL, cpu="0.5", memory="0.5"),
     ]
 
@@ -85,5 +84,7 @@ def test_a_law_requesting_more_than_the_largest_machine_is_refused_when_loaded(t
     path.write_text(json.dumps(law))
     with pytest.raises(InputFileError, match=rf"^{re.escape(str(path))}: kinds\.task\.{resource} holds 5, above 1 "):
         load_request_law(path)
-    result = CliRunner().invoke(main, ["generate", "--tasks", "5", "--requests", str(path), "-o", str(tmp_path / "w.json")])
+    result = CliRunner().invoke(
+        main, ["generate", "--tasks", "5", "--requests", str(path), "-o", str(tmp_path / "w.json")]
+    )
     assert result.exit_code == 2 and f"kinds.task.{resource} holds 5, above 1" in result.output

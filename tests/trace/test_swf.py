@@ -6,12 +6,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import plain_swf_jobs
 
 from batsim_google.cli import main
-from batsim_google.trace.swf import header_processors, read_header, read_swf
 from batsim_google.trace.row_accounting import RowAccount, TraceError
-
-from conftest import plain_swf_jobs
+from batsim_google.trace.swf import header_processors, read_header, read_swf
 
 
 def test_kth_log_becomes_a_workload_of_its_jobs(kth, tmp_path):
@@ -30,7 +29,9 @@ def test_kth_log_becomes_a_workload_of_its_jobs(kth, tmp_path):
         assert job["kind"] == "task" and job["priority"] == 0.5 and job["cpu"] == 1.0
         assert job["memory"] is None  # the log has no memory (-1): unknown, not -1
         assert job["end_event"] == {1: "finish", 0: "fail", 5: "kill"}.get(int(line[10]), "lost")
-    assert f"jobs {len(plain)} = written {len(usable)} + excluded 1 (processor count unknown or zero: 1)" in result.output
+    assert (
+        f"jobs {len(plain)} = written {len(usable)} + excluded 1 (processor count unknown or zero: 1)" in result.output
+    )
     assert f"rows read {len(plain)} = used {len(plain)} + skipped 0" in result.output
 
 
@@ -56,14 +57,19 @@ def test_unknown_fields_and_bad_lines(tmp_path):
     log = tmp_path / "t.swf"
     log.write_text(SWF)
     out = tmp_path / "t.json"
-    result = CliRunner().invoke(main, ["swf", "convert", str(log), "-o", str(out), "--node-memory", "2048", "--priority", "0.25"])
+    result = CliRunner().invoke(
+        main, ["swf", "convert", str(log), "-o", str(out), "--node-memory", "2048", "--priority", "0.25"]
+    )
     assert result.exit_code == 0, result.output
     jobs = json.loads(out.read_text())["jobs"]
     assert [job["job_id"] for job in jobs] == [1, 2]
     assert jobs[0]["memory"] is None and jobs[1]["memory"] == 0.5  # requested 1024 KB of 2048
     assert jobs[1]["wait"] is None and jobs[1]["kind"] == "task" and jobs[1]["end_event"] == "kill"
     assert all(job["priority"] == 0.25 for job in jobs)
-    assert "rows read 7 = used 4 + skipped 3 (non-numeric field: 1, unknown submit time: 1, wrong field count: 1)" in result.output
+    assert (
+        "rows read 7 = used 4 + skipped 3 (non-numeric field: 1, unknown submit time: 1, wrong field count: 1)"
+        in result.output
+    )
     assert "jobs 4 = written 2 + excluded 2 (" in result.output
     assert "makespan unknown: 1" in result.output and "needs more resources than nb_res: 1" in result.output
     with pytest.raises(TraceError, match=rf"{log}:6: unknown submit time"):

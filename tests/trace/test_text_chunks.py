@@ -7,10 +7,10 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from batsim_google.trace.text_chunks import TextChunks
-
 from trace_files import event, seconds_us, write_part
+
 from batsim_google.trace.schema import TaskEvent as E
+from batsim_google.trace.text_chunks import TextChunks
 
 RUNS = 12  # an abort came 4 times in 10 before the fix: 12 clean runs leave it a chance of 0.2 %
 _CLI = "import sys; from batsim_google.cli import main; sys.argv[0] = 'batsim-google'; main()"

@@ -7,13 +7,12 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
-from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.convert import Selection, convert_trace
+from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
-
-from trace_files import event, seconds_us, write_part
 
 START, END = 600.0, 900.0
 
@@ -72,15 +71,25 @@ def test_every_attempt_is_written_or_excluded_for_a_reason(window, trace_referen
     still_open = sum(state != "dead" for state in trace_reference[1]["state"].values())
     assert jobs.records == len(trace_reference[0]) + still_open  # every attempt, ended or not
     assert set(jobs.excluded) <= {
-        "submitted outside the window", "still open at the end of the input", "end event not selected",
-        "never scheduled", "makespan unknown",
+        "submitted outside the window",
+        "still open at the end of the input",
+        "end event not selected",
+        "never scheduled",
+        "makespan unknown",
     }
     assert jobs.summary("attempt").startswith(f"attempts {jobs.records} = written {jobs.written} + excluded")
 
 
 def test_per_task_jobs_and_filters(google_2011, tmp_path):
-    data, jobs, _ = _convert([google_2011], tmp_path / "t.json", start=START, end=END, per="task",
-                             priority_groups=("production",), end_events=("finish",))
+    data, jobs, _ = _convert(
+        [google_2011],
+        tmp_path / "t.json",
+        start=START,
+        end=END,
+        per="task",
+        priority_groups=("production",),
+        end_events=("finish",),
+    )
     assert 0 < len(data["jobs"]) < 500
     for job in data["jobs"]:
         assert job["google_priority"] == 9 and job["kind"] == "task" and job["attempts"] >= 1
@@ -109,17 +118,39 @@ def test_reading_stops_once_the_window_is_complete(tmp_path):
 
 def test_convert_command(google_2011, tmp_path):
     out = tmp_path / "w.json"
-    result = CliRunner().invoke(main, [
-        "trace", "convert", str(google_2011 / "task_events" / "part-00000-of-00500.csv.gz"), "-o", str(out),
-        "--start", "600", "--end", "660", "--nb-res", "16", "--grain", "1", "--end-event", "finish",
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            "convert",
+            str(google_2011 / "task_events" / "part-00000-of-00500.csv.gz"),
+            "-o",
+            str(out),
+            "--start",
+            "600",
+            "--end",
+            "660",
+            "--nb-res",
+            "16",
+            "--grain",
+            "1",
+            "--end-event",
+            "finish",
+        ],
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.strip().splitlines()
-    assert lines[0].startswith("wrote ") and lines[1].startswith("attempts ") and lines[2].startswith("rows read 450146 = used 450146")
+    assert (
+        lines[0].startswith("wrote ")
+        and lines[1].startswith("attempts ")
+        and lines[2].startswith("rows read 450146 = used 450146")
+    )
     data = json.loads(out.read_text())
     assert data["nb_res"] == 16 and all(job["kind"] == "task" for job in data["jobs"])
     assert all(profile["delay"] == int(profile["delay"]) for profile in data["profiles"].values())
-    bad = CliRunner().invoke(main, ["trace", "convert", str(google_2011), "-o", str(out), "--start", "10", "--end", "5"])
+    bad = CliRunner().invoke(
+        main, ["trace", "convert", str(google_2011), "-o", str(out), "--start", "10", "--end", "5"]
+    )
     assert bad.exit_code == 2 and "--start (10.0) must be before --end (5.0)" in bad.output
 
 
@@ -128,22 +159,40 @@ def test_reading_ahead_writes_the_same_workload(google_2011, tmp_path):
     for workers in (1, 2):
         rows = RowAccount()
         path = tmp_path / f"w{workers}.json"
-        jobs = convert_trace([google_2011], path, Selection(start=START, end=660.0), rows, nb_res=12583, workers=workers)
+        jobs = convert_trace(
+            [google_2011], path, Selection(start=START, end=660.0), rows, nb_res=12583, workers=workers
+        )
         written.append((path.read_bytes(), jobs.to_json(), rows.to_json()))
     assert written[0] == written[1] and written[0][1]["written"] > 100
 
 
 @pytest.mark.parametrize("per", ["attempt", "task"])
 def test_dropped_synthesized_records_are_excluded_and_counted_their_rows_still_used(tmp_path, per):
-    write_part(tmp_path / "trace", [
-        event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 2, 0, E.SUBMIT),
-        event(seconds_us(3), 1, 0, E.SCHEDULE, missing="0"),  # synthesized from a snapshot
-        event(seconds_us(4), 2, 0, E.SCHEDULE),
-        event(seconds_us(10), 1, 0, E.FINISH), event(seconds_us(12), 2, 0, E.FINISH),
-    ])
-    result = CliRunner().invoke(main, [
-        "trace", "convert", str(tmp_path / "trace"), "-o", str(tmp_path / "w.json"), "--per", per, "--drop-synthesized", "--strict",
-    ])
+    write_part(
+        tmp_path / "trace",
+        [
+            event(seconds_us(1), 1, 0, E.SUBMIT),
+            event(seconds_us(2), 2, 0, E.SUBMIT),
+            event(seconds_us(3), 1, 0, E.SCHEDULE, missing="0"),  # synthesized from a snapshot
+            event(seconds_us(4), 2, 0, E.SCHEDULE),
+            event(seconds_us(10), 1, 0, E.FINISH),
+            event(seconds_us(12), 2, 0, E.FINISH),
+        ],
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            "convert",
+            str(tmp_path / "trace"),
+            "-o",
+            str(tmp_path / "w.json"),
+            "--per",
+            per,
+            "--drop-synthesized",
+            "--strict",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"{per}s 2 = written 1 + excluded 1 (synthesized record dropped: 1)" in result.output
     assert "rows read 6 = used 6 + skipped 0" in result.output  # job 1's FINISH is no impossible lifecycle

@@ -12,12 +12,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-
-from batsim_google.trace.row_accounting import RowAccount, TraceError
-from batsim_google.trace.reader import out_of_order, read_batches, source_files
-from batsim_google.trace.schema import AFTER_WINDOW, seconds
-
 from trace_files import event, seconds_us, write_part
+
+from batsim_google.trace.reader import out_of_order, read_batches, source_files
+from batsim_google.trace.row_accounting import RowAccount, TraceError
+from batsim_google.trace.schema import AFTER_WINDOW, seconds
 
 
 def _independent_counts(google_2011, table: str, column: int) -> Counter:
@@ -48,7 +47,10 @@ def test_part_000_has_its_initial_state_and_synthesized_rows(google_2011):
     part = google_2011 / "task_events" / "part-00000-of-00500.csv.gz"
     rows = sum(batch.num_rows for _, batch in read_batches([part], "task_events"))
     assert rows == 450_146
-    synthesized = sum(b.column("missing_info").is_valid().to_numpy(zero_copy_only=False).sum() for _, b in read_batches([part], "task_events"))
+    synthesized = sum(
+        b.column("missing_info").is_valid().to_numpy(zero_copy_only=False).sum()
+        for _, b in read_batches([part], "task_events")
+    )
     assert synthesized == 291  # read like any row (their tasks' states need them)
     before = sum(pc.sum(pc.equal(b.column("time"), 0)).as_py() for _, b in read_batches([part], "task_events"))
     assert before > 100_000  # tasks present when the trace starts are all at time 0
@@ -72,7 +74,13 @@ def test_special_times_are_infinite_never_ordinary():
 
 
 def test_special_times_are_exempt_from_the_order_check(tmp_path):
-    lines = [event(0, 1, 0, 0), event(seconds_us(5), 1, 0, 1), event(AFTER_WINDOW, 2, 0, 0), event(seconds_us(6), 2, 1, 0), event(0, 3, 0, 0)]
+    lines = [
+        event(0, 1, 0, 0),
+        event(seconds_us(5), 1, 0, 1),
+        event(AFTER_WINDOW, 2, 0, 0),
+        event(seconds_us(6), 2, 1, 0),
+        event(0, 3, 0, 0),
+    ]
     write_part(tmp_path, lines)
     account = RowAccount()
     rows = sum(b.num_rows for _, b in read_batches([tmp_path], "task_events", account=account))
@@ -85,12 +93,22 @@ def test_columns_follow_schema_csv(tmp_path):
         + "".join(
             f"job_events/part-?????-of-?????.csv.gz,{number},{content},X,NO\n"
             for number, content in enumerate(
-                ["time", "job ID", "missing info", "event type", "user", "scheduling class", "job name", "logical job name"], start=1
+                [
+                    "time",
+                    "job ID",
+                    "missing info",
+                    "event type",
+                    "user",
+                    "scheduling class",
+                    "job name",
+                    "logical job name",
+                ],
+                start=1,
             )
         )
     )
     write_part(tmp_path, ["5,42,,1,u,3,n,l"], table="job_events")
-    (_, batch), = read_batches([tmp_path], "job_events")
+    ((_, batch),) = read_batches([tmp_path], "job_events")
     assert batch.column("job_id").to_pylist() == [42] and batch.column("event_type").to_pylist() == [1]
 
 
@@ -135,8 +153,16 @@ def _bad_case(kind: str) -> tuple[list[str], int, str]:
     raise AssertionError(kind)
 
 
-BAD_KINDS = ["wrong column count", "non-numeric field", "unknown event type", "time out of order",
-             "missing mandatory field", "value out of range", "empty line", "infinite request"]
+BAD_KINDS = [
+    "wrong column count",
+    "non-numeric field",
+    "unknown event type",
+    "time out of order",
+    "missing mandatory field",
+    "value out of range",
+    "empty line",
+    "infinite request",
+]
 
 
 @pytest.mark.parametrize("compress", [True, False])
@@ -205,7 +231,7 @@ def test_one_wild_time_skips_that_row_not_its_successors(google_2011, tmp_path):
     source = google_2011 / "task_events" / "part-00001-of-00500.csv.gz"
     with gzip.open(source, "rt") as handle:
         lines = [next(handle).rstrip("\n") for _ in range(1000)]
-    lines[1] = "9000000000000000000" + lines[1][lines[1].index(","):]
+    lines[1] = "9000000000000000000" + lines[1][lines[1].index(",") :]
     path = write_part(tmp_path, lines, part=1, parts=500)
     account = RowAccount()
     account.used = sum(b.num_rows for _, b in read_batches([path], "task_events", account=account))
@@ -233,7 +259,7 @@ def test_out_of_order_rows(times, next_time, late):
 def test_strict_names_the_line_of_the_field_it_quotes(tmp_path):
     lines = list(GOOD)
     lines[4] = lines[4].replace(",1,5,", ",abc,5,", 1)  # line 5: job ID abc
-    lines[6] = "xyz" + lines[6][lines[6].index(","):]  # line 7: time xyz
+    lines[6] = "xyz" + lines[6][lines[6].index(",") :]  # line 7: time xyz
     path = write_part(tmp_path, lines)
     with pytest.raises(TraceError, match=rf"{path}:5: non-numeric field \(job_id='abc'\)"):
         list(read_batches([tmp_path], "task_events"))

@@ -11,16 +11,19 @@ from collections import Counter
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
-from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.rebuild import rebuild
+from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
 from batsim_google.trace.stats import LogHistogram, Moments, TraceStats, render_text
 
-from trace_files import event, seconds_us, write_part
-
-GROUP_OF = {p: g for g, ps in {"free": (0, 1), "normal": range(2, 9), "production": (9,), "monitoring": (10, 11)}.items() for p in ps}
+GROUP_OF = {
+    p: g
+    for g, ps in {"free": (0, 1), "normal": range(2, 9), "production": (9,), "monitoring": (10, 11)}.items()
+    for p in ps
+}
 
 
 @pytest.fixture(scope="module")
@@ -131,13 +134,29 @@ def test_stats_command_writes_tables_json_csv_and_plots(tmp_path):
     for task in range(40):  # finished tasks of 10 + task seconds, and killed services
         start = task * 2
         code = E.KILL if task % 4 == 0 else E.FINISH
-        lines += [(seconds_us(start), task, E.SUBMIT), (seconds_us(start + 1), task, E.SCHEDULE), (seconds_us(start + 11 + task), task, code)]
+        lines += [
+            (seconds_us(start), task, E.SUBMIT),
+            (seconds_us(start + 1), task, E.SCHEDULE),
+            (seconds_us(start + 11 + task), task, code),
+        ]
     lines.sort()
     write_part(tmp_path / "trace", [event(t, 1, task, int(code), priority=task % 12) for t, task, code in lines])
-    result = CliRunner().invoke(main, [
-        "trace", "stats", str(tmp_path / "trace"), "--json", str(tmp_path / "s.json"),
-        "--csv", str(tmp_path / "s.csv"), "--plots", str(tmp_path / "plots"), "--bin", "5",
-    ])
+    result = CliRunner().invoke(
+        main,
+        [
+            "trace",
+            "stats",
+            str(tmp_path / "trace"),
+            "--json",
+            str(tmp_path / "s.json"),
+            "--csv",
+            str(tmp_path / "s.csv"),
+            "--plots",
+            str(tmp_path / "plots"),
+            "--bin",
+            "5",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Table 7." in result.output
     assert result.output.strip().splitlines()[-1] == "rows read 120 = used 120 + skipped 0"
@@ -151,8 +170,13 @@ def test_stats_command_writes_tables_json_csv_and_plots(tmp_path):
     rows = list(csv.DictReader((tmp_path / "s.csv").open()))
     assert {"table": "table1_events_per_task", "row": "3", "column": "tasks", "value": "40"} in rows
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
-    assert pngs == ["fig3_interarrival_cdf.png", "fig5_running_finish.png", "fig6_running_kill.png",
-                    "fig7_makespan_finish_cdf.png", "fig8_makespan_kill_cdf.png"]
+    assert pngs == [
+        "fig3_interarrival_cdf.png",
+        "fig5_running_finish.png",
+        "fig6_running_kill.png",
+        "fig7_makespan_finish_cdf.png",
+        "fig8_makespan_kill_cdf.png",
+    ]
     assert all((tmp_path / "plots" / p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
 
 
@@ -177,13 +201,20 @@ def _stats(folder, **options) -> dict:
 
 
 def test_the_papers_population_is_scheduled_and_unknown_makespans_are_counted_by_cause(tmp_path):
-    write_part(tmp_path, [
-        event(0, 1, 0, E.SUBMIT), event(0, 1, 0, E.SCHEDULE),  # before the window
-        event(seconds_us(1), 2, 0, E.SUBMIT), event(seconds_us(2), 3, 0, E.SUBMIT),
-        event(seconds_us(3), 3, 0, E.SCHEDULE), event(seconds_us(5), 2, 0, E.UPDATE_PENDING),
-        event(seconds_us(20), 1, 0, E.FINISH), event(seconds_us(30), 2, 0, E.KILL),  # never scheduled
-        event(AFTER_WINDOW_US, 3, 0, E.KILL),  # after the window
-    ])
+    write_part(
+        tmp_path,
+        [
+            event(0, 1, 0, E.SUBMIT),
+            event(0, 1, 0, E.SCHEDULE),  # before the window
+            event(seconds_us(1), 2, 0, E.SUBMIT),
+            event(seconds_us(2), 3, 0, E.SUBMIT),
+            event(seconds_us(3), 3, 0, E.SCHEDULE),
+            event(seconds_us(5), 2, 0, E.UPDATE_PENDING),
+            event(seconds_us(20), 1, 0, E.FINISH),
+            event(seconds_us(30), 2, 0, E.KILL),  # never scheduled
+            event(AFTER_WINDOW_US, 3, 0, E.KILL),  # after the window
+        ],
+    )
     stats = _stats(tmp_path)
     tables = stats.tables()
     table2 = tables["table2_end_of_three_event_tasks"]
@@ -208,18 +239,28 @@ def test_dropping_synthesized_records_leaves_out_their_tasks_and_nothing_else(go
 
 
 def test_dropped_synthesized_submissions_leave_the_inter_arrivals(tmp_path):
-    write_part(tmp_path, [
-        event(seconds_us(1), 1, 0, E.SUBMIT), event(seconds_us(2), 2, 0, E.SUBMIT, missing="2"),
-        event(seconds_us(4), 3, 0, E.SUBMIT),
-    ])
+    write_part(
+        tmp_path,
+        [
+            event(seconds_us(1), 1, 0, E.SUBMIT),
+            event(seconds_us(2), 2, 0, E.SUBMIT, missing="2"),
+            event(seconds_us(4), 3, 0, E.SUBMIT),
+        ],
+    )
     kept, dropped = _stats(tmp_path).tables(), _stats(tmp_path, synthesized=False).tables()
     assert kept["interarrival"]["submissions"] == {"count": 2, "mean": 1.5}
     assert dropped["interarrival"]["submissions"] == {"count": 1, "mean": 3.0}
 
 
 def test_a_bin_too_small_for_the_span_is_refused_naming_bin(tmp_path):
-    lines = [event(seconds_us(10), 1, 0, E.SUBMIT), event(seconds_us(20), 1, 0, E.SCHEDULE), event(seconds_us(100), 1, 0, E.FINISH)]
+    lines = [
+        event(seconds_us(10), 1, 0, E.SUBMIT),
+        event(seconds_us(20), 1, 0, E.SCHEDULE),
+        event(seconds_us(100), 1, 0, E.FINISH),
+    ]
     write_part(tmp_path, lines)
-    result = CliRunner().invoke(main, ["trace", "stats", str(tmp_path), "--plots", str(tmp_path / "d"), "--bin", "1e-6"])
+    result = CliRunner().invoke(
+        main, ["trace", "stats", str(tmp_path), "--plots", str(tmp_path / "d"), "--bin", "1e-6"]
+    )
     assert result.exit_code == 2 and "--bin 1e-06: the running-task curves would need more than" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "d").exists()
