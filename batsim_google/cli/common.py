@@ -12,16 +12,37 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
+
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 if TYPE_CHECKING:
     from batsim_google.model.workload_model import WorkloadModel
 
 #: A trace folder or a part file.
 TRACE_PATH = click.Path(exists=True, path_type=Path)
+
+
+def cell_workload_options(command: Callable) -> Callable:
+    """``--nb-res`` and ``--grain`` of the commands that write a workload for the Google cell."""
+    command = click.option(
+        "--grain",
+        type=click.FloatRange(min=0, min_open=True),
+        help="Round makespans to multiples of GRAIN seconds so jobs share profiles.",
+    )(command)
+    return click.option(
+        "--nb-res",
+        type=click.IntRange(min=1),
+        default=GOOGLE_2011_MACHINES,
+        show_default=True,
+        help="Machines of the target platform (the workload's nb_res).",
+    )(command)
+
+
 #: ``--batsim``: the Batsim executable, for every command that simulates.
 BATSIM_OPTION = click.option(
     "--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable."

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from batsim_google.cli.common import (
+    cell_workload_options,
     checked_output_file,
     checked_output_folder,
     chosen_model,
@@ -32,18 +33,7 @@ from batsim_google.units import DAY
 @click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
 @click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
-@click.option(
-    "--nb-res",
-    type=click.IntRange(min=1),
-    default=GOOGLE_2011_MACHINES,
-    show_default=True,
-    help="Machines of the target platform (the workload's nb_res).",
-)
-@click.option(
-    "--grain",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Round makespans to multiples of GRAIN seconds so jobs share profiles.",
-)
+@cell_workload_options
 @click.option(
     "--requests",
     "requests_file",

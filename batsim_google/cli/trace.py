@@ -7,8 +7,14 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import NumberRange, checked_output_file, checked_output_folder, fail, show_progress
-from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.cli.common import (
+    NumberRange,
+    cell_workload_options,
+    checked_output_file,
+    checked_output_folder,
+    fail,
+    show_progress,
+)
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
 
 
@@ -164,18 +170,7 @@ def trace_stats(
     type=click.IntRange(0, 3),
     help="Keep these scheduling classes (repeatable; default: all).",
 )
-@click.option(
-    "--nb-res",
-    type=click.IntRange(min=1),
-    default=GOOGLE_2011_MACHINES,
-    show_default=True,
-    help="Machines of the target platform (the workload's nb_res).",
-)
-@click.option(
-    "--grain",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Round makespans to multiples of GRAIN seconds so jobs share profiles.",
-)
+@cell_workload_options
 @_reading_options
 def trace_convert(
     sources,
