@@ -87,7 +87,8 @@ def trace_stats(
     from batsim_google.output_files import write_text
     from batsim_google.trace.rebuild import rebuild
     from batsim_google.trace.row_accounting import RowAccount, TraceError
-    from batsim_google.trace.stats import TraceStats, render_csv, render_json, render_text
+    from batsim_google.trace.stats import TraceStats
+    from batsim_google.trace.stats_render import render_csv, render_json, render_text
 
     for table_file in (json_file, csv_file):
         if table_file:

@@ -17,7 +17,8 @@ from batsim_google.cli import main
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
-from batsim_google.trace.stats import LogHistogram, Moments, TraceStats, render_text
+from batsim_google.trace.stats import LogHistogram, Moments, TraceStats
+from batsim_google.trace.stats_render import render_text
 
 GROUP_OF = {
     p: g
