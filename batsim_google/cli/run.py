@@ -100,8 +100,7 @@ def run(
     metrics = run_metrics(RunOutputs(output), platform)
     for line in summary_lines(metrics):
         click.echo(line)
-    write_metrics(output, metrics)
-    click.echo(f"outputs in {output} (metrics in {output / 'metrics.json'})")
+    click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")
     if not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)

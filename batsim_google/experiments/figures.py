@@ -193,7 +193,8 @@ def waiting(path: Path, runs: pl.DataFrame) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
     plt.close(figure)
 
 

@@ -60,6 +60,7 @@ from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
+from batsim_google.output_files import write_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
 from batsim_google.units import HOUR
@@ -208,7 +209,7 @@ def write_metrics(directory: Path, metrics: dict, path: Path | None = None) -> P
     """Write ``metrics`` as JSON (nulls for what is not known) to ``path``, by default
     ``metrics.json`` in the run's ``directory``."""
     path = Path(directory) / METRICS_FILE if path is None else Path(path)
-    path.write_text(json.dumps(metrics, indent=1) + "\n")
+    write_text(path, json.dumps(metrics, indent=1) + "\n")
     return path
 
 
