@@ -25,6 +25,9 @@ from batsim_google.output_files import AtomicFile
 TIME_DECIMALS = 6
 UNAVAILABLE = "machine_unavailable"
 AVAILABLE = "machine_available"
+#: The package's own external event asking to kill a task (Batsim forwards it to the scheduler
+#: with ``--forward-unknown-events``).
+USER_KILL_EVENT = "user_kill"
 
 
 @dataclass(frozen=True)

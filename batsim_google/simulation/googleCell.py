@@ -27,6 +27,7 @@ from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
 
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.platform.batsim_events import USER_KILL_EVENT
 from batsim_google.scheduling.decisions import (
     Execute,
     Kill,
@@ -50,8 +51,6 @@ from batsim_google.simulation.frontend import (
     sleep_pstate,
 )
 
-#: External event (Batsim ``--forward-unknown-events``) asking to kill a task.
-USER_KILL_EVENT = "user_kill"
 COMPUTE_PSTATE = 0
 
 

@@ -16,8 +16,7 @@ import ijson
 from procset import ProcSet
 
 from batsim_google.errors import InputFileError
-from batsim_google.platform.batsim_events import AVAILABLE, UNAVAILABLE
-from batsim_google.simulation.googleCell import USER_KILL_EVENT
+from batsim_google.platform.batsim_events import AVAILABLE, UNAVAILABLE, USER_KILL_EVENT
 
 
 def workload_name(index: int) -> str:
