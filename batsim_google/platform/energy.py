@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from batsim_google.errors import ParameterError
-from batsim_google.parameters import number, read_parameter_file
+from batsim_google.parameters import known_keys, number, read_parameter_file, table
 
 DEFAULT_FIGURES = "energy.toml"
 TIME_KEYS = ("switch_off_seconds", "switch_on_seconds")
@@ -82,15 +82,12 @@ class EnergyModel:
         return profile
 
 
-def _figures(table: Any, where: str, complete: bool) -> dict[str, float]:
-    if not isinstance(table, Mapping):
-        raise ParameterError(f"{where.rstrip('.')} must be a table/object")
-    unknown = set(table) - set(KEYS)
-    if unknown:
-        raise ParameterError(f"unknown key(s) in {where.rstrip('.')}: {', '.join(sorted(unknown))}")
+def _figures(given: Any, where: str, complete: bool) -> dict[str, float]:
+    figures_table = table(given, where.rstrip("."))
+    known_keys(figures_table, set(KEYS), where.rstrip("."))
     figures = {}
-    for key in KEYS if complete else sorted(table):
-        value = number(table, key, where)
+    for key in KEYS if complete else sorted(figures_table):
+        value = number(figures_table, key, where)
         positive = key in TIME_KEYS
         if value < 0 or (positive and value == 0):
             raise ParameterError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
@@ -115,8 +112,8 @@ def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyMod
         reference=reference,
         reference_cpu=reference_cpu,
         platforms={
-            str(platform): _figures(table, f"platforms.{platform}.", complete=False)
-            for platform, table in platforms.items()
+            str(platform): _figures(figures, f"platforms.{platform}.", complete=False)
+            for platform, figures in platforms.items()
         },
         source=source,
     )
