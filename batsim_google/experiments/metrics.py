@@ -46,6 +46,15 @@ From the ledger (null, "n/a", without it, never 0):
 - ``balanced``: whether every task ended exactly once (the scheduler's accounting).
 
 Means over no task are null.
+
+Over a measurement window ``[warm-up, horizon]`` (:mod:`.window`; ``window_start_s``,
+``window_end_s``, without one 0 and the makespan): ``utilization`` and ``load_energy_j`` count each
+job's share inside the window, over the window's length; ``batsim_energy_j`` is Batsim's energy
+consumed inside it; waiting times and slowdowns are those of the jobs and tasks submitted inside
+it; ``delivered_cpu_s`` is then the CPU-seconds run inside it by the jobs whose work was kept
+(completed, ended at their lifetime, or running at the horizon: restarted work, even resumed, is
+not counted). The tasks' outcomes (``censored``: still open at the horizon), evictions and
+suspensions are the whole run's.
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
+from batsim_google.experiments.window import Window, clipped_jobs, energy_between, submitted_inside
 from batsim_google.output_files import write_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
@@ -70,6 +80,8 @@ SLOWDOWN_BOUND_S = 10.0
 WAITING_QUANTILE = 0.95
 #: Outcomes of tasks that did all their work.
 WHOLE_WORK = (Outcome.COMPLETED.value, Outcome.KILLED_BY_DESIGN.value)
+#: How the jobs whose work was kept ended (the scheduler's attempt end reasons).
+KEPT_WORK = ("success", "walltime", StopReason.HORIZON.value)
 #: Batsim's final states of a job that did all its work, and of one rejected.
 SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
 #: The metrics only the scheduler's ledger gives, null for other schedulers.
@@ -108,24 +120,33 @@ def _value(value) -> float | None:
     return None if value is None else float(value)
 
 
-def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict:
+def run_metrics(outputs: RunOutputs, platform: str | Path | None = None, window: Window | None = None) -> dict:
     """The metrics of the run in ``outputs`` (see the module), on the ``platform`` it simulated
-    when known."""
+    when known, over the ``window`` (None: the whole run)."""
     if not outputs.has_batsim_outputs():
         raise InputFileError(f"{outputs.directory}: no Batsim outputs in this folder (no {outputs.path(JOBS).name})")
     hosts = None if platform is None else compute_hosts(platform)
     all_jobs = outputs.jobs()
     makespan = float(all_jobs["finish_time"].max() or 0.0)
+    low, high = (0.0, makespan) if window is None else window.bounds(makespan)
     ran = all_jobs.filter(pl.col("starting_time").is_not_null())
-    waits = waiting_times(all_jobs)
+    submitted = all_jobs if window is None else all_jobs.filter(submitted_inside("submission_time", low, high))
+    waits = waiting_times(submitted)
     if outputs.has_ledger():
-        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan)
+        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan, None if window is None else (low, high))
         capacity = None if hosts is None else _capacity(hosts, platform)
     else:
+        inside = ran if window is None else clipped_jobs(ran, low, high)
         ledger = dict.fromkeys(LEDGER_METRICS)
-        allocated = float(ran.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item())
+        allocated = float(
+            inside.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item()
+        )
         capacity = float(len(hosts) if hosts is not None else outputs.machines())
-    batsim_energy = outputs.energy()
+    if window is None:
+        batsim_energy = outputs.energy()
+    else:
+        records = outputs.energy_records()
+        batsim_energy = None if records is None else energy_between(records, low, high)
     load = ledger["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
     if ledger["delivered_cpu_s"]:
@@ -138,22 +159,34 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None) -> dict
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
-        "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs).mean()),
-        "utilization": allocated / (capacity * makespan) if capacity and makespan > 0 else None,
+        "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs, window).mean()),
+        "utilization": allocated / (capacity * (high - low)) if capacity and high > low else None,
         "energy_j": energy,
         "batsim_energy_j": batsim_energy,
         **ledger,
+        "window_start_s": low,
+        "window_end_s": high,
     }
 
 
 def _ledger_metrics(
-    outputs: RunOutputs, all_jobs: pl.DataFrame, hosts: list[PlatformHost] | None, makespan: float
+    outputs: RunOutputs,
+    all_jobs: pl.DataFrame,
+    hosts: list[PlatformHost] | None,
+    makespan: float,
+    bounds: tuple[float, float] | None,
 ) -> tuple[dict, float]:
-    """The ledger's metrics and the CPU-seconds allocated."""
+    """The ledger's metrics and the CPU-seconds allocated (inside the window's ``bounds``, if any)."""
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
     whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
     with_cpu = jobs.join(tasks.select("task_id", "cpu"), on="task_id", how="left")
+    if bounds is None:
+        delivered = float(whole.select((pl.col("cpu") * pl.col("work")).sum()).item())
+    else:
+        with_cpu = clipped_jobs(with_cpu, *bounds)
+        kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
+        delivered = float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     allocated = float(with_cpu.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     last_reason = jobs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
     lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
@@ -164,7 +197,7 @@ def _ledger_metrics(
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
         "load_energy_j": None if hosts is None else load_energy(with_cpu, hosts),
-        "delivered_cpu_s": float(whole.select((pl.col("cpu") * pl.col("work")).sum()).item()),
+        "delivered_cpu_s": delivered,
         "energy_per_cpu_hour_j": None,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
         "resubmissions": all_jobs.filter(pl.col("workload_name") == RESUBMITTED).height,
@@ -186,9 +219,11 @@ def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
     return started["waiting_time"]
 
 
-def bounded_slowdowns(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None) -> pl.Series:
+def bounded_slowdowns(
+    outputs: RunOutputs, all_jobs: pl.DataFrame | None = None, window: Window | None = None
+) -> pl.Series:
     """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
-    where it exists, else Batsim's jobs)."""
+    where it exists, else Batsim's jobs), of those submitted inside the ``window`` if any."""
     all_jobs = outputs.jobs() if all_jobs is None else all_jobs
     if outputs.has_ledger():
         tasks = task_times(outputs, started_jobs(outputs, all_jobs))
@@ -199,6 +234,8 @@ def bounded_slowdowns(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None)
             pl.col("finish_time").alias("end"),
             pl.col("execution_time").alias("work"),
         )
+    if window is not None:
+        whole = whole.filter(submitted_inside("submit", *window.bounds(float(all_jobs["finish_time"].max() or 0.0))))
     slowdown = pl.max_horizontal(
         pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
     )

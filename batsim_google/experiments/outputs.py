@@ -113,11 +113,17 @@ class RunOutputs:
 
     def energy(self) -> float | None:
         """Joules consumed by the machines over the run (Batsim's ``-E``), None without that output."""
+        records = self.energy_records()
+        if records is None:
+            return None
+        return float(records["energy"][-1]) if records.height else 0.0
+
+    def energy_records(self) -> pl.DataFrame | None:
+        """Batsim's cumulative energy (``time``, ``energy``) at each of its records, None without ``-E``."""
         path = self.path(ENERGY)
         if not path.exists():
             return None
-        energy = _read_csv(path, {"energy": pl.Float64})["energy"]
-        return float(energy[-1]) if len(energy) else 0.0
+        return _read_csv(path, {"time": pl.Float64, "energy": pl.Float64})
 
     def summary(self) -> dict:
         """The scheduler's accounting summary (tasks submitted, outcomes, balanced)."""

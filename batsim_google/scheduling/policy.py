@@ -21,6 +21,10 @@ Semantics (the trace's format document and the ICCP study):
   evicts at once, as in the Google cell; with ``wake_before_evicting`` it waits for a machine to
   wake instead, as long as a sleeping (or switching) machine could hold it, so that sleeping
   costs no evictions.
+- with a ``horizon``, the scheduler stops at that simulated time (a wake-up call asked of Batsim):
+  running tasks are killed, pending and suspended ones and every job submitted later rejected,
+  and all of them end ``censored``; once nothing runs, registrations finish and Batsim ends
+  after its last submission (each rejected at once).
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -73,6 +77,7 @@ class CellPolicy:
         self.no_more_jobs = False
         self.no_more_events = False
         self.finished = False
+        self.horizon_reached = False
         self._decisions: list[Decision] = []
         self._timers: set[float] = set()
         self._sequence = itertools.count()
@@ -113,6 +118,10 @@ class CellPolicy:
             self._decisions.append(Reject((request.job_id,)))
             note = "before its submission" if task.job_id == task.task_id else "while being resubmitted"
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, note)
+            return
+        if self.horizon_reached:
+            self._decisions.append(Reject((request.job_id,)))
+            self.ledger.end(task, Outcome.CENSORED, now, "submitted at or after the horizon")
             return
         self._enqueue(task, now)
 
@@ -190,13 +199,18 @@ class CellPolicy:
 
     def decide(self, now: float) -> list[Decision]:
         """Scheduling pass after a batch of events; returns and forgets the decisions."""
-        if not self.finished:
+        if not self.finished and self.config.horizon:
+            if now >= self.config.horizon and not self.horizon_reached:
+                self._stop_at_horizon(now)
+            self._wake_at(self.config.horizon, now)
+        if not self.finished and not self.horizon_reached:
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
                 self._decisions.extend(switches)
                 if recheck is not None:
                     self._wake_at(recheck, now)
+        if not self.finished:
             self._finish_if_done(now)
         decisions, self._decisions = self._decisions, []
         return decisions
@@ -294,6 +308,10 @@ class CellPolicy:
         self._decisions.append(Kill(tuple(task.job_id for task in tasks)))
 
     def _restart(self, task: Task, now: float) -> None:
+        if self.horizon_reached:
+            stopped = "running" if task.stop_reason is StopReason.HORIZON else task.stop_reason.value
+            self.ledger.end(task, Outcome.CENSORED, now, f"{stopped} at the horizon")
+            return
         if task.stop_reason is StopReason.EVICTION and self.config.restart == "none":
             self.ledger.end(task, Outcome.NOT_RESTARTED, now, "evicted; restart policy 'none'")
             return
@@ -339,13 +357,28 @@ class CellPolicy:
 
     # ----- end ----------------------------------------------------------------------------------
 
+    def _stop_at_horizon(self, now: float) -> None:
+        """Censor everything at the horizon: kill what runs (only running jobs: a KILL_JOB of
+        another aborts Batsim), reject what is queued, drop what is suspended."""
+        self.horizon_reached = True
+        queued = list(self.pending)
+        for task in queued:
+            self._dequeue(task)
+            self.ledger.end(task, Outcome.CENSORED, now, "pending at the horizon")
+        if queued:
+            self._decisions.append(Reject(tuple(task.job_id for task in queued)))
+        for _, _, task in self.suspended:
+            self.ledger.end(task, Outcome.CENSORED, now, "suspended at the horizon")
+        self.suspended = []
+        self._stop([task for task in self.running.values() if task.state is TaskState.RUNNING], StopReason.HORIZON, now)
+
     def _finish_if_done(self, now: float) -> None:
         """End the simulation once nothing can happen any more.
 
-        That is: no job or external event will come, nothing runs, stops, waits to be
-        resubmitted or switches power, and what is still queued fits nowhere usable.
+        That is: no job or external event will come (or the horizon passed), nothing runs, stops,
+        waits to be resubmitted or switches power, and what is still queued fits nowhere usable.
         """
-        if not self.no_more_jobs or self.running or self.suspended:
+        if not (self.no_more_jobs or self.horizon_reached) or self.running or self.suspended:
             return
         if self.ledger.open != len(self.pending):
             return  # some task is being resubmitted

@@ -92,6 +92,14 @@ class PolicyConfig:
         flags=("--wake-before-evicting/--evict-before-waking",),
     )
 
+    horizon: float = _option(
+        0.0,
+        "Simulated second at which the scheduler stops: running tasks are killed, the others rejected, "
+        "all counted as censored; 0: none.",
+        min=0,
+        unit="seconds",
+    )
+
     def __post_init__(self) -> None:
         for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
             value, (kinds, expected) = getattr(self, f.name), _OPTION_TYPES[f.type]

@@ -28,6 +28,7 @@ class Outcome(Enum):
     REJECTED = "rejected"  # larger than every machine, or killed while pending
     NOT_RESTARTED = "not_restarted"  # evicted or failed, and the restart policy said no
     PENDING_AT_END = "pending_at_end"  # no machine could take it before the simulation ended
+    CENSORED = "censored"  # still running, waiting or submitted at (or after) the horizon
 
 
 class StopReason(Enum):
@@ -36,6 +37,7 @@ class StopReason(Enum):
     EVICTION = "evicted"
     MACHINE_FAILURE = "machine_failure"
     USER_KILL = "user_kill"
+    HORIZON = "horizon"
 
 
 @dataclass(frozen=True)
