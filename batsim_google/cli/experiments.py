@@ -187,6 +187,13 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.",
 )
 @click.option(
+    "--warmup",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Simulated seconds left out of the queue metrics (their window ends at the policy's horizon, if any).",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=1),
     default=DEFAULT_TIMEOUT_S,
@@ -205,6 +212,7 @@ def validate_command(
     seed,
     model_file,
     policy_text,
+    warmup,
     timeout,
     workers,
     dask_address,
@@ -216,10 +224,12 @@ def validate_command(
 
     from batsim_google.experiments.campaign import policy_config
     from batsim_google.experiments.validation import validate
+    from batsim_google.experiments.window import window_of
 
     checked_output_folder(output, original, platform, model_file)
     try:
         policy = policy_config(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
+        window_of(warmup, policy.horizon)  # a window that leaves nothing is refused before any run
     except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
     except ValueError as error:
@@ -234,6 +244,7 @@ def validate_command(
                 seed=seed,
                 model=model_file,
                 policy=policy,
+                warmup=warmup,
                 timeout=timeout,
                 batsim=batsim_binary,
                 workers=workers,

@@ -18,6 +18,7 @@ SUMMARY = (
     ("utilization", "utilization", lambda v: f"{v:.3g}"),
     ("completed", "completed tasks", str),
     ("not_restarted", "abandoned at the restart cap", str),
+    ("censored", "censored at the horizon", str),
     ("delivered_cpu_s", "delivered", lambda v: f"{v / 3600:.4g} CPU-h"),
 )
 
@@ -27,8 +28,9 @@ def summary_lines(metrics: dict) -> list[str]:
     shown = ", ".join(
         f"{label} {'n/a' if metrics.get(name) is None else form(metrics[name])}" for name, label, form in SUMMARY
     )
+    window = f"over {metrics['window_start_s']:g}-{metrics['window_end_s']:g} s of simulated time: "
     jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
-    return [shown, jobs]
+    return [window + shown, jobs]
 
 
 @click.command("metrics")
@@ -39,18 +41,35 @@ def summary_lines(metrics: dict) -> list[str]:
     help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.",
 )
 @click.option(
+    "--warmup",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Simulated seconds left out of the metrics (the measurement window's start).",
+)
+@click.option(
+    "--horizon",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="End of the measurement window, simulated seconds; 0: the run's end.",
+)
+@click.option(
     "--json",
     "json_file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write the metrics to this JSON file.",
 )
-def metrics_command(directory: Path, platform: Path | None, json_file: Path | None) -> None:
+def metrics_command(
+    directory: Path, platform: Path | None, warmup: float, horizon: float, json_file: Path | None
+) -> None:
     """Metrics of a Batsim output folder (any scheduler); "n/a" for what only this package's scheduler records."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
     from batsim_google.experiments.outputs import RunOutputs
+    from batsim_google.experiments.window import window_of
 
     try:
-        metrics = run_metrics(RunOutputs(directory), platform)
+        metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon))
     except ValueError as error:
         fail(str(error))
     for name, value in metrics.items():

@@ -44,6 +44,13 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
 )
 @policy_options
 @click.option(
+    "--warmup",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Simulated seconds left out of the metrics, which are taken from then to the horizon (or the run's end).",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=1),
     default=DEFAULT_TIMEOUT_S,
@@ -68,14 +75,16 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
     help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).",
 )
 def run(
-    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, **policy
+    platform, workloads, events, output, warmup, timeout, energy_outputs, batsim_binary, progress, frontend, **policy
 ) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
     from batsim_google.experiments.outputs import RunOutputs
+    from batsim_google.experiments.window import window_of
     from batsim_google.simulation.run import run_google_cell
 
     try:
+        window = window_of(warmup, policy["horizon"])
         summary = run_google_cell(
             platform,
             list(workloads),
@@ -97,7 +106,10 @@ def run(
         fail(str(error))
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
     click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
-    metrics = run_metrics(RunOutputs(output), platform)
+    try:
+        metrics = run_metrics(RunOutputs(output), platform, window)
+    except ValueError as error:
+        fail(str(error))
     for line in summary_lines(metrics):
         click.echo(line)
     click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")

@@ -5,6 +5,9 @@ folder names and reports (letters, digits, ``.``, ``_``, ``-``); relative file p
 from the campaign file's folder::
 
     timeout = 600                  # wall-clock limit of one simulation, seconds (default 3600)
+    warmup = 3600                  # metrics from this simulated second on (default 0)
+    horizon = 86400                # every policy's scheduler stops here (default none; a policy's
+                                   # own horizon wins); the metrics end here too
     energy_outputs = true          # Batsim's -E (default true; the platforms need an energy model)
 
     [platforms]
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from batsim_google.errors import ParameterError
+from batsim_google.experiments.window import window_of
 from batsim_google.model.presets import PRESETS
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
@@ -106,6 +110,8 @@ class Campaign:
     policies: tuple[tuple[str, PolicyConfig], ...]
     timeout: float = DEFAULT_TIMEOUT_S
     energy_outputs: bool = True
+    #: Start of the metrics' window, simulated seconds (its end: each policy's horizon, or the run's end).
+    warmup: float = 0.0
 
 
 def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | None:
@@ -247,18 +253,39 @@ def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, requir
 
 def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     """Build and check a campaign; relative paths are taken from ``base``."""
-    known_keys(data, {"timeout", "energy_outputs", "platforms", "workloads", "failures", "policies"}, "the campaign")
+    known_keys(
+        data,
+        {"timeout", "energy_outputs", "warmup", "horizon", "platforms", "workloads", "failures", "policies"},
+        "the campaign",
+    )
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
     timeout = _positive(data, "timeout", "")
+    warmup = 0.0 if data.get("warmup", 0) == 0 else float(_positive(data, "warmup", ""))
+    horizon = _positive(data, "horizon", "")
+    platforms = _entries(data, "platforms", _platform, base)
+    workloads = _entries(data, "workloads", _workload, base)
+    failures = _entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),)
+    policies = _entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None)
+    if horizon is not None:
+        policies = tuple(
+            (name, config if config.horizon else dataclasses.replace(config, horizon=float(horizon)))
+            for name, config in policies
+        )
+    for name, config in policies:
+        try:
+            window_of(warmup, config.horizon)
+        except ValueError as error:
+            raise ParameterError(f"policies.{name}: {error}") from error
     return Campaign(
-        platforms=_entries(data, "platforms", _platform, base),
-        workloads=_entries(data, "workloads", _workload, base),
-        failures=_entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),),
-        policies=_entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None),
+        platforms=platforms,
+        workloads=workloads,
+        failures=failures,
+        policies=policies,
         timeout=DEFAULT_TIMEOUT_S if timeout is None else float(timeout),
         energy_outputs=energy_outputs,
+        warmup=warmup,
     )
 
 

@@ -27,6 +27,7 @@ from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import JOBS, RunOutputs
 from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
+from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
 from batsim_google.simulation.run import run_google_cell
 
@@ -104,12 +105,13 @@ def _execute(run: Run, batsim: str) -> dict:
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
     outputs = RunOutputs(run.directory)
+    window = window_of(run.warmup, run.config.horizon)
     marker = {
         "fingerprint": run.fingerprint,
         "labels": run.labels(),
         "wall_seconds": result.simulation.wall_seconds,
-        "metrics": run_metrics(outputs, run.platform_file),
-        "queue": queue_metrics(outputs),
+        "metrics": run_metrics(outputs, run.platform_file, window),
+        "queue": queue_metrics(outputs, window=window),
     }
     write_text(run.directory / MARKER, json.dumps(marker, indent=1) + "\n")
     return marker

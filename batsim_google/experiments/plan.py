@@ -59,6 +59,8 @@ class Run:
     timeout: float
     energy_outputs: bool
     fingerprint: str
+    #: Start of the metrics' window (its end: the policy's horizon).
+    warmup: float = 0.0
 
     def labels(self) -> dict:
         return {
@@ -200,6 +202,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     "policy": dataclasses.asdict(config),
                                     "energy_outputs": campaign.energy_outputs,
                                     "outputs": RUN_OUTPUTS_VERSION,
+                                    "warmup": campaign.warmup,
                                 }
                             )
                             runs.append(
@@ -218,6 +221,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     campaign.timeout,
                                     campaign.energy_outputs,
                                     fingerprint,
+                                    campaign.warmup,
                                 )
                             )
     return runs

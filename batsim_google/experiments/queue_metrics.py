@@ -22,6 +22,11 @@ Their "width" metrics count machines per job; every task here takes one (a share
 would repeat the lengths and are left out. Tasks that never ran are left out: rejected, killed
 while pending, and those still queued when the simulation ended (an overloaded run's waiting is
 then understated: its ``pending_at_end`` count, among the run's metrics, says by how many tasks).
+
+Over a measurement window ``[warm-up, horizon]`` (:mod:`.window`), the tasks are those submitted
+inside it that ended before the horizon (censored ones left out), ``T`` is the window's length,
+``mean_running_tasks`` counts each job's share of its run inside the window and
+``mean_busy_machines`` is Batsim's count averaged over the window.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from collections.abc import Mapping
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.experiments.outputs import RunOutputs, task_times
+from batsim_google.experiments.outputs import RunOutputs, started_jobs, task_times
 from batsim_google.experiments.timeline import time_average
+from batsim_google.experiments.window import Window, clipped_jobs, submitted_inside
+from batsim_google.scheduling.tasks import Outcome
 
 QUEUED_THRESHOLD_S = 1.0
 QUEUE_METRICS = (
@@ -48,29 +55,36 @@ QUEUE_METRICS = (
 )
 
 
-def queue_metrics(outputs: RunOutputs, threshold: float = QUEUED_THRESHOLD_S) -> dict[str, float | None]:
-    """The metrics of the module for the run in ``outputs``."""
-    ran = (
-        task_times(outputs)
-        .filter(pl.col("first_start").is_not_null())
-        .select(
-            "submit",
-            "end",
-            "execution",
-            (pl.col("end") - pl.col("submit")).alias("sojourn"),
-            (pl.col("end") - pl.col("submit") - pl.col("execution")).alias("waiting"),
-        )
-        .with_columns(pl.when(pl.col("waiting") > threshold).then("waiting").otherwise(0.0).alias("waiting"))
-    )
+def queue_metrics(
+    outputs: RunOutputs, threshold: float = QUEUED_THRESHOLD_S, window: Window | None = None
+) -> dict[str, float | None]:
+    """The metrics of the module for the run in ``outputs``, over the ``window`` if any."""
+    jobs = started_jobs(outputs)
+    tasks = task_times(outputs, jobs).filter(pl.col("first_start").is_not_null())
+    if window is not None:
+        low, high = window.bounds(float(jobs["finish_time"].max() or 0.0))
+        tasks = tasks.filter(submitted_inside("submit", low, high) & (pl.col("outcome") != Outcome.CENSORED.value))
+    ran = tasks.select(
+        "submit",
+        "end",
+        "execution",
+        (pl.col("end") - pl.col("submit")).alias("sojourn"),
+        (pl.col("end") - pl.col("submit") - pl.col("execution")).alias("waiting"),
+    ).with_columns(pl.when(pl.col("waiting") > threshold).then("waiting").otherwise(0.0).alias("waiting"))
     if ran.height == 0:
         return dict.fromkeys(QUEUE_METRICS)
-    start, end = float(ran["submit"].min()), float(ran["end"].max())
+    if window is None:
+        start, end = float(ran["submit"].min()), float(ran["end"].max())
+        executed = float(ran["execution"].sum())
+    else:
+        start, end = low, high
+        executed = float(clipped_jobs(jobs, low, high)["execution_time"].sum())
     span = end - start
     states = outputs.machine_states()
     queued = ran.filter(pl.col("waiting") > 0.0)
     return {
         "mean_execution_s": float(ran["execution"].mean()),
-        "mean_running_tasks": float(ran["execution"].sum()) / span if span > 0 else None,
+        "mean_running_tasks": executed / span if span > 0 else None,
         "mean_busy_machines": time_average(states["time"], states["nb_computing"], start, end) if span > 0 else None,
         "mean_waiting_s": float(ran["waiting"].mean()),
         "mean_waiting_queued_s": float(queued["waiting"].mean()) if queued.height else None,

@@ -93,6 +93,7 @@ def validate(
     seed: int = 0,
     model: Path | None = None,
     policy: PolicyConfig = PolicyConfig(),
+    warmup: float = 0.0,
     timeout: float = DEFAULT_TIMEOUT_S,
     batsim: str = "batsim",
     workers: int | None = None,
@@ -100,7 +101,8 @@ def validate(
     progress: bool = True,
 ) -> Validation:
     """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
-    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable."""
+    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable. The queue
+    metrics are taken from ``warmup`` to the policy's horizon (or each run's end)."""
     if replications < 1:
         raise ParameterError(f"replications must be >= 1 (got {replications})")
     output = output_folder(output)
@@ -123,6 +125,7 @@ def validate(
         policies=(("policy", policy),),
         timeout=timeout,
         energy_outputs=policy.energy != "always-on",  # the queue metrics need no energy figures
+        warmup=warmup,
     )
     runs = plan_campaign(campaign, output)
     records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)

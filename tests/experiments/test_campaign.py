@@ -290,3 +290,20 @@ def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message)
     )
     assert result.exit_code == 2 and not (tmp_path / "v").exists()
     assert re.search(message, result.output), result.output
+
+
+def test_a_campaigns_window_reaches_every_policy_and_run(tmp_path):
+    text = SMALL.replace("timeout = 60", "timeout = 60\nwarmup = 600\nhorizon = 7200", 1)
+    text = text.replace("idle_timeout = 60", "idle_timeout = 60\nhorizon = 3600")
+    campaign = load_campaign(campaign_file(tmp_path, text))
+    assert campaign.warmup == 600.0
+    assert {name: config.horizon for name, config in campaign.policies} == {"on": 7200.0, "sleep": 3600.0}
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert {run.warmup for run in runs} == {600.0}
+    later = plan_campaign(
+        load_campaign(campaign_file(tmp_path, text.replace("warmup = 600", "warmup = 900"))), tmp_path / "out"
+    )
+    assert {run.fingerprint for run in runs}.isdisjoint(run.fingerprint for run in later)  # metrics change
+    backwards = text.replace("warmup = 600", "warmup = 5000")
+    with pytest.raises(ParameterError, match=r"policies.sleep: the horizon \(3600 s\) must come after the warm-up"):
+        load_campaign(campaign_file(tmp_path, backwards))

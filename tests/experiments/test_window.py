@@ -12,6 +12,7 @@ import pytest
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import RunOutputs
+from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import Window, energy_between, seconds_inside, window_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -68,3 +69,11 @@ def test_a_window_past_the_run_or_backwards_is_refused():
         Window(100.0, 50.0)
     assert window_of(0.0, None) is None and window_of(60.0, 0.0) == Window(60.0, None)
     assert Window(0.0, 1000.0).bounds(MAKESPAN) == (0.0, MAKESPAN)  # a horizon after the run's end
+
+
+def test_queue_metrics_over_a_window():
+    metrics = queue_metrics(RUN, window=Window(10.0, 150.0))
+    # submitted in [10, 150) and ran: w0!2 (20 s), w0!5 (4 s), w0!6 (20 + 5 + 8 s), w0!7 (20 s)
+    assert metrics["mean_execution_s"] == pytest.approx((20 + 4 + 33 + 20) / 4)
+    # every job's seconds inside [10, 150]: 100 + 5 + 50 + 20 + 15 + 125 + 4 + 20 + 5 + 8 + 20
+    assert metrics["mean_running_tasks"] == pytest.approx(372 / 140)
