@@ -69,6 +69,7 @@ _WORK = (
     "lost_to_failures",
     "rejected",
     "pending_at_end",
+    "censored",
     "delivered_cpu_s",
     "energy_per_cpu_hour_j",
 )

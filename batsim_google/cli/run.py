@@ -112,6 +112,11 @@ def run(
         fail(str(error))
     for line in summary_lines(metrics):
         click.echo(line)
+    if metrics["not_restarted"]:
+        click.echo(
+            f"{metrics['not_restarted']} task(s) stopped and not restarted (--restart {policy['restart']}, "
+            f"--max-restarts {policy['max_restarts']}): their work is lost"
+        )
     click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")
     if not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)

@@ -18,9 +18,9 @@ Semantics (the trace's format document and the ICCP study):
   KILL_JOB for a job that is not running);
 - with ``energy = "idle-sleep"``, machines idle for ``idle_timeout`` seconds go to sleep and are
   woken when queued tasks fit nowhere awake (:mod:`.power`). A task that fits nowhere awake
-  evicts at once, as in the Google cell; with ``wake_before_evicting`` it waits for a machine to
-  wake instead, as long as a sleeping (or switching) machine could hold it, so that sleeping
-  costs no evictions.
+  waits for a machine to wake (``wake_before_evicting``, the default), as long as a sleeping (or
+  switching) machine could hold it, so that sleeping throws no work away; without it, it evicts
+  at once, as in the Google cell, which does not sleep.
 - with a ``horizon``, the scheduler stops at that simulated time (a wake-up call asked of Batsim):
   running tasks are killed, pending and suspended ones and every job submitted later rejected,
   and all of them end ``censored``; once nothing runs, registrations finish and Batsim ends

@@ -87,8 +87,9 @@ class PolicyConfig:
         unit="seconds",
     )
     wake_before_evicting: bool = _option(
-        False,
-        "idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake rather than evict.",
+        True,
+        "idle-sleep: a task that fits nowhere awake waits for a sleeping machine to wake, or evicts at once "
+        "as the Google cell (which never sleeps) does.",
         flags=("--wake-before-evicting/--evict-before-waking",),
     )
 
