@@ -6,7 +6,8 @@
 - ``waiting-SCENARIO.png``: the CDFs of the tasks' waiting time and bounded slowdown
   (:mod:`.metrics`), per policy (all replications together);
 - ``timeline-SCENARIO.png``: CPU utilization over time per policy, then each policy's machines
-  by state (Batsim's machine states; unavailable = machines in none of them), for the first
+  by state (Batsim's machine states, sleeping ones Batsim labels idle corrected from the
+  scheduler's log, :mod:`.machine_states`; unavailable = machines in none of them), for the first
   replication of each policy;
 - ``suspension-SCENARIO.png``: the CDF of the time tasks spent suspended (all replications
   together), and the number of tasks suspended over time (first replication), per policy (the
@@ -26,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
+from batsim_google.experiments.machine_states import corrected_machine_states  # noqa: E402
 from batsim_google.experiments.metrics import (  # noqa: E402
     SLOWDOWN_BOUND_S,
     bounded_slowdowns,
@@ -140,7 +142,8 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     axes[0].legend(fontsize=8)
     axes[0].set_title(f"{scenario_name(first.row(0, named=True))}: first replication of each policy")
     for ax, row in zip(axes[1:], first.iter_rows(named=True)):
-        states = RunOutputs(Path(row["directory"])).machine_states()
+        outputs = RunOutputs(Path(row["directory"]))
+        states = corrected_machine_states(outputs.machine_states(), outputs.sleeping())
         counted = [name for name, _ in STATES[:-1]]
         states = states.with_columns((machines - pl.sum_horizontal(counted)).alias("unavailable"))
         ax.stackplot(
@@ -150,6 +153,11 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
             step="post",
         )
         ax.set_ylabel(f"machines\n({row['policy']})")
+        if states["mislabelled"].max():
+            ax.set_title(
+                f"up to {states['mislabelled'].max()} machines Batsim labels idle shown asleep (scheduler's log)",
+                fontsize=8,
+            )
         ax.set_ylim(0, machines)
         ax.legend(fontsize=7, loc="upper right", ncols=3)
     axes[-1].set_xlabel(f"time ({unit})")

@@ -18,6 +18,7 @@ import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
+from batsim_google.scheduling.sleep_log import SLEEP_LOG
 from batsim_google.simulation.runner import OUTPUT_PREFIX
 
 JOBS = "jobs.csv"
@@ -101,6 +102,11 @@ class RunOutputs:
     def machine_states(self) -> pl.DataFrame:
         """Batsim's machine counts per state, from each change on."""
         return _read_csv(self.path(MACHINE_STATES), MACHINE_STATE_COLUMNS)
+
+    def sleeping(self) -> pl.DataFrame | None:
+        """The scheduler's machines asleep and up (``time``, ``sleeping``), None without its log."""
+        path = self.path(SLEEP_LOG)
+        return _read_csv(path, {"time": pl.Float64, "sleeping": pl.Int64}) if path.is_file() else None
 
     def machines(self) -> int:
         """Batsim's compute machines: ``nb_computing_machines`` of ``out_schedule.csv``, or else the

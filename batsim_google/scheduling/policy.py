@@ -45,6 +45,7 @@ from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.queue import PendingQueue
+from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
@@ -70,6 +71,7 @@ class CellPolicy:
         self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
         self.place = PLACEMENTS[config.placement]
         self.ledger = Ledger()
+        self.sleep_log = SleepLog()
         self.by_job: dict[str, Task] = {}
         self.pending = PendingQueue()
         self.running: dict[str, Task] = {}
@@ -153,18 +155,27 @@ class CellPolicy:
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = False
         self._stop(self.evictions.tasks_on(machines.tolist()), StopReason.MACHINE_FAILURE, now)
+        self._log_sleep(now)
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
         self.cluster.available[machines] = True
         self.cluster.idle_since[machines] = now
         self._freed.update(machines.tolist())
+        self._log_sleep(now)
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         """Batsim finished switching ``machines`` on (or to sleep)."""
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)
         if on:
             self._freed.update(np.atleast_1d(machines).tolist())
+        self._log_sleep(now)
+
+    def _log_sleep(self, now: float) -> None:
+        """Log the machines asleep and up (Batsim mislabels some, see :mod:`.sleep_log`)."""
+        if self.config.energy != "always-on":
+            asleep = self.cluster.in_power(Power.SLEEPING) & self.cluster.available
+            self.sleep_log.record(now, int(asleep.sum()))
 
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""

@@ -142,6 +142,7 @@ class BatsimPyCell:
             self.sim.close()
         for path in output.glob(f"{BATSIM_PY_PREFIX}_*"):
             path.replace(output / f"{OUTPUT_PREFIX}_{path.name.removeprefix(BATSIM_PY_PREFIX + '_')}")
+        self._policy().sleep_log.write(output / OUTPUT_PREFIX)
         return write_ledger(self._policy().ledger, output / OUTPUT_PREFIX)
 
     def _policy(self) -> CellPolicy:

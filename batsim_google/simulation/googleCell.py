@@ -129,6 +129,7 @@ class GoogleCell(BatsimScheduler):
         output = self.options.get("output")
         if output:
             timing = {"messages": self.messages, "decision_seconds": round(self.decision_seconds, 6)}
+            self.policy.sleep_log.write(output)
             write_ledger(self.policy.ledger, output, timing)
 
     # ----- events -------------------------------------------------------------------------------
