@@ -161,6 +161,10 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
         ax.set_ylim(0, machines)
         ax.legend(fontsize=7, loc="upper right", ncols=3)
     axes[-1].set_xlabel(f"time ({unit})")
+    axes[-1].set_xlim(0, float(first["makespan_s"].max()) / scale)  # Batsim's states go on after a horizon
+    if "window_start_s" in first.columns and first["window_start_s"].max():
+        for ax in axes:  # the warm-up, left out of the metrics
+            ax.axvline(float(first["window_start_s"].max()) / scale, color="grey", linestyle=":", linewidth=1)
     figure.tight_layout()
     with AtomicFile(path) as temporary:
         figure.savefig(temporary, dpi=110)
