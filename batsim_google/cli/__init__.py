@@ -16,7 +16,7 @@ from batsim_google import __version__
 from batsim_google.cli.experiments import compare_command, validate_command
 from batsim_google.cli.fit import fit_command
 from batsim_google.cli.generate import demo, generate, requests_command
-from batsim_google.cli.metrics import metrics_command
+from batsim_google.cli.metrics import metrics_command, per_core_jobs_command
 from batsim_google.cli.platform import failures_command, platform_command
 from batsim_google.cli.run import run
 from batsim_google.cli.trace import swf, trace
@@ -47,6 +47,7 @@ for command in (
     requests_command,
     run,
     metrics_command,
+    per_core_jobs_command,
     platform_command,
     failures_command,
     fit_command,

@@ -1,5 +1,5 @@
-"""``metrics``: a run's metrics from its output folder, for any Batsim scheduler; and the short
-summary ``run`` prints."""
+"""``metrics``: a run's metrics from its output folder, for any Batsim scheduler; the short
+summary ``run`` prints; ``per-core-jobs``: a run's jobs on virtual cores, for evalys."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail
+from batsim_google.cli.common import checked_output_file, fail
 
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
@@ -82,3 +82,41 @@ def _shown(value) -> str:
     if value is None:
         return "n/a"
     return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+@click.command("per-core-jobs")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--platform",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="The platform the run simulated (its machines' cpu_capacity).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The CSV to write."
+)
+@click.option(
+    "--cores",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Virtual cores per unit of cpu_capacity (the largest machine); a job gets floor(CPU request x this).",
+)
+def per_core_jobs_command(directory: Path, platform: Path, output: Path, cores: int) -> None:
+    """Batsim's jobs of a run with one resource per virtual core, which evalys reads as machines held alone."""
+    from batsim_google.experiments.core_allocation import core_allocation
+    from batsim_google.experiments.outputs import RunOutputs
+    from batsim_google.output_files import AtomicFile
+
+    checked_output_file(output, platform)
+    try:
+        allocation = core_allocation(RunOutputs(directory), platform, cores)
+    except ValueError as error:
+        fail(str(error))
+    with AtomicFile(output) as temporary:
+        allocation.jobs.write_csv(temporary)
+    click.echo(
+        f"wrote {allocation.jobs.height} jobs on {allocation.cores} cores to {output} "
+        f"(left out: {allocation.too_small} job(s) under one core; "
+        f"{allocation.short_of_cores} job(s) short of cores on an over-committed machine)"
+    )
