@@ -153,29 +153,32 @@ class CellPolicy:
     def machines_unavailable(self, now: float, machines) -> None:
         """Machines failed: kill what runs there; they get nothing until they come back."""
         machines = np.atleast_1d(machines)
+        before = self.cluster.asleep_and_up(machines)
         self.cluster.available[machines] = False
         self._stop(self.evictions.tasks_on(machines.tolist()), StopReason.MACHINE_FAILURE, now)
-        self._log_sleep(now)
+        self._log_sleep(now, machines, before)
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
+        before = self.cluster.asleep_and_up(machines)
         self.cluster.available[machines] = True
         self.cluster.idle_since[machines] = now
         self._freed.update(machines.tolist())
-        self._log_sleep(now)
+        self._log_sleep(now, machines, before)
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         """Batsim finished switching ``machines`` on (or to sleep)."""
+        before = self.cluster.asleep_and_up(machines)
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)
         if on:
             self._freed.update(np.atleast_1d(machines).tolist())
-        self._log_sleep(now)
+        self._log_sleep(now, machines, before)
 
-    def _log_sleep(self, now: float) -> None:
-        """Log the machines asleep and up (Batsim mislabels some, see :mod:`.sleep_log`)."""
+    def _log_sleep(self, now: float, machines, before: int) -> None:
+        """Log the change in machines asleep and up (``before`` of ``machines`` were), which Batsim
+        mislabels (:mod:`.sleep_log`)."""
         if self.config.energy != "always-on":
-            asleep = self.cluster.in_power(Power.SLEEPING) & self.cluster.available
-            self.sleep_log.record(now, int(asleep.sum()))
+            self.sleep_log.change(now, self.cluster.asleep_and_up(machines) - before)
 
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""
