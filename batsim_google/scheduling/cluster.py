@@ -45,11 +45,6 @@ class Cluster:
         """Mask of the machines in one of these power states."""
         return np.array([power in states for power in self.power], dtype=bool)
 
-    def asleep_and_up(self, machines) -> int:
-        """How many of ``machines`` are asleep and not failed."""
-        machines = np.atleast_1d(machines).tolist()
-        return sum(bool(self.available[m]) and self.power[m] is Power.SLEEPING for m in machines)
-
     def fits_somewhere(self, cpu: float, memory: float) -> bool:
         """Whether some machine of the cell, empty, could hold the request."""
         return bool(np.any((self.cpu_capacity >= cpu) & (self.memory_capacity >= memory)))

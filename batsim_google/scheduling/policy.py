@@ -72,6 +72,7 @@ class CellPolicy:
         self.place = PLACEMENTS[config.placement]
         self.ledger = Ledger()
         self.sleep_log = SleepLog()
+        self._power_changed = False  # a machine switched, failed or came back in this batch
         self.by_job: dict[str, Task] = {}
         self.pending = PendingQueue()
         self.running: dict[str, Task] = {}
@@ -153,32 +154,23 @@ class CellPolicy:
     def machines_unavailable(self, now: float, machines) -> None:
         """Machines failed: kill what runs there; they get nothing until they come back."""
         machines = np.atleast_1d(machines)
-        before = self.cluster.asleep_and_up(machines)
         self.cluster.available[machines] = False
         self._stop(self.evictions.tasks_on(machines.tolist()), StopReason.MACHINE_FAILURE, now)
-        self._log_sleep(now, machines, before)
+        self._power_changed = True
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
-        before = self.cluster.asleep_and_up(machines)
         self.cluster.available[machines] = True
         self.cluster.idle_since[machines] = now
         self._freed.update(machines.tolist())
-        self._log_sleep(now, machines, before)
+        self._power_changed = True
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         """Batsim finished switching ``machines`` on (or to sleep)."""
-        before = self.cluster.asleep_and_up(machines)
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)
         if on:
             self._freed.update(np.atleast_1d(machines).tolist())
-        self._log_sleep(now, machines, before)
-
-    def _log_sleep(self, now: float, machines, before: int) -> None:
-        """Log the change in machines asleep and up (``before`` of ``machines`` were), which Batsim
-        mislabels (:mod:`.sleep_log`)."""
-        if self.config.energy != "always-on":
-            self.sleep_log.change(now, self.cluster.asleep_and_up(machines) - before)
+        self._power_changed = True
 
     def user_kill(self, now: float, task_id: str) -> None:
         """Kill a task at its user's request, whatever it is doing."""
@@ -222,10 +214,14 @@ class CellPolicy:
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
                 self._decisions.extend(switches)
+                self._power_changed |= bool(switches)
                 if recheck is not None:
                     self._wake_at(recheck, now)
         if not self.finished:
             self._finish_if_done(now)
+        if self._power_changed and self.config.energy != "always-on":  # what Batsim mislabels (.sleep_log)
+            self.sleep_log.record(now, int((self.cluster.in_power(Power.SLEEPING) & self.cluster.available).sum()))
+        self._power_changed = False
         decisions, self._decisions = self._decisions, []
         return decisions
 

@@ -24,9 +24,7 @@ class SleepLog:
         self.times: list[float] = []
         self.counts: list[int] = []
 
-    def change(self, now: float, delta: int) -> None:
-        """``delta`` more machines asleep and up at ``now``."""
-        count = (self.counts[-1] if self.counts else 0) + delta
+    def record(self, now: float, count: int) -> None:
         if self.counts and self.counts[-1] == count:
             return
         if self.times and self.times[-1] == now:
