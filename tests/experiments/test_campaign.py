@@ -276,6 +276,7 @@ def test_failed_runs_are_reported_and_not_marked(tmp_path):
         ('{restart = "sometimes"}', "--policy: restart must be one of"),
         ("{restarts = 1}", r"unknown key\(s\) in --policy: restarts"),
         ("restart", "--policy must be a TOML inline table"),
+        ("{horizon = 600}", r"the horizon \(600 s\) must come after the warm-up \(900 s\)"),
     ],
 )
 def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message):
@@ -286,7 +287,9 @@ def test_validate_refuses_a_bad_policy_before_running(tmp_path, policy, message)
     original = tmp_path / "w.json"
     original.write_text('{"nb_res": 1, "jobs": [], "profiles": {}}')
     result = CliRunner().invoke(
-        main, ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy]
+        main,
+        ["validate", str(original), "--platform", str(original), "-o", str(tmp_path / "v"), "--policy", policy]
+        + ["--warmup", "900"],
     )
     assert result.exit_code == 2 and not (tmp_path / "v").exists()
     assert re.search(message, result.output), result.output
