@@ -35,6 +35,7 @@ class Cluster:
         self.tasks = np.zeros(size, dtype=np.int64)
         self.available = np.ones(size, dtype=bool)  # False while failed (machine_unavailable)
         self.powered = np.ones(size, dtype=bool)  # True only when ON
+        self.asleep = np.zeros(size, dtype=bool)  # True only when SLEEPING
         self.power = [Power.ON] * size
         self.idle_since = np.zeros(size)
 
@@ -75,5 +76,6 @@ class Cluster:
         for machine in np.atleast_1d(machines).tolist():
             self.power[machine] = power
             self.powered[machine] = power is Power.ON
+            self.asleep[machine] = power is Power.SLEEPING
             if power is Power.ON:
                 self.idle_since[machine] = now

@@ -220,7 +220,7 @@ class CellPolicy:
         if not self.finished:
             self._finish_if_done(now)
         if self._power_changed and self.config.energy != "always-on":  # what Batsim mislabels (.sleep_log)
-            self.sleep_log.record(now, int((self.cluster.in_power(Power.SLEEPING) & self.cluster.available).sum()))
+            self.sleep_log.record(now, int((self.cluster.asleep & self.cluster.available).sum()))
         self._power_changed = False
         decisions, self._decisions = self._decisions, []
         return decisions
