@@ -171,6 +171,13 @@ def trace_stats(
     type=click.IntRange(0, 3),
     help="Keep these scheduling classes (repeatable; default: all).",
 )
+@click.option(
+    "--initial-state/--no-initial-state",
+    default=True,
+    show_default=True,
+    help="Write the tasks running or pending at the window start, submitted at the start "
+    "(running ones for the time they had left; flagged 'initial').",
+)
 @cell_workload_options
 @_reading_options
 def trace_convert(
@@ -182,6 +189,7 @@ def trace_convert(
     priority_groups,
     end_events,
     scheduling_classes,
+    initial_state,
     nb_res,
     grain,
     strict,
@@ -206,6 +214,7 @@ def trace_convert(
             end_events=end_events or ("finish", "kill"),
             scheduling_classes=scheduling_classes or (0, 1, 2, 3),
             synthesized=not drop_synthesized,
+            initial_state=initial_state,
         )
         jobs = convert_trace(
             sources,
