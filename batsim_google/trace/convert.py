@@ -16,7 +16,8 @@ state, not alive at its start), with a synthesized event
 (when those are dropped), still open at the end of the input, end event not selected, never
 scheduled, makespan unknown (in the trace: scheduled before the window or ended after it),
 priority group not selected, scheduling class not selected, no CPU or memory request, (logs with
-processor counts) processor count unknown or zero, more processors than ``nb_res``.
+processor counts) processor count unknown or zero, more processors than ``nb_res``, run on a
+machine sampled out (scaled replays, :mod:`.sampling`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from batsim_google.trace.initial_state import INPUT_END, censored, initial_delay
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.sampling import MachineSample
 from batsim_google.trace.schema import TaskEvent
 from batsim_google.trace.transitions import State
 from batsim_google.trace.vocabulary import DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
@@ -66,6 +68,8 @@ class Selection:
     #: Records alive at the window start are written, submitted at the start (the cell's initial
     #: state), or excluded as submitted outside the window (False).
     initial_state: bool = False
+    #: A scaled replay: the records of machines kept with probability machines / 12,583; None: all.
+    sample: MachineSample | None = None
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -169,6 +173,8 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
     if "res" in columns:
         rules.append(("processor count unknown or zero", pl.col("res").fill_null(0) < 1))
         rules.append(("needs more resources than nb_res", pl.col("res") > nb_res))
+    if selection.sample is not None:  # last: it counts the records a whole cell would get
+        rules.append(("machine sampled out", ~selection.sample.kept()))
     return rules
 
 
@@ -299,6 +305,8 @@ def convert_trace(
         "synthesized_records": "kept" if selection.synthesized else "dropped",
         "initial_state": selection.initial_state,
     }
+    if selection.sample is not None:
+        meta["sample"] = {"machines": selection.sample.machines, "seed": selection.sample.seed}
     records = (
         (batch.attempts if selection.per == "attempt" else batch.tasks).with_columns(pl.lit(batch.now).alias(INPUT_END))
         for batch in batches
