@@ -54,7 +54,8 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
     """A plain, row-by-row implementation of the lifecycle rules, to compare with.
 
     Returns the ended attempts (key, submit, schedule, end, end event, priority, scheduling class)
-    and, per task, its event count and final state.
+    and, per task, its event count and final state, and its attempt still open at the end
+    (``open``: key -> submit and schedule times).
     """
     state, current, events = {}, {}, {}
     attempts = []
@@ -84,4 +85,4 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
                     attempts.append(
                         (key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7]))
                     )
-    return attempts, {"events": events, "state": state}
+    return attempts, {"events": events, "state": state, "open": current}

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from batsim_google.cli.common import (
     NumberRange,
@@ -13,8 +14,10 @@ from batsim_google.cli.common import (
     checked_output_file,
     checked_output_folder,
     fail,
+    fail_usage,
     show_progress,
 )
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
 
 
@@ -171,6 +174,26 @@ def trace_stats(
     type=click.IntRange(0, 3),
     help="Keep these scheduling classes (repeatable; default: all).",
 )
+@click.option(
+    "--initial-state/--no-initial-state",
+    default=True,
+    show_default=True,
+    help="Write the tasks running or pending at the window start, submitted at the start "
+    "(running ones for the time they had left; flagged 'initial').",
+)
+@click.option(
+    "--sample-cell",
+    type=click.IntRange(1, GOOGLE_2011_MACHINES),
+    help="A scaled replay on a cell of N machines: keep the tasks of machines kept with probability N / "
+    f"{GOOGLE_2011_MACHINES:,} (sets --nb-res to N; the platform is `platform --machines N`).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of --sample-cell's choice of machines.",
+)
 @cell_workload_options
 @_reading_options
 def trace_convert(
@@ -182,6 +205,9 @@ def trace_convert(
     priority_groups,
     end_events,
     scheduling_classes,
+    initial_state,
+    sample_cell,
+    seed,
     nb_res,
     grain,
     strict,
@@ -194,8 +220,14 @@ def trace_convert(
     """Convert the task_events in SOURCES into a Batsim workload."""
     from batsim_google.trace.convert import Selection, convert_trace
     from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.sampling import MachineSample
 
     checked_output_file(output, *sources)
+    if sample_cell is not None:
+        if click.get_current_context().get_parameter_source("nb_res") is ParameterSource.COMMANDLINE:
+            if nb_res != sample_cell:
+                fail_usage(f"--nb-res {nb_res} differs from --sample-cell {sample_cell}: give one")
+        nb_res = sample_cell
     rows = RowAccount(strict=strict)
     try:
         selection = Selection(
@@ -206,6 +238,8 @@ def trace_convert(
             end_events=end_events or ("finish", "kill"),
             scheduling_classes=scheduling_classes or (0, 1, 2, 3),
             synthesized=not drop_synthesized,
+            initial_state=initial_state,
+            sample=None if sample_cell is None else MachineSample(sample_cell, seed),
         )
         jobs = convert_trace(
             sources,

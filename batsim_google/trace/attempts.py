@@ -70,3 +70,5 @@ class LifecycleBatch:
     submits: np.ndarray = field(default_factory=lambda: np.empty(0))
     new_task: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
     synthesized_submit: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+    #: Time (s) of the last row read when the batch was made: the input's end for the last batch.
+    now: float = -np.inf

@@ -7,12 +7,17 @@ by FINISH is a ``task`` of that makespan; one ended by KILL is a ``service`` who
 observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); other ends
 (FAIL, EVICT, LOST, when selected) are ``task`` s of the time they ran.
 
+With ``initial_state``, the records alive at the window start are written too, submitted at the
+start (:mod:`.initial_state`): the cell does not start empty.
+
 Every record reaching the converter is either written or excluded for the first of these reasons,
-so that ``records = written + excluded``: submitted outside the window, with a synthesized event
+so that ``records = written + excluded``: submitted outside the window (and, with the initial
+state, not alive at its start), with a synthesized event
 (when those are dropped), still open at the end of the input, end event not selected, never
 scheduled, makespan unknown (in the trace: scheduled before the window or ended after it),
 priority group not selected, scheduling class not selected, no CPU or memory request, (logs with
-processor counts) processor count unknown or zero, more processors than ``nb_res``.
+processor counts) processor count unknown or zero, more processors than ``nb_res``, run on a
+machine sampled out (scaled replays, :mod:`.sampling`).
 """
 
 from __future__ import annotations
@@ -29,9 +34,11 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
+from batsim_google.trace.initial_state import INPUT_END, censored, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.sampling import MachineSample
 from batsim_google.trace.schema import TaskEvent
 from batsim_google.trace.transitions import State
 from batsim_google.trace.vocabulary import DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
@@ -58,6 +65,11 @@ class Selection:
     unknown_priority: float = 0.5
     #: Records with an event the trace synthesized (missing info set) are kept (True) or excluded.
     synthesized: bool = True
+    #: Records alive at the window start are written, submitted at the start (the cell's initial
+    #: state), or excluded as submitted outside the window (False).
+    initial_state: bool = False
+    #: A scaled replay: the records of machines kept with probability machines / 12,583; None: all.
+    sample: MachineSample | None = None
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -82,6 +94,12 @@ class Selection:
     def in_window(self, submit: pl.Expr) -> pl.Expr:
         return (submit >= self.start) & (submit < self.end)
 
+    def initial(self) -> pl.Expr:
+        """``running``/``pending`` for the records of the initial state, null for the others."""
+        if not self.initial_state:
+            return pl.lit(None, dtype=pl.String)
+        return initial_flag(self.start, self.submit_column)
+
 
 @dataclass
 class JobAccount:
@@ -89,6 +107,8 @@ class JobAccount:
 
     written: int = 0
     excluded: Counter = field(default_factory=Counter)
+    #: Written records of the initial state: running, pending, and censored (of those two).
+    initial: Counter = field(default_factory=Counter)
 
     @property
     def records(self) -> int:
@@ -97,10 +117,16 @@ class JobAccount:
     def summary(self, noun: str) -> str:
         reasons = ", ".join(f"{reason}: {count}" for reason, count in self.excluded.most_common())
         line = f"{noun}s {self.records} = written {self.written} + excluded {sum(self.excluded.values())}"
-        return line + (f" ({reasons})" if reasons else "")
+        line += f" ({reasons})" if reasons else ""
+        if self.initial:
+            line += (
+                f"; initial state (written, submitted at the window start): running {self.initial['running']}, "
+                f"pending {self.initial['pending']}, of which censored at the input's end {self.initial['censored']}"
+            )
+        return line
 
     def to_json(self) -> dict[str, Any]:
-        return {"written": self.written, "excluded": dict(self.excluded)}
+        return {"written": self.written, "excluded": dict(self.excluded), "initial": dict(self.initial)}
 
 
 def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[tuple[str, pl.Expr]]:
@@ -109,8 +135,14 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
         range(low, high + 1) for name, (low, high) in PRIORITY_GROUPS.items() if name in selection.priority_groups
     ]
     priorities = [p for group in groups for p in group]
+    initial = pl.col("initial").is_not_null()
+    # censored records are written as services: kept with the KILL-ended ones
+    censored_kept = censored() & pl.lit("kill" in selection.end_events)
     rules = [
-        ("submitted outside the window", ~selection.in_window(pl.col(selection.submit_column)).fill_null(False)),
+        (
+            "submitted outside the window",
+            ~selection.in_window(pl.col(selection.submit_column)).fill_null(False) & ~initial,
+        ),
     ]
     if not selection.synthesized:
         synthesized = (
@@ -118,13 +150,13 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
         )
         rules.append(("synthesized record dropped", synthesized))
     rules += [
-        ("still open at the end of the input", pl.col("end_event").is_null()),
+        ("still open at the end of the input", pl.col("end_event").is_null() & ~censored_kept),
         (
             "end event not selected",
-            ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False),
+            ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False) & ~censored_kept,
         ),
         ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
-        ("makespan unknown", pl.col("makespan").is_null()),
+        ("makespan unknown", pl.col("makespan").is_null() & ~initial),
         (
             "priority group not selected",
             ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS)),
@@ -141,6 +173,8 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
     if "res" in columns:
         rules.append(("processor count unknown or zero", pl.col("res").fill_null(0) < 1))
         rules.append(("needs more resources than nb_res", pl.col("res") > nb_res))
+    if selection.sample is not None:  # last: it counts the records a whole cell would get
+        rules.append(("machine sampled out", ~selection.sample.kept()))
     return rules
 
 
@@ -149,18 +183,29 @@ def select_records(records: pl.DataFrame, selection: Selection, nb_res: int, acc
     reason = pl.lit(None, dtype=pl.String)
     for name, excluded in reversed(_exclusions(selection, nb_res, records.columns)):
         reason = pl.when(excluded).then(pl.lit(name)).otherwise(reason)
-    labelled = records.with_columns(reason.alias("excluded_by"))
+    labelled = records.with_columns(selection.initial().alias("initial")).with_columns(reason.alias("excluded_by"))
     for name, count in labelled.group_by("excluded_by").len().iter_rows():
         if name is not None:
             account.excluded[name] += count
     kept = labelled.filter(pl.col("excluded_by").is_null()).drop("excluded_by")
     account.written += kept.height
+    if selection.initial_state:
+        for name, count in kept.group_by("initial").len().iter_rows():
+            if name is not None:
+                account.initial[name] += count
+        account.initial["censored"] += kept.select(censored().sum()).item()
     return kept
 
 
 def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.DataFrame:
     """Selected records -> the writer's job columns (``id``, ``subtime``, ``delay`` and extras)."""
-    service = (pl.col("end_event") == TaskEvent.KILL) & pl.lit(selection.kill_is_service)
+    initial = pl.col("initial").is_not_null()
+    delay = pl.col("makespan")
+    if selection.initial_state:  # only then do records carry the input's end
+        delay = pl.when(initial).then(initial_delay(selection.start)).otherwise(delay)
+    service = ((pl.col("end_event") == TaskEvent.KILL).fill_null(False) | censored()) & pl.lit(
+        selection.kill_is_service
+    )
     kind = pl.when(service).then(pl.lit("service")).otherwise(pl.lit("task"))
     end_name = pl.col("end_event").replace_strict(
         {code: name for name, code in END_EVENTS.items()}, default=None, return_dtype=pl.String
@@ -169,8 +214,8 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
     priority = pl.when(pl.col("priority").is_null()).then(pl.lit(selection.unknown_priority)).otherwise(unit)
     columns = [
         pl.int_range(first_id, first_id + records.height, dtype=pl.Int64).alias("id"),
-        (pl.col(selection.submit_column) - selection.start).alias("subtime"),
-        pl.col("makespan").alias("delay"),
+        pl.when(initial).then(0.0).otherwise(pl.col(selection.submit_column) - selection.start).alias("subtime"),
+        delay.alias("delay"),
         *(pl.col(name) for name in ("res", "requested_time") if name in records.columns),
         kind.alias("class"),
         kind.alias("kind"),
@@ -188,6 +233,8 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
         pl.col("different_machine"),
         pl.col("wait").round(TIME_DECIMALS),
     ]
+    if selection.initial_state:
+        columns += [pl.col("initial"), pl.when(initial).then(censored().cast(pl.Int8)).alias("censored")]
     return records.select(columns)
 
 
@@ -233,7 +280,10 @@ def convert_trace(
         held = lifecycles.open
         if selection.per == "attempt":
             held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
-        return held.filter(selection.in_window(pl.col(selection.submit_column))).height == 0
+        # with the initial state, the records alive at the start are read to their end too
+        submit = pl.col(selection.submit_column)
+        waited_for = submit < selection.end if selection.initial_state else selection.in_window(submit)
+        return held.filter(waited_for).height == 0
 
     batches = rebuild(
         sources,
@@ -253,6 +303,12 @@ def convert_trace(
         "priority_groups": list(selection.priority_groups),
         "scheduling_classes": list(selection.scheduling_classes),
         "synthesized_records": "kept" if selection.synthesized else "dropped",
+        "initial_state": selection.initial_state,
     }
-    records = (batch.attempts if selection.per == "attempt" else batch.tasks for batch in batches)
+    if selection.sample is not None:
+        meta["sample"] = {"machines": selection.sample.machines, "seed": selection.sample.seed}
+    records = (
+        (batch.attempts if selection.per == "attempt" else batch.tasks).with_columns(pl.lit(batch.now).alias(INPUT_END))
+        for batch in batches
+    )
     return write_records(output, records, selection, nb_res, grain=grain, meta=meta)

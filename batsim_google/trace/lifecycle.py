@@ -102,7 +102,7 @@ class TaskLifecycles:
         if len(chunk) == 0:
             self._hold(held, untouched)
             closed = _with_durations(self._expired()).frame(TASK_SCHEMA, self.users)
-            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed)
+            return LifecycleBatch(pl.DataFrame(schema=ATTEMPT_SCHEMA), closed, now=self.now)
         time = seconds(chunk.time)
         self.now = max(self.now, float(np.max(time, initial=-np.inf, where=np.isfinite(time))))
         life, continued, stale_rows = self._lives(chunk, time, task, held)
@@ -122,6 +122,7 @@ class TaskLifecycles:
             time[submitted][order],
             new_task[submitted][order],
             chunk.synthesized()[submitted][order],
+            now=self.now,
         )
 
     def _hold(
@@ -318,6 +319,7 @@ class TaskLifecycles:
         return LifecycleBatch(
             _with_durations(live).frame(ATTEMPT_SCHEMA, self.users),
             _with_durations(held).frame(TASK_SCHEMA, self.users),
+            now=self.now,
         )
 
 

@@ -51,5 +51,5 @@ def impossible_reason(state: int, event: int) -> str:
     """Why a row whose event its task's state does not allow is skipped."""
     name = TaskEvent(event).name
     if state == State.UNSEEN:
-        return f"impossible lifecycle: {name} of a task not submitted in the input"
+        return f"task began before the input: {name} without its SUBMIT"
     return f"impossible lifecycle: {name} of a {State(state).name.lower()} task"

@@ -97,14 +97,14 @@ def test_chunking_and_part_boundaries_do_not_change_the_result(tmp_path, monkeyp
 
 
 IMPOSSIBLE = [
-    (1, 1, 0, E.SCHEDULE, "SCHEDULE of a task not submitted in the input"),
+    (1, 1, 0, E.SCHEDULE, "task began before the input: SCHEDULE without its SUBMIT"),
     (2, 2, 0, E.SUBMIT, None),
-    (3, 2, 0, E.SUBMIT, "SUBMIT of a pending task"),
-    (4, 2, 0, E.FINISH, "FINISH of a pending task"),
+    (3, 2, 0, E.SUBMIT, "impossible lifecycle: SUBMIT of a pending task"),
+    (4, 2, 0, E.FINISH, "impossible lifecycle: FINISH of a pending task"),
     (5, 2, 0, E.SCHEDULE, None),
-    (6, 2, 0, E.UPDATE_PENDING, "UPDATE_PENDING of a running task"),
+    (6, 2, 0, E.UPDATE_PENDING, "impossible lifecycle: UPDATE_PENDING of a running task"),
     (7, 2, 0, E.FINISH, None),
-    (8, 2, 0, E.KILL, "KILL of a dead task"),
+    (8, 2, 0, E.KILL, "impossible lifecycle: KILL of a dead task"),
 ]
 
 
@@ -112,13 +112,13 @@ def test_impossible_rows_are_skipped_counted_or_reported(tmp_path):
     lines = [event(seconds_us(t), job, task, int(code)) for t, job, task, code, _ in IMPOSSIBLE]
     path = write_part(tmp_path, lines)
     attempts, tasks, account = _run([tmp_path])
-    expected = {f"impossible lifecycle: {reason}": 1 for *_, reason in IMPOSSIBLE if reason}
+    expected = {reason: 1 for *_, reason in IMPOSSIBLE if reason}
     assert account.skipped == expected and account.used == 3 and account.balanced
     (attempt,) = attempts.iter_rows(named=True)
     assert (attempt["submit"], attempt["schedule"], attempt["end"], attempt["end_event"]) == (2, 5, 7, E.FINISH)
     first_bad = next(i for i, row in enumerate(IMPOSSIBLE, start=1) if row[-1])
     with pytest.raises(
-        TraceError, match=rf"{path}:{first_bad}: impossible lifecycle: SCHEDULE of a task not submitted"
+        TraceError, match=rf"{path}:{first_bad}: task began before the input: SCHEDULE without its SUBMIT"
     ):
         _run([tmp_path], account=RowAccount(strict=True))
 
@@ -252,10 +252,10 @@ def test_reading_ahead_keeps_bad_rows_accounts_strict_errors_and_early_stops(tmp
         assert account.read == 14 and account.used == 12 and account.balanced
         assert account.skipped == {
             "wrong column count": 1,
-            "impossible lifecycle: FINISH of a task not submitted in the input": 1,
+            "task began before the input: FINISH without its SUBMIT": 1,
         }
         # the rebuild's error in part 0 comes first, though the reading thread may be past part 1's
-        with pytest.raises(TraceError, match=rf"{first_path}:7: impossible lifecycle: FINISH"):
+        with pytest.raises(TraceError, match=rf"{first_path}:7: task began before the input: FINISH"):
             _batches([tmp_path / "trace"], workers=workers, account=RowAccount(strict=True))
         with pytest.raises(TraceError, match=rf"{tmp_path / 'bad'}.*:1: wrong column count"):
             _batches([tmp_path / "bad"], workers=workers, account=RowAccount(strict=True))
