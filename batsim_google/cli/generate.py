@@ -54,9 +54,26 @@ from batsim_google.units import DAY
     required=True,
     help="Batsim JSON workload to write.",
 )
+@click.option(
+    "--warm-start",
+    is_flag=True,
+    help="First, the tasks running at time 0 in the model's steady state (flagged 'initial'; "
+    "see docs/generating.md); --tasks and --duration count the tasks after them.",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
 def generate(
-    preset_name, model_file, tasks, duration, seed, nb_res, grain, requests_file, arrival_scale, output, progress
+    preset_name,
+    model_file,
+    tasks,
+    duration,
+    seed,
+    nb_res,
+    grain,
+    requests_file,
+    arrival_scale,
+    output,
+    warm_start,
+    progress,
 ) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
     from batsim_google.generation.workload import write_generated_workload
@@ -79,6 +96,7 @@ def generate(
             grain=grain,
             progress=show_progress(progress),
             arrival_scale=arrival_scale,
+            warm=warm_start,
         )
     except ValueError as error:
         fail(str(error))

@@ -18,7 +18,8 @@ from tqdm import tqdm
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import WorkloadWriter
-from batsim_google.generation.generator import generate
+from batsim_google.generation.generator import TaskBatch, generate
+from batsim_google.generation.warm_start import warm_start
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -43,42 +44,53 @@ def write_generated_workload(
     meta: Mapping[str, Any] | None = None,
     progress: bool = False,
     arrival_scale: float = 1.0,
+    warm: bool = False,
 ) -> int:
     """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count.
 
     ``arrival_scale`` multiplies the inter-arrival times (see :func:`generate`); it is recorded in
-    the file's ``meta`` when it is not 1.
+    the file's ``meta`` when it is not 1. ``warm`` first writes the tasks running at time 0 in
+    the model's stationary state (:mod:`.warm_start`), flagged ``initial``, drawn from a generator
+    spawned from the seed's: the tasks after them are those of the same seed without it.
     """
     if model.max_width > nb_res:
         raise ParameterError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
+    warm_rng = rng.spawn(1)[0] if warm else None  # spawning leaves rng's own stream as it was
     class_names = pl.Series([c.name for c in model.classes])
     class_kinds = pl.Series([c.kind for c in model.classes])
     header = {"generator": "batsim-google", "seed": seed, "model": model.to_mapping(), **(meta or {})}
     if arrival_scale != 1.0:
         header["arrival_scale"] = arrival_scale
+    if warm:
+        header["warm_start"] = True
     bar = tqdm(
         total=tasks if tasks is not None else duration,
         unit=" tasks" if tasks is not None else " s",
         disable=not progress,
         desc=f"{Path(path).name}",
     )
+
+    def columns(batch: TaskBatch, first_id: int) -> dict[str, Any]:
+        return {
+            "id": batch.id + first_id,
+            "subtime": batch.subtime,
+            "delay": batch.makespan,
+            "res": batch.width,
+            "class": class_names.gather(batch.class_index),
+            "kind": class_kinds.gather(batch.class_index),
+            "priority": batch.priority,
+            "cpu": batch.cpu,
+            "memory": batch.memory,
+        }
+
     with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
+        warm_tasks = 0
+        if warm_rng is not None:
+            initial = warm_start(model, requests, warm_rng, arrival_scale)
+            writer.write(pl.DataFrame(columns(initial, 0)).with_columns(initial=pl.lit("running")))
+            warm_tasks = len(initial)
         for batch in generate(model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale):
-            writer.write(
-                pl.DataFrame(
-                    {
-                        "id": batch.id,
-                        "subtime": batch.subtime,
-                        "delay": batch.makespan,
-                        "res": batch.width,
-                        "class": class_names.gather(batch.class_index),
-                        "kind": class_kinds.gather(batch.class_index),
-                        "priority": batch.priority,
-                        "cpu": batch.cpu,
-                        "memory": batch.memory,
-                    }
-                )
-            )
+            writer.write(pl.DataFrame(columns(batch, warm_tasks)))
             bar.update(len(batch) if tasks is not None else min(duration, batch.subtime[-1]) - bar.n)
         return writer.jobs

@@ -1,0 +1,94 @@
+"""A warm start: the tasks already running at time 0, drawn from the model's stationary state.
+
+A generated workload starts on an empty cell, and at the ``google`` preset's rate the full cell
+reaches its steady state (about 20 tasks/s x 3,590 s of mean lifetime, some 72,000 tasks at once)
+only after hours of simulated time: a short run measures the warm-up. The warm start puts the
+steady state at time 0.
+
+Derivation. Tasks arrive at rate lambda (the inverse of the mean inter-arrival time, zero gaps
+counted, stretched by the arrival scale), a share f_c of them in class c, and run for a makespan
+S_c drawn from the class's law, independently of each other (each task brings its own share of
+a machine; the scheduler's queueing is what the simulation adds). That is an M/G/infinity
+system per class when arrivals are Poisson: in its stationary state the tasks present form a
+Poisson number of mean lambda f_c E[S_c] (Little's law gives that mean for any arrival process),
+and each has a remaining time drawn independently from the equilibrium (residual-life) law of
+S_c, of density (1 - F_c(x)) / E[S_c]. Each warm task is therefore submitted at 0 with its
+residual life as makespan, and its priority and requests drawn as for any task of its class.
+
+The residual-life law is inverted numerically: its CDF, the integral of the survival function
+divided by the mean, is tabulated on a logarithmic grid wide enough to hold all but 1e-9 of it,
+then interpolated. A law without a finite mean (a Pareto of shape <= 1) has no stationary state.
+The arrival profile (daily/weekly rate) is taken at its mean rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from batsim_google.errors import ParameterError
+from batsim_google.generation.generator import TaskBatch
+from batsim_google.model.laws import Law
+from batsim_google.model.priority import draw_priorities
+from batsim_google.model.request_law import RequestLaw
+from batsim_google.model.workload_model import WorkloadModel
+
+GRID_POINTS = 8192
+#: Residual-life mass left beyond the grid's end.
+TAIL_MASS = 1e-9
+
+
+def arrival_rate(model: WorkloadModel, arrival_scale: float = 1.0) -> float:
+    """Tasks per second the generator submits on average."""
+    mean_gap = model.interarrival_law().mean() * (1.0 - (model.simultaneous or 0.0))
+    return 1.0 / (mean_gap * arrival_scale)
+
+
+def residual_cdf_table(law: Law) -> tuple[np.ndarray, np.ndarray]:
+    """(x, F_e(x)) on a logarithmic grid: the residual-life CDF of ``law``, from 0 to 1."""
+    mean = law.mean()
+    if not (math.isfinite(mean) and mean > 0):
+        raise ParameterError(f"a makespan law without a finite mean ({law.name}) has no stationary state")
+    low, high = law.median() * 1e-9, law.median()
+    while high * float(1.0 - law.cdf(np.array([high]))[0]) > TAIL_MASS * mean and high < 1e18:
+        high *= 10.0
+    x = np.concatenate([[0.0], np.geomspace(low, high * 100.0, GRID_POINTS)])
+    survival = 1.0 - law.cdf(x)
+    integral = np.concatenate([[0.0], np.cumsum(np.diff(x) * (survival[1:] + survival[:-1]) / 2.0)])
+    if not abs(integral[-1] / mean - 1.0) < 1e-3:
+        raise ParameterError(
+            f"the residual life of the {law.name} makespan law could not be tabulated "
+            f"(its survival integrates to {integral[-1]:.6g}, its mean is {mean:.6g})"
+        )
+    return x, integral / integral[-1]
+
+
+def residual_lives(law: Law, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``size`` remaining times drawn from the residual-life law of ``law``."""
+    x, cdf = residual_cdf_table(law)
+    return np.interp(rng.random(size), cdf, x)
+
+
+def warm_start(
+    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, arrival_scale: float = 1.0
+) -> TaskBatch:
+    """The tasks running at time 0 in the model's stationary state (ids from 0, class by class)."""
+    if any(c.width is not None for c in model.classes):
+        raise ParameterError("a warm start needs a model without widths (every task on one machine)")
+    rate = arrival_rate(model, arrival_scale)
+    frequency = np.array([c.frequency for c in model.classes])
+    share = frequency / frequency.sum()
+    laws = [c.makespan_law() for c in model.classes]
+    counts = rng.poisson([rate * s * law.mean() for s, law in zip(share, laws)])
+    class_index = np.repeat(np.arange(len(model.classes)), counts)
+    makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
+    priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)
+    cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
+    for index, task_class in enumerate(model.classes):
+        members = class_index == index
+        cpu[members], memory[members] = requests.for_kind(task_class.kind).sample(int(counts[index]), rng)
+    size = len(class_index)
+    return TaskBatch(
+        np.arange(size), np.zeros(size), class_index, np.ones(size, dtype=np.int64), makespan, priority, cpu, memory
+    )
