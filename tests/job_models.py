@@ -18,7 +18,7 @@ JOBS = JobArrivals(
     ),
     simultaneous=0.05,
     zero_spread=0.8,
-    spread=Exponential(1e4),
+    spread=Exponential(1e3),
 )
 
 

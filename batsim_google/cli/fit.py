@@ -115,9 +115,15 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
     show_default=True,
     help="Generate from the fitted model and compare with the input (two-sample KS per class).",
 )
+@click.option(
+    "--jobs/--no-jobs",
+    default=True,
+    show_default=True,
+    help="Fit job-level arrivals (jobs of tasks) when the input has job ids (the Google trace does).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(
-    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict
+    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, jobs, strict
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
@@ -149,6 +155,7 @@ def fit_command(
             name=f"fitted from {source.name}",
             groups=None if groups == "none" else groups,
             source=str(source),
+            jobs=jobs,
         )
     except TraceError as error:  # a bad row in strict mode: the message names the file and row
         fail(str(error))
@@ -196,6 +203,18 @@ def fit_command(
         )
     if arrivals.best.note:
         click.echo(f"  note: {arrivals.best.note}", err=True)
+    if result.jobs is not None:
+        fitted = result.jobs
+        click.echo(
+            f"jobs: {fitted.job_count}, {fitted.jobs.mean_tasks():.4g} tasks per job on average; job inter-arrivals: "
+            f"{describe(fitted.best.law)} [{fitted.best.method}, KS {fitted.best.ks:.4f}]; "
+            f"{fitted.jobs.zero_spread:.4g} of the gaps within jobs simultaneous (under 10 us)"
+        )
+        click.echo(
+            "  shared by all the tasks of a job: "
+            + ", ".join(f"{name} {share:.1%}" for name, share in fitted.shared.items())
+            + f" (of {fitted.multi_task_jobs} jobs of two tasks or more)"
+        )
     check = None
     if fidelity:
         check = fidelity_report(table.frame, result.model, seed)
@@ -205,12 +224,19 @@ def fit_command(
             f"fidelity (two-sample KS, generated vs input): makespans {scores}; inter-arrivals {check.interarrival_ks:.4f}"
             + (f"; widths {widths}" if widths else "")
         )
+        if check.jobs is not None:
+            error = check.jobs.worst_hourly_error
+            click.echo(
+                f"job fidelity (two-sample KS): task gaps {check.jobs.task_gap_ks:.4f}, job gaps "
+                f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
+                + ("-" if error is None else f"within {error:.1%}")
+            )
     if report:
         write_report(report, result, str(source), check)
         click.echo(f"wrote report {report}")
     if plots:
         from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures
 
-        written = write_plots(plots, result)
+        written = write_plots(plots, result, check)
         click.echo(f"wrote {len(written)} figures to {plots}")
     click.echo(f"wrote model {output}")

@@ -9,7 +9,9 @@ Columns (other columns are ignored):
 - ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
   mapped with :func:`batsim_google.model.priority.unit_priority`);
 - ``scheduling_class``, an integer 0..3, optional (k-means uses it when present);
-- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job.
+- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job;
+- ``job_id``, an integer, optional: the job a task belongs to (the job arrival model is fitted
+  from it, :mod:`.job_arrivals`); ``user``, optional, kept to say what a job's tasks share.
 
 A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
 (:mod:`.swf_input`) produce it. Rows are accounted for by the project's
@@ -137,4 +139,8 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         selected.append(_number("scheduling_class").cast(pl.Int64))
     if "width" in columns:
         selected.append(_number("width").cast(pl.Int64))
+    if "job_id" in columns:
+        selected.append(pl.col("job_id").cast(pl.Int64))
+    if "user" in columns:
+        selected.append(pl.col("user").cast(pl.String))
     return TaskTable(good.select(selected), account)

@@ -43,6 +43,8 @@ def trace_task_table(
                 "end_event",
                 pl.col("priority").alias("google_priority"),
                 "scheduling_class",
+                "job_id",
+                "user",
             )
         )
     return pl.concat(frames).sort("subtime"), left_out
