@@ -23,7 +23,7 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
 
     from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
     from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
-    from batsim_google.fitting.trace_input import trace_task_table
+    from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
     from batsim_google.trace.row_accounting import RowAccount, TraceError
 
     suffix = source.suffix.lower()
@@ -40,6 +40,10 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
             click.echo(f"task_events: {account.summary()}")
             if left_out:
                 click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
+            if source.is_dir() and (source / "job_events").is_dir():
+                account = RowAccount(strict=strict)
+                frame = frame.join(trace_job_records([source], account), on="job_id", how="left")
+                click.echo(f"job_events: {account.summary()}")
             return frame
         if suffix == ".json":
             return read_batsim_workload(source)
@@ -215,6 +219,11 @@ def fit_command(
             + ", ".join(f"{name} {share:.1%}" for name, share in fitted.shared.items())
             + f" (of {fitted.multi_task_jobs} jobs of two tasks or more)"
         )
+        if fitted.as_recorded is not None:
+            click.echo(
+                f"  job_events: {fitted.recorded_jobs} jobs start at their own SUBMIT; their tasks all have the job's "
+                + ", ".join(f"{name} in {share:.1%}" for name, share in fitted.as_recorded.items())
+            )
     check = None
     if fidelity:
         check = fidelity_report(table.frame, result.model, seed)

@@ -1,7 +1,8 @@
 """Fitting job-level arrivals (:mod:`batsim_google.model.job_arrivals`) to tasks with a job id.
 
-A job's submission is its first task's; its class, the class most of its tasks belong to (the
-first class in the model's order on a tie). Per job class: its share of the jobs, the exact
+A job's submission is its own SUBMIT in job_events when the table has it (``job_submit``, taken
+when it is not after the job's first task), else its first task's; its class, the class most of
+its tasks belong to (the first class in the model's order on a tie). Per job class: its share of the jobs, the exact
 histogram of its numbers of tasks, and the shares of its tasks in each class. Gaps shorter than
 :data:`SIMULTANEOUS_GAP` are simultaneous: the trace's timestamps have a 1 us resolution and a
 job's tasks are taken in 1 or 2 us apart, which is the same instant for any scheduler. Job gaps
@@ -9,7 +10,8 @@ are fitted like task gaps (positive gaps, a share of zero ones, in the normalize
 task-level arrival profile); the positive gaps within a job get the best law of their own.
 
 What a job's tasks share is measured, not assumed: per attribute (class, priority, scheduling
-class, user), the share of the jobs of two tasks or more whose tasks all have the same value.
+class, user), the share of the jobs of two tasks or more whose tasks all have the same value; with
+job records, the share of the jobs whose tasks all have the job's own user and scheduling class.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ SIMULTANEOUS_GAP = 1e-5
 MIN_SPREAD_GAPS = 20
 #: Task attributes whose sharing within a job is measured, when the table has them.
 SHARED_ATTRIBUTES = ("class", "google_priority", "scheduling_class", "user")
+#: Task attributes compared with the job's own record (job_events), when the table has both.
+JOB_RECORD_ATTRIBUTES = {"user": "job_user", "scheduling_class": "job_scheduling_class"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,10 @@ class JobArrivalFit:
     #: Per attribute, the share of the jobs of two tasks or more whose tasks all share it.
     shared: dict[str, float]
     multi_task_jobs: int
+    #: Jobs whose start is their own SUBMIT (job_events); per attribute, the share of those jobs
+    #: whose tasks all have the job record's value.
+    recorded_jobs: int = 0
+    as_recorded: dict[str, float] | None = None
 
 
 def simultaneous_as_zero(gaps: np.ndarray) -> np.ndarray:
@@ -68,6 +76,15 @@ def job_table(tasks: pl.DataFrame, class_names: Sequence[str]) -> pl.DataFrame:
         .select("job_id", pl.col("rank").alias("job_class"))
     )
     jobs = tasks.group_by("job_id").agg(pl.col("subtime").min().alias("start"), pl.len().alias("tasks"))
+    if "job_submit" in tasks.columns:
+        own = tasks.group_by("job_id").agg(pl.col("job_submit").first())
+        recorded = pl.col("job_submit").is_finite() & (pl.col("job_submit") <= pl.col("start"))
+        jobs = (
+            jobs.join(own, on="job_id")
+            .with_columns(recorded.fill_null(False).alias("recorded"))
+            .with_columns(pl.when("recorded").then("job_submit").otherwise("start").alias("start"))
+            .drop("job_submit")
+        )
     return jobs.join(majority, on="job_id").sort("start", "job_id")
 
 
@@ -97,6 +114,21 @@ def _shared(tasks: pl.DataFrame) -> tuple[dict[str, float], int]:
     if multi.height == 0:
         return {}, 0
     return {name: float((multi[name] == 1).mean()) for name in present}, multi.height
+
+
+def _as_recorded(tasks: pl.DataFrame, jobs: pl.DataFrame) -> tuple[int, dict[str, float] | None]:
+    if "recorded" not in jobs.columns:
+        return 0, None
+    recorded = jobs.filter("recorded").select("job_id")
+    pairs = [(task, job) for task, job in JOB_RECORD_ATTRIBUTES.items() if {task, job} <= set(tasks.columns)]
+    agreement = (
+        tasks.join(recorded, on="job_id")
+        .group_by("job_id")
+        .agg(*[(pl.col(task) == pl.col(job)).all().alias(task) for task, job in pairs])
+    )
+    if agreement.height == 0:
+        return 0, {}
+    return agreement.height, {task: float(agreement[task].mean()) for task, _ in pairs}
 
 
 def _within_job_gaps(tasks: pl.DataFrame) -> np.ndarray:
@@ -132,6 +164,7 @@ def fit_job_arrivals(
         spread = best_fit(spread_fits, criterion).law
     zero_spread = 1.0 if spread is None or len(within) == 0 else float(np.mean(within == 0))
     shared, multi = _shared(tasks)
+    recorded, as_recorded = _as_recorded(tasks, jobs)
     model = JobArrivals(
         interarrival=best.law,
         classes=_job_classes(jobs, tasks, class_names),
@@ -150,4 +183,6 @@ def fit_job_arrivals(
         spread_fits,
         shared,
         multi,
+        recorded,
+        as_recorded,
     )

@@ -115,6 +115,8 @@ def job_report_mapping(jobs: JobArrivalFit) -> dict[str, Any]:
         "spread_fits": [f.to_mapping() for f in jobs.spread_fits],
         "multi_task_jobs": jobs.multi_task_jobs,
         "shared": jobs.shared,
+        "recorded_jobs": jobs.recorded_jobs,
+        "as_recorded": jobs.as_recorded,
         "model": jobs.jobs.to_mapping(),
     }
 
@@ -146,6 +148,12 @@ def job_report_lines(jobs: JobArrivalFit, fidelity: JobFidelity | None) -> list[
         + ", ".join(f"{name} {_g(share)}" for name, share in jobs.shared.items())
         + ".",
     ]
+    if jobs.as_recorded is not None:
+        lines += [
+            "",
+            f"{jobs.recorded_jobs} jobs start at their own SUBMIT (job_events); share of them whose tasks all "
+            "have the job's own value: " + ", ".join(f"{name} {_g(share)}" for name, share in jobs.as_recorded.items()),
+        ]
     if fidelity is not None:
         error = fidelity.worst_hourly_error
         lines += [
