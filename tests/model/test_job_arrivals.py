@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 
 import pytest
@@ -48,5 +48,5 @@ def test_invalid_job_parameters_are_named(path, value, message):
 
 
 def test_models_without_jobs_have_no_jobs_key():
-    assert "jobs" not in job_model().__class__(**{**vars(job_model()), "jobs": None}).to_mapping()
-    assert model_from_mapping(copy.deepcopy(job_model().to_mapping())).jobs == job_model().jobs
+    assert "jobs" not in dataclasses.replace(job_model(), jobs=None).to_mapping()
+    assert model_from_mapping(job_model().to_mapping()).jobs == job_model().jobs
