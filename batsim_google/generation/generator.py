@@ -94,9 +94,8 @@ def _draw_batch(
     subtime = clock if profile is None else profile.to_real_time(clock)
     frequency = np.array([c.frequency for c in classes])
     class_index = rng.choice(len(classes), size=size, p=frequency / frequency.sum())  # sums to 1 within 1e-6
-    return _draw_attributes(model, requests, rng, np.arange(first_id, first_id + size), subtime, class_index), float(
-        clock[-1]
-    )
+    ids = np.arange(first_id, first_id + size)
+    return _draw_attributes(model, requests, rng, ids, subtime, class_index), float(clock[-1])
 
 
 def _draw_job_batch(
@@ -169,6 +168,11 @@ def generate(
     task arrives one inter-arrival time after 0, as in the paper's listing). ``arrival_scale``
     multiplies every inter-arrival time (the same draws, stretched): a model of a whole cell keeps
     its load per machine on a platform that many times smaller.
+
+    With job-level arrivals, batches are whole jobs (the last ones cut by ``tasks``) and the first
+    task arrives at the first job's submission, one job gap after 0; tasks are in submission
+    order within a batch, and a job whose tasks spread past the next batch's first job (a spread
+    longer than the job gap between them) overlaps it by that much.
     """
     if (tasks is None) == (duration is None):
         raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
