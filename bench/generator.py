@@ -4,9 +4,11 @@ The baseline follows the model paper's listing: one scipy draw per law and per t
 and its profile written to a Batsim JSON workload one at a time. Both run in this process, in the
 same run; the figures printed are tasks per second for each and their ratio. With
 ``--memory-tasks N`` it also generates N tasks in a child process and prints its peak memory
-(the streamed writer must keep 10 million tasks under 1 GB).
+(the streamed writer must keep 10 million tasks under 1 GB). With ``--model FILE`` the generator
+draws from that model file instead of the ``google`` preset, e.g. one with job-level arrivals
+(jobs, then their tasks); the baseline stays the paper's listing.
 
-    uv run python -m bench.generator [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000]
+    uv run python -m bench.generator [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000] [--model FILE]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import scipy.stats
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import load_model
 
 
 def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:
@@ -77,12 +80,13 @@ def one_task_at_a_time(path: Path, tasks: int, seed: int) -> None:
         out.write("}}")
 
 
-def peak_memory_mb(tasks: int, folder: str) -> float:
+def peak_memory_mb(tasks: int, folder: str, model: Path | None) -> float:
     """Peak resident memory of a child process running ``batsim-google generate``."""
     output = Path(folder) / "memory.json"
     code = "from batsim_google.cli import main; main()"
+    source = [] if model is None else ["--model", str(model)]
     subprocess.run(
-        [sys.executable, "-c", code, "generate", "--tasks", str(tasks), "-o", str(output), "--no-progress"],
+        [sys.executable, "-c", code, "generate", *source, "--tasks", str(tasks), "-o", str(output), "--no-progress"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
@@ -99,17 +103,20 @@ def main() -> None:
     parser.add_argument(
         "--memory-tasks", type=int, default=0, help="also measure peak memory generating this many tasks"
     )
+    parser.add_argument("--model", type=Path, help="model file to generate from (default: the google preset)")
     args = parser.parse_args()
+    model = preset("google") if args.model is None else load_model(args.model)
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()
         write_generated_workload(
-            Path(folder) / "vectorized.json", preset("google"), load_request_law(), args.seed, tasks=args.tasks
+            Path(folder) / "vectorized.json", model, load_request_law(), args.seed, tasks=args.tasks
         )
         vectorized = args.tasks / (time.perf_counter() - start)
         start = time.perf_counter()
         one_task_at_a_time(Path(folder) / "baseline.json", args.baseline_tasks, args.seed)
         baseline = args.baseline_tasks / (time.perf_counter() - start)
-        memory = peak_memory_mb(args.memory_tasks, folder) if args.memory_tasks else None
+        memory = peak_memory_mb(args.memory_tasks, folder, args.model) if args.memory_tasks else None
+    print(f"model                : {model.name}" + (" (job-level arrivals)" if model.jobs is not None else ""))
     print(f"vectorized generator : {args.tasks:>9} tasks  {vectorized:12,.0f} tasks/s")
     print(f"one task at a time   : {args.baseline_tasks:>9} tasks  {baseline:12,.0f} tasks/s")
     print(f"ratio                : {vectorized / baseline:.1f}x (target >= 100x)")

@@ -54,6 +54,18 @@ def test_benchmark_without_batsim(arguments, expected):
         assert text in output
 
 
+def test_generator_benchmark_with_a_job_model(tmp_path):
+    from job_models import job_model
+
+    from batsim_google.model.workload_model import save_model
+
+    save_model(job_model(), tmp_path / "jobs.toml")
+    arguments = ("--tasks", "2000", "--baseline-tasks", "200", "--memory-tasks", "2000")
+    output = run_bench("bench.generator", *arguments, "--model", str(tmp_path / "jobs.toml"))
+    for text in ("(job-level arrivals)", "ratio", "peak memory, 2000 tasks"):
+        assert text in output
+
+
 def test_trace_benchmark(google_2011):
     output = run_bench("bench.trace", str(PART), "--rounds", "1")
     for measure in ("gunzip (floor)", "arrow csv", "read", "stats", "convert", "write JSON"):

@@ -23,7 +23,7 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
 
     from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
     from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
-    from batsim_google.fitting.trace_input import trace_task_table
+    from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
     from batsim_google.trace.row_accounting import RowAccount, TraceError
 
     suffix = source.suffix.lower()
@@ -40,6 +40,10 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
             click.echo(f"task_events: {account.summary()}")
             if left_out:
                 click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
+            if source.is_dir() and (source / "job_events").is_dir():
+                account = RowAccount(strict=strict)
+                frame = frame.join(trace_job_records([source], account), on="job_id", how="left")
+                click.echo(f"job_events: {account.summary()}")
             return frame
         if suffix == ".json":
             return read_batsim_workload(source)
@@ -115,9 +119,15 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
     show_default=True,
     help="Generate from the fitted model and compare with the input (two-sample KS per class).",
 )
+@click.option(
+    "--jobs/--no-jobs",
+    default=True,
+    show_default=True,
+    help="Fit job-level arrivals (jobs of tasks) when the input has job ids (the Google trace does).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(
-    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, strict
+    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, jobs, strict
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
@@ -149,6 +159,7 @@ def fit_command(
             name=f"fitted from {source.name}",
             groups=None if groups == "none" else groups,
             source=str(source),
+            jobs=jobs,
         )
     except TraceError as error:  # a bad row in strict mode: the message names the file and row
         fail(str(error))
@@ -196,6 +207,23 @@ def fit_command(
         )
     if arrivals.best.note:
         click.echo(f"  note: {arrivals.best.note}", err=True)
+    if result.jobs is not None:
+        fitted = result.jobs
+        click.echo(
+            f"jobs: {fitted.job_count}, {fitted.jobs.mean_tasks():.4g} tasks per job on average; job inter-arrivals: "
+            f"{describe(fitted.best.law)} [{fitted.best.method}, KS {fitted.best.ks:.4f}]; "
+            f"{fitted.jobs.zero_spread:.4g} of the gaps within jobs simultaneous (under 10 us)"
+        )
+        click.echo(
+            "  shared by all the tasks of a job: "
+            + ", ".join(f"{name} {share:.1%}" for name, share in fitted.shared.items())
+            + f" (of {fitted.multi_task_jobs} jobs of two tasks or more)"
+        )
+        if fitted.as_recorded is not None:
+            click.echo(
+                f"  job_events: {fitted.recorded_jobs} jobs start at their own SUBMIT; their tasks all have the job's "
+                + ", ".join(f"{name} in {share:.1%}" for name, share in fitted.as_recorded.items())
+            )
     check = None
     if fidelity:
         check = fidelity_report(table.frame, result.model, seed)
@@ -205,12 +233,19 @@ def fit_command(
             f"fidelity (two-sample KS, generated vs input): makespans {scores}; inter-arrivals {check.interarrival_ks:.4f}"
             + (f"; widths {widths}" if widths else "")
         )
+        if check.jobs is not None:
+            error = check.jobs.worst_hourly_error
+            click.echo(
+                f"job fidelity (two-sample KS): task gaps {check.jobs.task_gap_ks:.4f}, job gaps "
+                f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
+                + ("-" if error is None else f"within {error:.1%}")
+            )
     if report:
         write_report(report, result, str(source), check)
         click.echo(f"wrote report {report}")
     if plots:
         from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures
 
-        written = write_plots(plots, result)
+        written = write_plots(plots, result, check)
         click.echo(f"wrote {len(written)} figures to {plots}")
     click.echo(f"wrote model {output}")

@@ -5,7 +5,8 @@ two-sample Kolmogorov-Smirnov statistic compares generated and original makespan
 paper's log-normal fits reach 0.057 and 0.064 against the trace), and the class frequencies and
 mean priorities are set side by side; so are the widths of parallel jobs when the original has
 them (the largest gap between the two distribution functions, a KS statistic on whole numbers).
-The inter-arrival times of the whole stream are compared the same way.
+The inter-arrival times of the whole stream are compared the same way; with job-level arrivals
+and job ids in the original, so are the jobs (:mod:`.job_fidelity`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from batsim_google.fitting.job_fidelity import JobFidelity, job_fidelity
 from batsim_google.generation.generator import generate
 from batsim_google.model.request_law import RequestLaw, load_request_law
 from batsim_google.model.workload_model import WorkloadModel
@@ -39,21 +41,25 @@ class Fidelity:
     seed: int
     classes: list[ClassFidelity]
     interarrival_ks: float
+    jobs: JobFidelity | None = None
 
     @property
     def worst_makespan_ks(self) -> float:
         return max(c.makespan_ks for c in self.classes)
 
     def to_mapping(self) -> dict:
-        return {**asdict(self), "worst_makespan_ks": self.worst_makespan_ks}
+        mapping = {**asdict(self), "worst_makespan_ks": self.worst_makespan_ks}
+        if self.jobs is not None:
+            mapping["jobs"] |= {"worst_ks": self.jobs.worst_ks, "worst_hourly_error": self.jobs.worst_hourly_error}
+        return mapping
 
 
 def fidelity_report(
     original: pl.DataFrame, model: WorkloadModel, seed: int, requests: RequestLaw | None = None
 ) -> Fidelity:
     """Compare ``original`` (columns ``subtime``, ``makespan``, ``priority`` in ]0, 1],
-    ``class``, a class name of ``model`` per row, and optionally ``width``) with as many tasks
-    generated from ``seed``."""
+    ``class``, a class name of ``model`` per row, and optionally ``width`` and ``job_id``) with as
+    many tasks generated from ``seed``."""
     names = [c.name for c in model.classes]
     unknown = set(original["class"].unique().to_list()) - set(names)
     if unknown:
@@ -88,4 +94,8 @@ def fidelity_report(
         )
     original_gaps = np.diff(np.sort(original["subtime"].to_numpy()))
     interarrival_ks = float(stats.ks_2samp(original_gaps, np.diff(subtime)).statistic)
-    return Fidelity(seed, classes, interarrival_ks)
+    jobs = None
+    if model.jobs is not None and "job_id" in original.columns:
+        generated_job = np.concatenate([b.job for b in batches])
+        jobs = job_fidelity(original["subtime"].to_numpy(), original["job_id"].to_numpy(), subtime, generated_job)
+    return Fidelity(seed, classes, interarrival_ks, jobs)

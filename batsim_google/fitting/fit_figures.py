@@ -5,7 +5,9 @@
   every fitted law's, on a log time axis (like the model paper's Figs. 3, 7 and 8);
 - ``elbow.png``: inertia and mean distance to the closest centroid for each k (its Fig. 12);
 - ``silhouette.png``: silhouettes of a sample of tasks per cluster (its Figs. 11 and 13);
-- ``arrival_profile.png``: the normalized arrival rate over the period.
+- ``arrival_profile.png``: the normalized arrival rate over the period;
+- ``hourly_rates.png`` (job-level arrivals, with the fidelity check): tasks submitted per hour,
+  input and generated, on one plot.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
 
+from batsim_google.fitting.fidelity import Fidelity  # noqa: E402
+from batsim_google.fitting.job_fidelity import JobFidelity  # noqa: E402
 from batsim_google.fitting.kmeans import feature_names  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
@@ -137,8 +141,25 @@ def _profile(path: Path, fit: ModelFit) -> None:
     plt.close(figure)
 
 
-def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
-    """Write the figures of ``fit`` into ``folder`` (created if needed); return their paths."""
+def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
+    hours = np.arange(len(jobs.original_hourly) + 1)
+    figure, axes = plt.subplots(figsize=(10, 4))
+    axes.stairs(jobs.original_hourly, hours, label="input", linewidth=1.5)
+    axes.stairs(jobs.generated_hourly, hours, label="generated", linestyle="--", linewidth=1.5)
+    axes.set_xlabel("hour")
+    axes.set_ylabel("tasks submitted per hour")
+    axes.set_ylim(bottom=0)
+    axes.set_title("Hourly submission rate, input and generated")
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
+    plt.close(figure)
+
+
+def write_plots(folder: str | Path, fit: ModelFit, fidelity: Fidelity | None = None) -> list[Path]:
+    """Write the figures of ``fit`` (and of its ``fidelity`` check, when given) into ``folder``
+    (created if needed); return their paths."""
     folder = output_folder(folder)
     written = []
     frame = fit.table.frame
@@ -174,4 +195,7 @@ def write_plots(folder: str | Path, fit: ModelFit) -> list[Path]:
     if profile is not None:
         written.append(folder / "arrival_profile.png")
         _profile(written[-1], fit)
+    if fidelity is not None and fidelity.jobs is not None and fidelity.jobs.original_hourly:
+        written.append(folder / "hourly_rates.png")
+        _hourly_rates(written[-1], fidelity.jobs)
     return written

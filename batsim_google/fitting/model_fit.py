@@ -6,7 +6,8 @@ the makespans and the best by the criterion (:mod:`.select`) goes into the model
 the paper's ``mass`` and ``disparity``, any other law as the class's ``makespan``. Priorities get
 the truncated-exponential rate by maximum likelihood; the class's empirical mass (mean makespan)
 and disparity (mean / median) are reported as in the paper. Arrivals: the arrival-rate profile
-is fitted first when asked for, the inter-arrival laws then on the gaps in normalized time.
+is fitted first when asked for, the inter-arrival laws then on the gaps in normalized time. With
+a ``job_id`` column, job-level arrivals too (:mod:`.job_arrivals`, an extension of the paper).
 
 Parallel jobs (a ``width`` column, e.g. from an SWF log) get, per class, the empirical law of their
 widths (the exact histogram) and, when ``groups`` is given, makespan laws per group of widths
@@ -24,6 +25,7 @@ import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
 from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
@@ -42,6 +44,8 @@ SMALL_CLASS = f"in a class of fewer than {MIN_CLASS_TASKS} tasks"
 CONSTANT_CLASS = "in a class whose makespans are all equal (no continuous law)"
 #: Fewest tasks a group of widths needs for a makespan law of its own.
 MIN_GROUP_TASKS = MIN_CLASS_TASKS
+#: Fewest jobs job-level arrivals are fitted from (two positive job gaps at least).
+MIN_JOBS = 3
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,7 @@ class ModelFit:
     classification: Classification
     elbow: list[KScore] | None = None
     clustering: Clustering | None = None
+    jobs: JobArrivalFit | None = None
 
 
 #: How far a selectable inter-arrival law's mean may be from the mean gap (relative).
@@ -156,6 +161,11 @@ def _rate_keeping(fits: list[LawFit], sample: np.ndarray, criterion) -> LawFit:
     return scored("lomax-dynamism", paper, sample, note=note)
 
 
+def _fit_positive_gaps(positive: np.ndarray, criterion, methods) -> tuple[list[LawFit], LawFit]:
+    fits = fit_all(positive, methods)
+    return fits, _rate_keeping(fits, positive, criterion)
+
+
 def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, methods) -> ArrivalFit:
     subtimes = np.sort(subtimes)
     period = profile_period(profile, float(subtimes[-1] - subtimes[0]))
@@ -165,8 +175,7 @@ def _fit_arrivals(subtimes: np.ndarray, profile: ProfileChoice, criterion, metho
     positive = gaps[gaps > 0]
     if len(positive) < 2:
         raise InputFileError("fewer than 2 positive gaps between submissions: no inter-arrival law to fit")
-    fits = fit_all(positive, methods)
-    best = _rate_keeping(fits, positive, criterion)
+    fits, best = _fit_positive_gaps(positive, criterion, methods)
     return ArrivalFit(positive, len(gaps), int(len(gaps) - len(positive)), float(gaps.mean()), fits, best, profile_fit)
 
 
@@ -227,13 +236,15 @@ def fit_model(
     name: str = "fitted",
     groups: Grouping | None = None,
     source: str = "task table",
+    jobs: bool = True,
 ) -> ModelFit:
     """Fit a workload model to a task table (columns: see :mod:`.table`; ``source`` names it in
     errors).
 
     ``classes="kmeans"`` clusters the tasks into ``k`` classes, or, without ``k``, into the k of
     2..10 with the best mean silhouette. ``seed`` seeds k-means and the silhouette sample.
-    ``groups`` fits makespan laws per group of widths (needs a ``width`` column).
+    ``groups`` fits makespan laws per group of widths (needs a ``width`` column). ``jobs`` fits
+    job-level arrivals when the table has a ``job_id`` column and at least 3 jobs.
     """
     if classes not in CLASSIFICATIONS:
         raise ParameterError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
@@ -283,6 +294,16 @@ def fit_model(
         for n, kind in kept
     ]
     arrivals = _fit_arrivals(labelled["subtime"].to_numpy(), profile, criterion, methods)
+    job_fit = None
+    if jobs and "job_id" in labelled.columns and labelled["job_id"].n_unique() >= MIN_JOBS:
+        job_fit = fit_job_arrivals(
+            labelled,
+            [n for n, _ in kept],
+            (lambda t: t) if arrivals.profile is None else arrivals.profile.profile.to_normalized_time,
+            lambda positive: _fit_positive_gaps(positive, criterion, methods),
+            criterion,
+            methods,
+        )
     model = WorkloadModel(
         dynamism=None,
         classes=tuple(fit.task_class() for fit in class_fits),
@@ -290,5 +311,6 @@ def fit_model(
         interarrival=arrivals.best.law,
         simultaneous=arrivals.simultaneous,
         arrival_profile=None if arrivals.profile is None else arrivals.profile.profile,
+        jobs=None if job_fit is None else job_fit.jobs,
     )
-    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering)
+    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit)

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from batsim_google.fitting.fidelity import Fidelity
+from batsim_google.fitting.job_arrivals import JobArrivalFit
+from batsim_google.fitting.job_fidelity import JobFidelity
 from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from batsim_google.fitting.select import LawFit
 from batsim_google.model.laws import Law
@@ -95,9 +97,74 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
             "silhouette": fit.clustering.silhouette,
             "clusters": fit.clustering.clusters.to_dicts(),
         }
+    if fit.jobs is not None:
+        mapping["jobs"] = job_report_mapping(fit.jobs)
     if fidelity is not None:
         mapping["fidelity"] = fidelity.to_mapping()
     return mapping
+
+
+def job_report_mapping(jobs: JobArrivalFit) -> dict[str, Any]:
+    return {
+        "jobs": jobs.job_count,
+        "gaps": jobs.gaps,
+        "zero_gaps": jobs.zero_gaps,
+        "best": jobs.best.to_mapping(),
+        "fits": [f.to_mapping() for f in jobs.fits],
+        "gaps_within_jobs": jobs.spread_gaps,
+        "spread_fits": [f.to_mapping() for f in jobs.spread_fits],
+        "multi_task_jobs": jobs.multi_task_jobs,
+        "shared": jobs.shared,
+        "recorded_jobs": jobs.recorded_jobs,
+        "as_recorded": jobs.as_recorded,
+        "model": jobs.jobs.to_mapping(),
+    }
+
+
+def job_report_lines(jobs: JobArrivalFit, fidelity: JobFidelity | None) -> list[str]:
+    """The Markdown section of job-level arrivals (an extension of the model paper)."""
+    model = jobs.jobs
+    lines = [
+        "",
+        "## Jobs (an extension of the model paper)",
+        "",
+        f"{jobs.job_count} jobs, {_g(model.mean_tasks())} tasks per job on average; "
+        f"{jobs.zero_gaps} of {jobs.gaps} job gaps simultaneous (under 10 us). Job inter-arrivals:",
+        "",
+        *_fits_table(jobs.fits, jobs.best),
+        "",
+        f"Within jobs: {_g(model.zero_spread)} of {jobs.spread_gaps} gaps simultaneous; the others: "
+        f"{describe(model.spread)}.",
+        "",
+        "| job class | share of jobs | mean tasks per job | largest | shares of its tasks per class |",
+        "| --- | --- | --- | --- | --- |",
+        *(
+            f"| {index} | {_g(c.frequency)} | {_g(c.tasks.mean())} | {max(c.tasks.values):.0f} | "
+            f"{', '.join(map(_g, c.mix))} |"
+            for index, c in enumerate(model.classes)
+        ),
+        "",
+        f"Shared by all the tasks of a job, over the {jobs.multi_task_jobs} jobs of two tasks or more: "
+        + ", ".join(f"{name} {_g(share)}" for name, share in jobs.shared.items())
+        + ".",
+    ]
+    if jobs.as_recorded is not None:
+        lines += [
+            "",
+            f"{jobs.recorded_jobs} jobs start at their own SUBMIT (job_events); share of them whose tasks all "
+            "have the job's own value: " + ", ".join(f"{name} {_g(share)}" for name, share in jobs.as_recorded.items()),
+        ]
+    if fidelity is not None:
+        error = fidelity.worst_hourly_error
+        lines += [
+            "",
+            f"Fidelity, two-sample KS: task gaps {_g(fidelity.task_gap_ks)}, job gaps {_g(fidelity.job_gap_ks)}, "
+            f"tasks per job {_g(fidelity.tasks_per_job_ks)} ({fidelity.original_jobs} jobs / "
+            f"{fidelity.generated_jobs} generated); hourly submission rates "
+            + ("-" if error is None else f"within {error:.1%}")
+            + ".",
+        ]
+    return lines
 
 
 def _fits_table(fits: list[LawFit], best: LawFit) -> list[str]:
@@ -225,6 +292,8 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
             "",
             f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
         ]
+    if fit.jobs is not None:
+        lines += job_report_lines(fit.jobs, None if fidelity is None else fidelity.jobs)
     return "\n".join(lines) + "\n"
 
 

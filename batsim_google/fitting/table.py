@@ -9,7 +9,11 @@ Columns (other columns are ignored):
 - ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
   mapped with :func:`batsim_google.model.priority.unit_priority`);
 - ``scheduling_class``, an integer 0..3, optional (k-means uses it when present);
-- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job.
+- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job;
+- ``job_id``, an integer, optional: the job a task belongs to (the job arrival model is fitted
+  from it, :mod:`.job_arrivals`); ``user``, optional, kept to say what a job's tasks share;
+  ``job_submit`` (seconds), ``job_user``, ``job_scheduling_class``, optional: the job's own record
+  (the trace's job_events).
 
 A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
 (:mod:`.swf_input`) produce it. Rows are accounted for by the project's
@@ -37,6 +41,13 @@ KIND_OF_END_EVENT = {
     str(int(TaskEvent.KILL)): "service",
 }
 SCHEDULING_CLASSES = 4
+#: Optional columns kept as they are for job-level arrivals, with their types.
+JOB_RECORD_COLUMNS = {
+    "user": pl.String,
+    "job_submit": pl.Float64,
+    "job_user": pl.String,
+    "job_scheduling_class": pl.Int64,
+}
 
 
 @dataclass(frozen=True)
@@ -137,4 +148,9 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         selected.append(_number("scheduling_class").cast(pl.Int64))
     if "width" in columns:
         selected.append(_number("width").cast(pl.Int64))
+    if "job_id" in columns:
+        selected.append(pl.col("job_id").cast(pl.Int64))
+    for name, kind in JOB_RECORD_COLUMNS.items():
+        if name in columns:
+            selected.append(pl.col(name).cast(kind))
     return TaskTable(good.select(selected), account)

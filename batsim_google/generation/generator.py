@@ -5,7 +5,8 @@ the cost per task is a few numpy operations. All draws come from the one ``numpy
 given, in a fixed order, so a seed fixes the output; since every batch is drawn whole before it is
 cut, a shorter run is a prefix of a longer one with the same seed. Widths are drawn (after the
 classes, before the makespans, which may depend on them) only when a class has a width law, so
-models without one draw exactly as before.
+models without one draw exactly as before. A model with job-level arrivals draws jobs, then their
+tasks (:mod:`.jobs`), then the same task attributes; models without them draw exactly as before.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from batsim_google.errors import ParameterError
+from batsim_google.generation.jobs import draw_jobs, jobs_per_batch
 from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
@@ -36,12 +38,14 @@ class TaskBatch:
     priority: np.ndarray
     cpu: np.ndarray
     memory: np.ndarray
+    #: The job of each task, with job-level arrivals (ids from 0); None without.
+    job: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.id)
 
     def head(self, count: int) -> TaskBatch:
-        return TaskBatch(**{name: values[:count] for name, values in vars(self).items()})
+        return TaskBatch(**{name: None if values is None else values[:count] for name, values in vars(self).items()})
 
 
 def _draw_widths(
@@ -90,10 +94,55 @@ def _draw_batch(
     subtime = clock if profile is None else profile.to_real_time(clock)
     frequency = np.array([c.frequency for c in classes])
     class_index = rng.choice(len(classes), size=size, p=frequency / frequency.sum())  # sums to 1 within 1e-6
+    ids = np.arange(first_id, first_id + size)
+    return _draw_attributes(model, requests, rng, ids, subtime, class_index), float(clock[-1])
+
+
+def _draw_job_batch(
+    model: WorkloadModel,
+    requests: RequestLaw,
+    rng: np.random.Generator,
+    first_id: int,
+    first_job: int,
+    start: float,
+    arrival_scale: float,
+) -> tuple[TaskBatch, float]:
+    """The tasks of the next batch of jobs (:mod:`.jobs`), the job clock starting at ``start``;
+    and the clock at its last job."""
+    rates = np.array([c.priority_rate for c in model.classes])
+    count = jobs_per_batch(model.jobs, BATCH_SIZE)
+    tasks, clock = draw_jobs(
+        model.jobs,
+        model.arrival_profile,
+        rates,
+        rng,
+        count=count,
+        first_job=first_job,
+        start=start,
+        arrival_scale=arrival_scale,
+    )
+    ids = np.arange(first_id, first_id + len(tasks.job))
+    batch = _draw_attributes(model, requests, rng, ids, tasks.subtime, tasks.class_index, tasks.priority, tasks.job)
+    return batch, clock
+
+
+def _draw_attributes(
+    model: WorkloadModel,
+    requests: RequestLaw,
+    rng: np.random.Generator,
+    ids: np.ndarray,
+    subtime: np.ndarray,
+    class_index: np.ndarray,
+    priority: np.ndarray | None = None,
+    job: np.ndarray | None = None,
+) -> TaskBatch:
+    """The tasks' widths, makespans, priorities (unless given: a job's tasks share one) and requests."""
+    classes = model.classes
+    size = len(ids)
     width, law_index, laws = _draw_widths(classes, class_index, rng)
     makespan = draw_by_class(laws, law_index, rng)
-    rates = np.array([c.priority_rate for c in classes])[class_index]
-    priority = draw_priorities(rates, rng)
+    if priority is None:
+        priority = draw_priorities(np.array([c.priority_rate for c in classes])[class_index], rng)
     kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
     cpu = np.empty(size)
     memory = np.empty(size)
@@ -101,10 +150,7 @@ def _draw_batch(
         members = kind_index == k
         if members.any():
             cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
-    batch = TaskBatch(
-        np.arange(first_id, first_id + size), subtime, class_index, width, makespan, priority, cpu, memory
-    )
-    return batch, float(clock[-1])
+    return TaskBatch(ids, subtime, class_index, width, makespan, priority, cpu, memory, job)
 
 
 def generate(
@@ -122,6 +168,11 @@ def generate(
     task arrives one inter-arrival time after 0, as in the paper's listing). ``arrival_scale``
     multiplies every inter-arrival time (the same draws, stretched): a model of a whole cell keeps
     its load per machine on a platform that many times smaller.
+
+    With job-level arrivals, batches are whole jobs (the last ones cut by ``tasks``) and the first
+    task arrives at the first job's submission, one job gap after 0; tasks are in submission
+    order within a batch, and a job whose tasks spread past the next batch's first job (a spread
+    longer than the job gap between them) overlaps it by that much.
     """
     if (tasks is None) == (duration is None):
         raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
@@ -135,7 +186,11 @@ def generate(
         requests.for_kind(kind)
     produced, clock = 0, 0.0
     while tasks is None or produced < tasks:
-        batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
+        if model.jobs is None:
+            batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
+        else:
+            first_job = 0 if not produced else int(batch.job.max()) + 1
+            batch, next_clock = _draw_job_batch(model, requests, rng, produced, first_job, clock, arrival_scale)
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))

@@ -6,7 +6,8 @@ only after hours of simulated time: a short run measures the warm-up. The warm s
 steady state at time 0.
 
 Derivation. Tasks arrive at rate lambda (the inverse of the mean inter-arrival time, zero gaps
-counted, stretched by the arrival scale), a share f_c of them in class c, and run for a makespan
+counted, stretched by the arrival scale; with job-level arrivals, the job rate times the mean
+tasks per job), a share f_c of them in class c, and run for a makespan
 S_c drawn from the class's law, independently of each other (each task brings its own share of
 a machine; the scheduler's queueing is what the simulation adds). That is an M/G/infinity
 system per class when arrivals are Poisson: in its stationary state the tasks present form a
@@ -18,7 +19,8 @@ residual life as makespan, and its priority and requests drawn as for any task o
 The residual-life law is inverted numerically: its CDF, the integral of the survival function
 divided by the mean, is tabulated on a logarithmic grid wide enough to hold all but 1e-9 of it,
 then interpolated. A law without a finite mean (a Pareto of shape <= 1) has no stationary state.
-The arrival profile (daily/weekly rate) is taken at its mean rate.
+The arrival profile (daily/weekly rate) is taken at its mean rate. Warm tasks are single tasks:
+with job-level arrivals they carry no job.
 """
 
 from __future__ import annotations
@@ -39,10 +41,19 @@ GRID_POINTS = 8192
 TAIL_MASS = 1e-9
 
 
-def arrival_rate(model: WorkloadModel, arrival_scale: float = 1.0) -> float:
-    """Tasks per second the generator submits on average."""
-    mean_gap = model.interarrival_law().mean() * (1.0 - (model.simultaneous or 0.0))
-    return 1.0 / (mean_gap * arrival_scale)
+def class_rates(model: WorkloadModel, arrival_scale: float = 1.0) -> np.ndarray:
+    """Tasks per second of each class the generator submits on average: the task rate times the
+    class's share, or with job-level arrivals the job rate times each job class's share, mean
+    tasks per job and class mix."""
+    if model.jobs is None:
+        mean_gap = model.interarrival_law().mean() * (1.0 - (model.simultaneous or 0.0))
+        share = np.array([c.frequency for c in model.classes])
+        return share / share.sum() / (mean_gap * arrival_scale)
+    jobs = model.jobs
+    mean_gap = jobs.interarrival.mean() * (1.0 - jobs.simultaneous)
+    frequency = np.array([c.frequency for c in jobs.classes])
+    per_job = sum(f / frequency.sum() * c.tasks.mean() * np.asarray(c.mix) for f, c in zip(frequency, jobs.classes))
+    return per_job / (mean_gap * arrival_scale)
 
 
 def residual_cdf_table(law: Law) -> tuple[np.ndarray, np.ndarray]:
@@ -76,11 +87,8 @@ def warm_start(
     """The tasks running at time 0 in the model's stationary state (ids from 0, class by class)."""
     if any(c.width is not None for c in model.classes):
         raise ParameterError("a warm start needs a model without widths (every task on one machine)")
-    rate = arrival_rate(model, arrival_scale)
-    frequency = np.array([c.frequency for c in model.classes])
-    share = frequency / frequency.sum()
     laws = [c.makespan_law() for c in model.classes]
-    counts = rng.poisson([rate * s * law.mean() for s, law in zip(share, laws)])
+    counts = rng.poisson([rate * law.mean() for rate, law in zip(class_rates(model, arrival_scale), laws)])
     class_index = np.repeat(np.arange(len(model.classes)), counts)
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)

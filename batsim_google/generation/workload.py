@@ -3,7 +3,8 @@
 Each job asks for its width in resources (one machine, shared with other jobs as its CPU and memory
 requests allow, unless the model gives widths: the processors of a parallel job), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
 ``class`` (class name), ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], ``cpu`` and
-``memory`` requests normalized to the largest machine.
+``memory`` requests normalized to the largest machine; with job-level arrivals, ``google_job``, the
+id of the task's job, so that schedulers and metrics can group a job's tasks.
 """
 
 from __future__ import annotations
@@ -82,6 +83,7 @@ def write_generated_workload(
             "priority": batch.priority,
             "cpu": batch.cpu,
             "memory": batch.memory,
+            **({} if batch.job is None else {"google_job": batch.job}),
         }
 
     with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:

@@ -8,7 +8,8 @@ and a class's makespans the log-normal of its ``mass`` and ``disparity``. A fitt
 another law instead (``interarrival``, a class's ``makespan``; see :mod:`.distributions`) and a
 periodic arrival-rate profile (``arrival_profile``; see :mod:`.arrival_profile`), and a share of
 submissions made at the same time as the previous one (``simultaneous``: a job's tasks submitted
-together, zero gaps no continuous law has). A class of
+together, zero gaps no continuous law has), or job-level arrivals (``jobs``: jobs of tasks, an
+extension of the paper's model; see :mod:`.job_arrivals`). A class of
 parallel jobs gives its ``width`` (processors per job) as an empirical law and may draw makespans
 from separate laws per group of widths (``groups``, ``makespan_by_group``; see :mod:`.widths`).
 """
@@ -27,6 +28,7 @@ import tomli_w
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.arrival_profile import ArrivalProfile
+from batsim_google.model.job_arrivals import JobArrivals, job_arrivals_from_mapping
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
@@ -182,7 +184,8 @@ class TaskClass:
 class WorkloadModel:
     """Arrivals (``dynamism``, the mean inter-arrival time in seconds, or an ``interarrival``
     law; optionally an arrival-rate profile and a share of ``simultaneous`` submissions) and the
-    task classes."""
+    task classes. With ``jobs``, tasks arrive in jobs drawn from it instead (the task-level law
+    stays, describing the stream of tasks)."""
 
     dynamism: float | None
     classes: tuple[TaskClass, ...]
@@ -192,6 +195,7 @@ class WorkloadModel:
     arrival_profile: ArrivalProfile | None = None
     #: Share of the gaps between submissions that are 0; the others follow the inter-arrival law.
     simultaneous: float = 0.0
+    jobs: JobArrivals | None = None
 
     def __post_init__(self) -> None:
         if self.interarrival is None:
@@ -213,6 +217,8 @@ class WorkloadModel:
         total = math.fsum(c.frequency for c in self.classes)
         if abs(total - 1.0) > FREQUENCY_TOLERANCE:
             raise ParameterError(f"classes[].frequency must sum to 1 (got {total:.9g})")
+        if self.jobs is not None:
+            self.jobs.check("jobs", len(self.classes))
 
     def interarrival_law(self) -> Law:
         """The law of the time between consecutive submissions (in normalized time with a profile).
@@ -233,6 +239,8 @@ class WorkloadModel:
         if self.simultaneous:
             mapping["simultaneous"] = self.simultaneous
         mapping["classes"] = [c.to_mapping() for c in self.classes]
+        if self.jobs is not None:
+            mapping["jobs"] = self.jobs.to_mapping()
         return mapping
 
     @property
@@ -253,7 +261,7 @@ _CLASS_KEYS = {
     "groups",
     "makespan_by_group",
 }
-_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous"}
+_MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous", "jobs"}
 
 
 def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: bool) -> float | None:
@@ -321,6 +329,7 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
             else ArrivalProfile.from_mapping(data["arrival_profile"], "arrival_profile")
         ),
         simultaneous=number(data, "simultaneous", "") if "simultaneous" in data else 0.0,
+        jobs=None if data.get("jobs") is None else job_arrivals_from_mapping(data["jobs"], "jobs", len(classes)),
     )
 
 

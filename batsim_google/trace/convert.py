@@ -226,6 +226,7 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
         pl.col("scheduling_class"),
         pl.col("user"),
         pl.col("job_id"),
+        pl.col("job_id").alias("google_job"),  # the field generated jobs carry their job in
         pl.col("task_index"),
         pl.col("attempt") if selection.per == "attempt" else pl.col("attempts"),
         end_name.alias("end_event"),

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from batsim_google.errors import ParameterError
-from batsim_google.generation.warm_start import arrival_rate, residual_lives, warm_start
+from batsim_google.generation.warm_start import class_rates, residual_lives, warm_start
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.laws import Empirical, Exponential, LogNormal, Pareto
 from batsim_google.model.presets import PRESETS
@@ -54,9 +54,7 @@ def test_warm_tasks_per_class_are_the_arrival_rate_times_the_mean_lifetime():
     model = _google()
     requests = load_request_law()
     scale = 12583 / 512
-    expected = [
-        arrival_rate(model, scale) * c.frequency * c.makespan_law().mean() for c in model.classes
-    ]  # frequencies sum to 1
+    expected = [rate * c.makespan_law().mean() for rate, c in zip(class_rates(model, scale), model.classes)]
     assert sum(expected) == pytest.approx(20 / scale * (0.7 * 1700 + 0.3 * 8000))
     counts = np.array(
         [
@@ -94,3 +92,15 @@ def test_the_tasks_after_a_warm_start_are_those_of_the_same_seed_without_it(tmp_
     fields = ("subtime", "class", "priority", "cpu", "memory")
     assert [[job[f] for f in fields] for job in after] == [[job[f] for f in fields] for job in cold["jobs"]]
     assert warm["meta"]["warm_start"] is True and "warm_start" not in cold["meta"]
+
+
+def test_with_job_level_arrivals_the_class_rates_are_those_the_generator_submits():
+    from job_models import job_model
+
+    from batsim_google.generation.generator import generate
+
+    model, duration = job_model(), 200_000.0
+    batches = list(generate(model, load_request_law(), np.random.default_rng(8), duration=duration))
+    counts = np.bincount(np.concatenate([b.class_index for b in batches]), minlength=2)
+    # jobs of up to 40 tasks: the counts vary by whole jobs, hence a few percent
+    assert counts / duration == pytest.approx(class_rates(model), rel=0.05)

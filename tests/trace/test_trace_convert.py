@@ -66,6 +66,12 @@ def test_window_jobs_carry_the_generator_fields(window):
     assert kinds == {"task", "service"}
 
 
+def test_window_jobs_carry_their_google_job_like_generated_ones(window):
+    data, _, _ = window
+    assert all(job["google_job"] == job["job_id"] for job in data["jobs"])
+    assert len({job["google_job"] for job in data["jobs"]}) < len(data["jobs"])  # tasks grouped by job
+
+
 def test_every_attempt_is_written_or_excluded_for_a_reason(window, trace_reference):
     _, jobs, _ = window
     still_open = sum(state != "dead" for state in trace_reference[1]["state"].values())

@@ -1,0 +1,84 @@
+"""How faithful job-level arrivals are: generated against input, stream and jobs alike.
+
+Two-sample Kolmogorov-Smirnov statistics of the task inter-arrival gaps (simultaneous gaps, under
+:data:`~.job_arrivals.SIMULTANEOUS_GAP`, taken as 0 on both sides: the trace's 1-2 us gaps and the
+generator's zero gaps are the same instant), of the job inter-arrivals and of the tasks per job;
+and the hourly submission rates of both over the hours both cover whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from batsim_google.fitting.job_arrivals import simultaneous_as_zero
+from batsim_google.units import HOUR
+
+
+@dataclass(frozen=True)
+class JobFidelity:
+    task_gap_ks: float
+    job_gap_ks: float
+    tasks_per_job_ks: float
+    original_jobs: int
+    generated_jobs: int
+    #: Tasks submitted per hour, from hour 0, over the whole hours both streams cover.
+    original_hourly: list[float]
+    generated_hourly: list[float]
+
+    @property
+    def worst_ks(self) -> float:
+        return max(self.task_gap_ks, self.job_gap_ks, self.tasks_per_job_ks)
+
+    @property
+    def worst_hourly_error(self) -> float | None:
+        """The largest relative gap between the hourly rates (None without a whole hour)."""
+        if not self.original_hourly:
+            return None
+        original, generated = np.array(self.original_hourly), np.array(self.generated_hourly)
+        return float(np.max(np.abs(generated - original) / original))
+
+
+def _jobs(subtime: np.ndarray, job: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start times (sorted), task counts and ids of the jobs."""
+    order = np.lexsort((subtime, job))
+    ids, first, counts = np.unique(job[order], return_index=True, return_counts=True)
+    return np.sort(subtime[order][first]), counts, ids
+
+
+def _hourly(subtime: np.ndarray, hours: int) -> list[float]:
+    return np.bincount((subtime // HOUR).astype(np.int64), minlength=hours)[:hours].astype(float).tolist()
+
+
+def job_fidelity(
+    original_subtime: np.ndarray, original_job: np.ndarray, generated_subtime: np.ndarray, generated_job: np.ndarray
+) -> JobFidelity:
+    """Compare the input's tasks (submission times and job ids) with generated ones.
+
+    The generated stream's last job may be cut short by the task count: it is left out of the
+    tasks per job.
+    """
+    original_starts, original_counts, _ = _jobs(original_subtime, original_job)
+    generated_starts, generated_counts, generated_ids = _jobs(generated_subtime, generated_job)
+    complete = generated_counts[generated_ids != generated_ids.max()]
+    hours = int(min(original_subtime.max(), generated_subtime.max()) // HOUR)
+    return JobFidelity(
+        float(
+            stats.ks_2samp(
+                simultaneous_as_zero(np.diff(np.sort(original_subtime))),
+                simultaneous_as_zero(np.diff(np.sort(generated_subtime))),
+            ).statistic
+        ),
+        float(
+            stats.ks_2samp(
+                simultaneous_as_zero(np.diff(original_starts)), simultaneous_as_zero(np.diff(generated_starts))
+            ).statistic
+        ),
+        float(stats.ks_2samp(original_counts, complete).statistic),
+        len(original_counts),
+        len(generated_counts),
+        _hourly(original_subtime, hours),
+        _hourly(generated_subtime, hours),
+    )

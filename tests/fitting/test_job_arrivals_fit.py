@@ -1,0 +1,136 @@
+"""Job-level arrivals fitted: recovery from a known job model, and fidelity on the real parts."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+import pytest
+from job_models import JOBS, job_model
+from scipy import stats
+
+from batsim_google.fitting.fidelity import fidelity_report
+from batsim_google.fitting.fit_figures import write_plots
+from batsim_google.fitting.job_arrivals import SIMULTANEOUS_GAP
+from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.report import render_markdown, report_mapping
+from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
+from batsim_google.generation.generator import generate
+from batsim_google.model.job_arrivals import JobClass
+from batsim_google.model.laws import Empirical
+from batsim_google.model.request_law import load_request_law
+from batsim_google.trace.row_accounting import RowAccount
+
+#: Jobs whose tasks are all of the job's class, so that a job's majority class is the one drawn.
+PURE = dataclasses.replace(
+    JOBS,
+    classes=(
+        JobClass(0.7, Empirical((1.0, 3.0, 40.0), (0.6, 0.3, 0.1)), (1.0, 0.0)),
+        JobClass(0.3, Empirical((1.0, 8.0), (0.5, 0.5)), (0.0, 1.0)),
+    ),
+)
+
+
+def generated_table(model, tasks=150_000, seed=2) -> pl.DataFrame:
+    """Generated tasks as a fitting table, without the last job (cut by the task count)."""
+    batches = list(generate(model, load_request_law(), np.random.default_rng(seed), tasks=tasks))
+    kinds = np.array([c.kind for c in model.classes])
+    return pl.DataFrame(
+        {
+            "subtime": np.concatenate([b.subtime for b in batches]),
+            "makespan": np.concatenate([b.makespan for b in batches]),
+            "kind": kinds[np.concatenate([b.class_index for b in batches])],
+            "priority": np.concatenate([b.priority for b in batches]),
+            "job_id": np.concatenate([b.job for b in batches]),
+        }
+    ).filter(pl.col("job_id") != pl.col("job_id").max())
+
+
+@pytest.fixture(scope="module")
+def recovered():
+    return fit_model(generated_table(job_model(PURE)), profile="none", methods=["gamma-ml", "exponential"]).jobs
+
+
+def test_job_classes_and_tasks_per_job_are_recovered(recovered):
+    for truth, fitted in zip(PURE.classes, recovered.jobs.classes, strict=True):
+        assert abs(fitted.frequency - truth.frequency) < 0.01
+        assert fitted.tasks.values == truth.tasks.values
+        assert np.allclose(fitted.tasks.weights, truth.tasks.weights, atol=0.01)
+        assert np.allclose(fitted.mix, truth.mix)
+
+
+def test_job_gaps_and_spread_are_recovered(recovered):
+    fitted = recovered.jobs
+    assert abs(fitted.simultaneous - PURE.simultaneous) < 0.01
+    assert abs(fitted.interarrival.mean() / PURE.interarrival.mean() - 1.0) < 0.03
+    grid = np.geomspace(1e-3, 100.0, 50)
+    assert np.abs(fitted.interarrival.cdf(grid) - PURE.interarrival.cdf(grid)).max() < 0.02
+    # gaps under 10 us count as simultaneous: the spread law's shortest ones too
+    simultaneous = PURE.zero_spread + (1 - PURE.zero_spread) * PURE.spread.cdf(SIMULTANEOUS_GAP)
+    assert abs(fitted.zero_spread - simultaneous) < 0.01
+    assert abs(fitted.spread.mean() / PURE.spread.mean() - 1.0) < 0.05
+    assert recovered.shared["class"] == 1.0
+
+
+def test_a_shifted_tasks_per_job_law_is_told_apart(recovered):
+    """The recovered law is close to the truth and far from a law shifted by one task."""
+    fitted = recovered.jobs.classes[0].tasks
+    truth = PURE.classes[0].tasks
+    values = np.array(truth.values)
+    assert np.abs(np.cumsum(fitted.weights) - np.cumsum(truth.weights)).max() < 0.01
+    shifted = stats.ks_2samp(
+        np.repeat(values, np.round(np.array(fitted.weights) * 10_000).astype(int)),
+        np.repeat(values + 1, np.round(np.array(truth.weights) * 10_000).astype(int)),
+    )
+    assert shifted.pvalue < 1e-6
+
+
+def test_tables_without_job_ids_fit_no_jobs():
+    table = generated_table(job_model(PURE), tasks=5_000).drop("job_id")
+    fit = fit_model(table, profile="none", methods=["gamma-ml"])
+    assert fit.jobs is None and fit.model.jobs is None
+
+
+@pytest.fixture(scope="module")
+def sample_parts_fit(google_2011):
+    frame, _ = trace_task_table([google_2011], RowAccount())
+    frame = frame.join(trace_job_records([google_2011], RowAccount()), on="job_id", how="left")
+    fit = fit_model(frame)
+    return fit, fidelity_report(fit.table.frame, fit.model, seed=0)
+
+
+def test_fidelity_targets_on_the_sample_parts(sample_parts_fit):
+    """KS targets met; hourly rates: the mean is kept, single hours are not (see docs/fitting.md:
+    the first hour's tasks come in 27 jobs of over 500 tasks against 4 to 8 in each later hour,
+    a change of the job sizes over time that a stationary tasks-per-job law cannot follow)."""
+    fit, fidelity = sample_parts_fit
+    jobs = fidelity.jobs
+    assert jobs.task_gap_ks <= 0.06
+    assert jobs.job_gap_ks <= 0.06
+    assert jobs.tasks_per_job_ks <= 0.06
+    original, generated = np.array(jobs.original_hourly), np.array(jobs.generated_hourly)
+    assert len(original) == 4
+    assert abs(generated.sum() / original.sum() - 1.0) <= 0.10
+    assert jobs.worst_hourly_error <= 0.75
+
+
+def test_what_the_tasks_of_a_job_share_in_the_trace(sample_parts_fit):
+    fit, _ = sample_parts_fit
+    shared = fit.jobs.shared
+    assert shared["google_priority"] == shared["scheduling_class"] == shared["user"] == 1.0
+    assert shared["class"] < 0.5
+    assert fit.jobs.recorded_jobs > 0.99 * fit.jobs.job_count
+    assert fit.jobs.as_recorded == {"user": 1.0, "scheduling_class": 1.0}
+
+
+def test_the_report_and_plots_show_the_jobs(sample_parts_fit, tmp_path):
+    fit, fidelity = sample_parts_fit
+    text = render_markdown(fit, "parts", fidelity)
+    assert "## Jobs (an extension of the model paper)" in text
+    assert f"tasks per job {fidelity.jobs.tasks_per_job_ks:.4g}" in text
+    mapping = report_mapping(fit, "parts", fidelity)
+    assert mapping["jobs"]["jobs"] == fit.jobs.job_count
+    assert mapping["fidelity"]["jobs"]["worst_ks"] == fidelity.jobs.worst_ks
+    written = write_plots(tmp_path, fit, fidelity)
+    assert tmp_path / "hourly_rates.png" in written and (tmp_path / "hourly_rates.png").stat().st_size > 0

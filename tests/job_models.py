@@ -1,0 +1,27 @@
+"""A small model with job-level arrivals, shared by the model, generation and fitting tests."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from batsim_google.model.job_arrivals import JobArrivals, JobClass
+from batsim_google.model.laws import Empirical, Exponential, Gamma
+from batsim_google.model.presets import preset
+from batsim_google.model.workload_model import WorkloadModel
+
+#: Job gaps of mean 4 s, jobs of 1, 3 or 40 tasks (task-mostly) or 1 or 8 (service-mostly).
+JOBS = JobArrivals(
+    interarrival=Gamma(0.5, 8.0),
+    classes=(
+        JobClass(0.7, Empirical((1.0, 3.0, 40.0), (0.6, 0.3, 0.1)), (0.9, 0.1)),
+        JobClass(0.3, Empirical((1.0, 8.0), (0.5, 0.5)), (0.2, 0.8)),
+    ),
+    simultaneous=0.05,
+    zero_spread=0.8,
+    spread=Exponential(1e3),
+)
+
+
+def job_model(jobs: JobArrivals = JOBS) -> WorkloadModel:
+    """The ``google`` preset with ``jobs``."""
+    return dataclasses.replace(preset("google"), jobs=jobs)
