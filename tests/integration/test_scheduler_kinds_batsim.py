@@ -1,0 +1,69 @@
+"""Schedulers of every kind in real Batsim 4.2.1: the example policies of examples/policies (on the
+policy API, through the pybatsim front-end), a pybatsim scheduler and batsched."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import pytest
+
+from batsim_google.experiments.metrics import run_metrics
+from batsim_google.experiments.outputs import RunOutputs
+from batsim_google.generation.workload import write_generated_workload
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.external import run_scheduler
+from batsim_google.simulation.schedulers import Scheduler
+
+REPO = Path(__file__).resolve().parents[2]
+PLATFORM = REPO / "tests" / "fixtures" / "cell4_energy.xml"
+EXAMPLES = REPO / "examples" / "policies"
+pytestmark = pytest.mark.batsim
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("workload") / "workload.json"
+    write_generated_workload(path, preset("google"), load_request_law(), 4, tasks=40, nb_res=4)
+    return path
+
+
+def machine_states(output: Path) -> list[dict]:
+    with (output / "out_machine_states.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_whole_machine_fcfs_runs_one_task_per_machine_and_balances(tmp_path, batsim_binary, workload):
+    scheduler = Scheduler("python", f"{EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS")
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary["balanced"] and run.summary["submitted"] == 40
+    metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    assert metrics["jobs"] == 40 and metrics["evictions"] == 0
+    # never two jobs on one machine at once: at most 4 computing machines, one per job
+    assert max(float(row["nb_computing"]) for row in machine_states(tmp_path)) <= 4
+
+
+def test_power_capped_fcfs_keeps_at_most_k_machines_awake(tmp_path, batsim_binary, workload):
+    scheduler = Scheduler("python", f"{EXAMPLES / 'power_capped_fcfs.py'}:PowerCappedFCFS", {"awake": 2})
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary["balanced"]
+    states = machine_states(tmp_path)
+    assert max(float(row["nb_computing"]) + float(row["nb_idle"]) for row in states[1:]) <= 2
+    assert max(float(row["nb_sleeping"]) for row in states) == 2
+
+
+def test_batsched_easy_bf_runs_as_a_command_and_gets_batsims_metrics(tmp_path, batsim_binary, workload):
+    """batsched (the C++ reference schedulers) rejects jobs without a walltime: the tasks of these
+    workloads have none (-1), only services run; it needs none of compute sharing or dynamic jobs."""
+    if shutil.which("batsched") is None:
+        pytest.skip("no 'batsched' on PATH (oar-team/batsched, built outside this repository)")
+    scheduler = Scheduler("command", ["batsched", "-v", "easy_bf", "-s", "{socket}"])
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary is None
+    metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    with (tmp_path / "out_jobs.csv").open() as handle:
+        services = sum(float(row["requested_time"]) > 0 for row in csv.DictReader(handle))
+    assert metrics["jobs"] == 40 and metrics["jobs_rejected"] == 40 - services
+    assert metrics["evictions"] is None and metrics["energy_j"] > 0
