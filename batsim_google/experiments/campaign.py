@@ -26,8 +26,10 @@ from the campaign file's folder::
     [policies.idle-sleep]
     energy = "idle-sleep"
     idle_timeout = 120
+    [schedulers.filler]                         # any scheduler kind (see .schedulers)
+    pybatsim = "fillerSched"
 
-Every combination of platform, workload, failures and policy is simulated for every workload
+Every combination of platform, workload, failures and scheduler (policies and schedulers) is simulated for every workload
 seed x failure seed; a generated workload is written once per seed and machine count, failures
 once per seed and platform size, and the policies all run on the same inputs.
 """
@@ -48,6 +50,7 @@ from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_prob
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.schedulers import Scheduler, policy_scheduler
 from batsim_google.units import DAY
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -106,6 +109,11 @@ class Campaign:
     policies: tuple[tuple[str, PolicyConfig], ...]
     timeout: float = DEFAULT_TIMEOUT_S
     energy_outputs: bool = True
+    schedulers: tuple[tuple[str, Scheduler], ...] = ()
+
+    def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
+        """The policies as built-in schedulers, then the other schedulers."""
+        return tuple((name, policy_scheduler(config)) for name, config in self.policies) + self.schedulers
 
 
 def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | None:
@@ -247,19 +255,40 @@ def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, requir
 
 def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     """Build and check a campaign; relative paths are taken from ``base``."""
-    known_keys(data, {"timeout", "energy_outputs", "platforms", "workloads", "failures", "policies"}, "the campaign")
+    from batsim_google.experiments.schedulers import check_pairings, scheduler_entry
+
+    known_keys(
+        data,
+        {"timeout", "energy_outputs", "platforms", "workloads", "failures", "policies", "schedulers"},
+        "the campaign",
+    )
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
     timeout = _positive(data, "timeout", "")
-    return Campaign(
-        platforms=_entries(data, "platforms", _platform, base),
-        workloads=_entries(data, "workloads", _workload, base),
-        failures=_entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),),
-        policies=_entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None),
+    platforms = _entries(data, "platforms", _platform, base)
+    workloads = _entries(data, "workloads", _workload, base)
+    failures = _entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),)
+    policies = _entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None, False)
+    schedulers = _entries(data, "schedulers", scheduler_entry, base, required=False)
+    if not policies and not schedulers:
+        raise ParameterError("[policies] and [schedulers] are missing or empty: name at least one scheduler")
+    names = [name for name, _ in policies + schedulers]
+    if len(set(names)) != len(names):
+        raise ParameterError(
+            f"a name is both in [policies] and [schedulers]: {sorted(n for n in names if names.count(n) > 1)[0]}"
+        )
+    campaign = Campaign(
+        platforms=platforms,
+        workloads=workloads,
+        failures=failures,
+        policies=policies,
         timeout=DEFAULT_TIMEOUT_S if timeout is None else float(timeout),
         energy_outputs=energy_outputs,
+        schedulers=schedulers,
     )
+    check_pairings(campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs)
+    return campaign
 
 
 def load_campaign(path: str | Path) -> Campaign:

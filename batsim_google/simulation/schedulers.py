@@ -87,14 +87,15 @@ def declared_needs(raw: Mapping, where: str) -> BatsimNeeds:
     return BatsimNeeds(**raw)
 
 
-def refusal(needs: BatsimNeeds, platform: Path, has_events: bool, energy_outputs: bool) -> str | None:
-    """Why a scheduler with these ``needs`` cannot run on these inputs, None if it can."""
+def refusal(needs: BatsimNeeds, platform: Path | None, has_events: bool, energy_outputs: bool) -> str | None:
+    """Why a scheduler with these ``needs`` cannot run on these inputs, None if it can
+    (``platform`` None: a generated cell, whose hosts all have sleep states)."""
     if has_events and not needs.failures:
         return "it cannot take machine failures (it would run jobs on failed machines): give it no failure scenario"
     if needs.sleep_states:
         if not energy_outputs:
             return "it switches machines to sleep: it needs Batsim's energy plugin (energy outputs on)"
-        hosts = compute_hosts(platform)
+        hosts = [] if platform is None else compute_hosts(platform)
         missing = [host.name for host in hosts if sleep_pstates(host.properties) is None]
         if missing:
             return f"it switches machines to sleep, but {platform} has hosts without sleep_pstates (e.g. {missing[0]})"
