@@ -4,11 +4,14 @@ policy API, through the pybatsim front-end), a pybatsim scheduler and batsched."
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from batsim_google.cli import main
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.generation.workload import write_generated_workload
@@ -67,3 +70,15 @@ def test_batsched_easy_bf_runs_as_a_command_and_gets_batsims_metrics(tmp_path, b
         services = sum(float(row["requested_time"]) > 0 for row in csv.DictReader(handle))
     assert metrics["jobs"] == 40 and metrics["jobs_rejected"] == 40 - services
     assert metrics["evictions"] is None and metrics["energy_j"] > 0
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "evictions"),
+    [(f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS", 0), ("pybatsim=fillerSched", None)],
+)
+def test_run_takes_any_scheduler_and_writes_its_metrics(tmp_path, batsim_binary, workload, scheduler, evictions):
+    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(tmp_path)]
+    result = CliRunner().invoke(main, [*arguments, "--batsim", batsim_binary, "--scheduler", scheduler])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["jobs"] == 40 and metrics["evictions"] == evictions  # null, "n/a", without a ledger
