@@ -139,7 +139,8 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
     for record in result.failed:
         click.echo(f"run {record.run.directory} failed: {record.error}", err=True)
-    unbalanced = [record for record in result.records if record.metrics and not record.metrics["balanced"]]
+    # balanced is null without the ledger: nothing to check
+    unbalanced = [record for record in result.records if record.metrics and record.metrics["balanced"] is False]
     for record in unbalanced:
         click.echo(f"run {record.run.directory}: the accounting does not balance", err=True)
     if result.failed or unbalanced:

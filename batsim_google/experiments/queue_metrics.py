@@ -49,7 +49,10 @@ QUEUE_METRICS = (
 
 
 def queue_metrics(outputs: RunOutputs, threshold: float = QUEUED_THRESHOLD_S) -> dict[str, float | None]:
-    """The metrics of the module for the run in ``outputs``."""
+    """The metrics of the module for the run in ``outputs``; null ("n/a") without the ledger,
+    which says what a task is."""
+    if not outputs.has_ledger():
+        return dict.fromkeys(QUEUE_METRICS)
     ran = (
         task_times(outputs)
         .filter(pl.col("first_start").is_not_null())
