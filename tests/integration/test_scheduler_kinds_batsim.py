@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,3 +85,25 @@ def test_run_takes_any_scheduler_and_writes_its_metrics(tmp_path, batsim_binary,
     assert result.exit_code == 0, result.output
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["jobs"] == 40 and metrics["evictions"] == evictions  # null, "n/a", without a ledger
+
+
+def test_a_policy_class_runs_through_the_batsim_py_front_end_too(tmp_path, batsim_binary):
+    pytest.importorskip("batsim_py", reason="batsim-py is not installed (uv sync --extra batsim-py)")
+    from cell_scenarios import task
+    from cell_scenarios import workload as cell_workload
+
+    path = cell_workload(tmp_path / "workload.json", [task(i, 0, 100, cpu=0.1, memory=0.1) for i in range(1, 7)])
+    data = json.loads(path.read_text())
+    for job in data["jobs"]:
+        del job["walltime"]  # batsim-py cannot parse -1, which Batsim reads as no walltime
+    path.write_text(json.dumps(data))
+    command = [sys.executable, "-m", "batsim_google.simulation.batsimpy_frontend", "--platform", str(PLATFORM)]
+    command += ["--workload", str(path), "-o", str(tmp_path / "out")]
+    command += ["--policy-class", f"{EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS"]
+    environment = dict(os.environ, PATH=f"{Path(batsim_binary).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["balanced"]
+    with (tmp_path / "out" / "out_jobs.csv").open() as handle:
+        starts = sorted(float(row["starting_time"]) for row in csv.DictReader(handle))
+    assert max(starts[:4]) < 1.0 and min(starts[4:]) >= 100.0  # four machines, one task each
