@@ -60,10 +60,8 @@ def scheduler_entry(name: str, raw: Mapping[str, Any], where: str, base: Path) -
     if not isinstance(value, str) or not value:
         raise ParameterError(f"{where}.{kind} must be a non-empty string (got {value!r})")
     target, colon, cls = value.rpartition(":") if kind == "python" else (value, "", "")
-    if target.endswith(".py") and not Path(target).is_absolute():
-        value = f"{base / target}{colon}{cls}" if kind == "python" else str(base / target)
-    elif kind == "pybatsim" and value.endswith(".py") and not Path(value).is_absolute():
-        value = str(base / value)
+    if target.endswith(".py") and not Path(target).is_absolute():  # a file beside the campaign
+        value = f"{base / target}{colon}{cls}"
     scheduler = Scheduler(kind, value, options, declared)
     if kind == "python":
         scheduler.needs()  # a name that loads no policy is refused now, with the reason

@@ -67,6 +67,11 @@ def test_each_kind_is_parsed_beside_the_policies(tmp_path):
     assert runs[0].config is not None and runs[2].config is None
 
 
+def test_a_pybatsim_file_is_taken_from_the_campaigns_folder(tmp_path):
+    campaign = load(tmp_path, '[schedulers.mine]\npybatsim = "schedulers/mySched.py"\n')
+    assert campaign.schedulers[0][1].target == str(tmp_path / "schedulers" / "mySched.py")
+
+
 def test_declared_needs_give_batsims_options(tmp_path):
     campaign = load(
         tmp_path,
