@@ -48,7 +48,7 @@ def _resumable():
 
 def _interval(row: dict) -> str:
     if row["mean"] is None:
-        return "-"
+        return "n/a"
     interval = "" if row["ci_high"] is None else f" [{row['ci_low']:.4g}, {row['ci_high']:.4g}]"
     return f"{row['mean']:.4g}{interval}"
 
@@ -90,7 +90,9 @@ def _show_summary(summary) -> None:
         .iter_rows()
     )
     for *group, n in groups:
-        click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs:")
+        correction = wide[(*group, "energy_j")]["energy_correction"] if (*group, "energy_j") in wide else None
+        note = f" (energy: delay-job load correction {correction})" if correction else ""
+        click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs{note}:")
         for names in (_COSTS, _WORK):
             values = ", ".join(f"{name} {_interval(wide[(*group, name)])}" for name in names if (*group, name) in wide)
             click.echo(f"  {values}")
@@ -138,7 +140,8 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
     for record in result.failed:
         click.echo(f"run {record.run.directory} failed: {record.error}", err=True)
-    unbalanced = [record for record in result.records if record.metrics and not record.metrics["balanced"]]
+    # balanced is null without the ledger: nothing to check
+    unbalanced = [record for record in result.records if record.metrics and record.metrics["balanced"] is False]
     for record in unbalanced:
         click.echo(f"run {record.run.directory}: the accounting does not balance", err=True)
     if result.failed or unbalanced:

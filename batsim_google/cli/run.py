@@ -10,6 +10,8 @@ import click
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
+from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
 
 
@@ -43,6 +45,7 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
     help="Folder for Batsim's outputs and the scheduler's accounting.",
 )
 @policy_options
+@scheduler_options
 @click.option(
     "--warmup",
     type=click.FloatRange(min=0),
@@ -75,16 +78,89 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
     help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).",
 )
 def run(
-    platform, workloads, events, output, warmup, timeout, energy_outputs, batsim_binary, progress, frontend, **policy
+    platform,
+    workloads,
+    events,
+    output,
+    warmup,
+    timeout,
+    energy_outputs,
+    batsim_binary,
+    progress,
+    frontend,
+    scheduler_text,
+    scheduler_options,
+    scheduler_needs,
+    **policy,
 ) -> None:
-    """Simulate workloads with Batsim and the Google-cell scheduler; exit 1 if accounting fails."""
+    """Simulate workloads with Batsim and the Google-cell scheduler (or --scheduler); exit 1 if accounting fails."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import window_of
-    from batsim_google.simulation.run import run_google_cell
 
     try:
         window = window_of(warmup, policy["horizon"])
+    except ValueError as error:
+        fail(str(error))
+    if scheduler_text is not None:
+        changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
+        if changed or frontend != "pybatsim":
+            option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
+            fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
+        scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
+        summary = _run_other(scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary)
+    else:
+        summary = _run_built_in(
+            platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
+        )
+    try:
+        metrics = run_metrics(RunOutputs(output), platform, window)
+    except ValueError as error:
+        fail(str(error))
+    for line in summary_lines(metrics):
+        click.echo(line)
+    if metrics["not_restarted"]:
+        click.echo(
+            f"{metrics['not_restarted']} task(s) stopped and not restarted (--restart {policy['restart']}, "
+            f"--max-restarts {policy['max_restarts']}): their work is lost"
+        )
+    click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")
+    if summary is not None and not summary["balanced"]:
+        click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
+        sys.exit(1)
+
+
+def _run_other(scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary) -> dict | None:
+    """Run a scheduler of another kind; its ledger's summary when it keeps one."""
+    from batsim_google.simulation.external import run_scheduler
+
+    try:
+        summary = run_scheduler(
+            scheduler,
+            platform,
+            list(workloads),
+            output,
+            events=list(events),
+            timeout=timeout,
+            batsim=batsim_binary,
+            energy=energy_outputs,
+            warn=lambda message: click.echo(f"warning: {message}", err=True),
+        ).summary
+    except SimulationError as error:
+        raise click.ClickException(str(error)) from error
+    except ValueError as error:  # a pairing refused, a policy that does not load
+        fail(str(error))
+    if summary is not None:
+        _echo_summary(summary)
+    return summary
+
+
+def _run_built_in(
+    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
+) -> dict:
+    from batsim_google.simulation.run import run_google_cell
+
+    try:
         summary = run_google_cell(
             platform,
             list(workloads),
@@ -104,20 +180,10 @@ def run(
         raise click.ClickException(str(error)) from error
     except ValueError as error:  # what the batsim-py front-end cannot run
         fail(str(error))
+    _echo_summary(summary)
+    return summary
+
+
+def _echo_summary(summary: dict) -> None:
     outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
     click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
-    try:
-        metrics = run_metrics(RunOutputs(output), platform, window)
-    except ValueError as error:
-        fail(str(error))
-    for line in summary_lines(metrics):
-        click.echo(line)
-    if metrics["not_restarted"]:
-        click.echo(
-            f"{metrics['not_restarted']} task(s) stopped and not restarted (--restart {policy['restart']}, "
-            f"--max-restarts {policy['max_restarts']}): their work is lost"
-        )
-    click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")
-    if not summary["balanced"]:
-        click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
-        sys.exit(1)

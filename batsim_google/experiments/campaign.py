@@ -29,8 +29,10 @@ from the campaign file's folder::
     [policies.idle-sleep]
     energy = "idle-sleep"
     idle_timeout = 120
+    [schedulers.filler]                         # any scheduler kind (see .schedulers)
+    pybatsim = "fillerSched"
 
-Every combination of platform, workload, failures and policy is simulated for every workload
+Every combination of platform, workload, failures and scheduler (policies and schedulers) is simulated for every workload
 seed x failure seed; a generated workload is written once per seed and machine count, failures
 once per seed and platform size, and the policies all run on the same inputs.
 """
@@ -52,6 +54,7 @@ from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_prob
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.schedulers import Scheduler, policy_scheduler
 from batsim_google.units import DAY
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -112,6 +115,11 @@ class Campaign:
     energy_outputs: bool = True
     #: Start of the metrics' window, simulated seconds (its end: each policy's horizon, or the run's end).
     warmup: float = 0.0
+    schedulers: tuple[tuple[str, Scheduler], ...] = ()
+
+    def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
+        """The policies as built-in schedulers, then the other schedulers."""
+        return tuple((name, policy_scheduler(config)) for name, config in self.policies) + self.schedulers
 
 
 def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | None:
@@ -253,9 +261,21 @@ def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, requir
 
 def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     """Build and check a campaign; relative paths are taken from ``base``."""
+    from batsim_google.experiments.schedulers import check_pairings, scheduler_entry
+
     known_keys(
         data,
-        {"timeout", "energy_outputs", "warmup", "horizon", "platforms", "workloads", "failures", "policies"},
+        {
+            "timeout",
+            "energy_outputs",
+            "warmup",
+            "horizon",
+            "platforms",
+            "workloads",
+            "failures",
+            "policies",
+            "schedulers",
+        },
         "the campaign",
     )
     energy_outputs = data.get("energy_outputs", True)
@@ -267,18 +287,35 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     platforms = _entries(data, "platforms", _platform, base)
     workloads = _entries(data, "workloads", _workload, base)
     failures = _entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),)
-    policies = _entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None)
-    if horizon is not None:
+    policies = _entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None, False)
+    schedulers = _entries(data, "schedulers", scheduler_entry, base, required=False)
+    if not policies and not schedulers:
+        raise ParameterError("[policies] and [schedulers] are missing or empty: name at least one scheduler")
+    names = [name for name, _ in policies + schedulers]
+    if len(set(names)) != len(names):
+        raise ParameterError(
+            f"a name is both in [policies] and [schedulers]: {sorted(n for n in names if names.count(n) > 1)[0]}"
+        )
+    if horizon is not None:  # for the built-in scheduler (the others run to their end)
         policies = tuple(
             (name, config if config.horizon else dataclasses.replace(config, horizon=float(horizon)))
             for name, config in policies
+        )
+        schedulers = tuple(
+            (
+                name,
+                dataclasses.replace(scheduler, target={**scheduler.target, "horizon": float(horizon)})
+                if scheduler.kind == "policy" and not scheduler.target.get("horizon")
+                else scheduler,
+            )
+            for name, scheduler in schedulers
         )
     for name, config in policies:
         try:
             window_of(warmup, config.horizon)
         except ValueError as error:
             raise ParameterError(f"policies.{name}: {error}") from error
-    return Campaign(
+    campaign = Campaign(
         platforms=platforms,
         workloads=workloads,
         failures=failures,
@@ -286,7 +323,10 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         timeout=DEFAULT_TIMEOUT_S if timeout is None else float(timeout),
         energy_outputs=energy_outputs,
         warmup=warmup,
+        schedulers=schedulers,
     )
+    check_pairings(campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs)
+    return campaign
 
 
 def load_campaign(path: str | Path) -> Campaign:

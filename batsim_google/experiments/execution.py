@@ -18,7 +18,7 @@ import os
 import shutil
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as local_as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tqdm import tqdm
 
@@ -29,7 +29,7 @@ from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.external import run_scheduler
 
 MARKER = "done.json"
 
@@ -92,11 +92,11 @@ def _execute(run: Run, batsim: str) -> dict:
     if run.directory.exists():
         shutil.rmtree(run.directory)
     try:
-        result = run_google_cell(
+        result = run_scheduler(
+            run.scheduler,
             run.platform_file,
             [run.workload_file],
             run.directory,
-            asdict(run.config),
             events=[run.events_file] if run.events_file else [],
             timeout=run.timeout,
             batsim=batsim,
@@ -105,7 +105,7 @@ def _execute(run: Run, batsim: str) -> dict:
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
     outputs = RunOutputs(run.directory)
-    window = window_of(run.warmup, run.config.horizon)
+    window = window_of(run.warmup, run.config.horizon if run.config else 0.0)  # others run to their end
     marker = {
         "fingerprint": run.fingerprint,
         "labels": run.labels(),

@@ -5,13 +5,14 @@
   intervals, and each run as a faint dot;
 - ``waiting-SCENARIO.png``: the CDFs of the tasks' waiting time and bounded slowdown
   (:mod:`.metrics`), per policy (all replications together);
-- ``timeline-SCENARIO.png``: CPU utilization over time per policy, then each policy's machines
-  by state (Batsim's machine states, sleeping ones Batsim labels idle corrected from the
-  scheduler's log, :mod:`.machine_states`; unavailable = machines in none of them), for the first
+- ``timeline-SCENARIO.png``: CPU utilization over time per policy (machines allocated, for a
+  scheduler without the ledger), then each policy's machines by state (Batsim's machine states,
+  sleeping ones Batsim labels idle corrected from the scheduler's log, :mod:`.machine_states`;
+  unavailable = machines in none of them), for the first
   replication of each policy;
 - ``suspension-SCENARIO.png``: the CDF of the time tasks spent suspended (all replications
   together), and the number of tasks suspended over time (first replication), per policy (the
-  ICCP study's Figures 1 and 2).
+  ICCP study's Figures 1 and 2); "n/a" for a scheduler without the ledger.
 
 A scenario is a platform, workload and failures combination.
 """
@@ -33,6 +34,7 @@ from batsim_google.experiments.metrics import (  # noqa: E402
     bounded_slowdowns,
     cpu_capacity,
     cpu_utilization_over_time,
+    machine_utilization_over_time,
     waiting_times,
 )
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
@@ -136,8 +138,12 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     scale, unit = _time_unit(float(first["makespan_s"].max()))
     figure, axes = plt.subplots(1 + first.height, 1, figsize=(9, 2.6 * (1 + first.height)), sharex=True)
     for row in first.iter_rows(named=True):
-        usage = cpu_utilization_over_time(RunOutputs(Path(row["directory"])), capacity)
-        axes[0].step(usage["time"] / scale, usage["value"], where="post", label=row["policy"], **styles[row["policy"]])
+        outputs = RunOutputs(Path(row["directory"]))
+        if outputs.has_ledger():
+            usage, label = cpu_utilization_over_time(outputs, capacity), row["policy"]
+        else:
+            usage, label = machine_utilization_over_time(outputs, machines), f"{row['policy']} (machines allocated)"
+        axes[0].step(usage["time"] / scale, usage["value"], where="post", label=label, **styles[row["policy"]])
     axes[0].set_ylabel("CPU utilization")
     axes[0].legend(fontsize=8)
     axes[0].set_title(f"{scenario_name(first.row(0, named=True))}: first replication of each policy")
@@ -222,15 +228,23 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
     policies = ended["policy"].unique(maintain_order=True).to_list()
     styles = _styles(policies)
     figure, (cdf, count) = plt.subplots(1, 2, figsize=(12, 4.5))
+    with_ledger = [d for d in ended["directory"] if RunOutputs(Path(d)).has_ledger()]
     for policy in policies:
         directories = ended.filter(pl.col("policy") == policy)["directory"].to_list()
+        if not set(directories) <= set(with_ledger):
+            cdf.plot([], [], label=f"{policy}: n/a (no ledger)", **styles[policy])
+            continue
         totals = np.concatenate([suspension_per_task(_intervals(d)).to_numpy() for d in directories])
         if totals.size == 0:
             cdf.plot([], [], label=f"{policy}: no suspension", **styles[policy])
             continue
         values, shares = ecdf_points(totals)
         cdf.step(values, shares, where="post", label=f"{policy} ({totals.size} tasks)", **styles[policy])
-    first = {row["policy"]: _intervals(row["directory"]) for row in _first_replications(ended).iter_rows(named=True)}
+    first = {
+        row["policy"]: _intervals(row["directory"])
+        for row in _first_replications(ended).iter_rows(named=True)
+        if row["directory"] in with_ledger
+    }
     last = max((float(intervals["end"].max()) for intervals in first.values() if intervals.height), default=1.0)
     scale, unit = _time_unit(last)  # the axis spans the suspensions, not the whole run
     for policy, intervals in first.items():

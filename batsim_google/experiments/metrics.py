@@ -255,3 +255,13 @@ def cpu_utilization_over_time(outputs: RunOutputs, capacity: float) -> pl.DataFr
     jobs = started_jobs(outputs).join(outputs.tasks().select("task_id", "cpu"), on="task_id", how="left")
     steps = interval_steps(jobs["starting_time"], jobs["finish_time"], jobs["cpu"].to_numpy())
     return steps.with_columns(pl.col("value") / capacity)
+
+
+def machine_utilization_over_time(outputs: RunOutputs, machines: int) -> pl.DataFrame:
+    """Machines allocated over all machines at each time (``time``, ``value``): the utilization of
+    a run without the ledger, whose jobs take whole machines."""
+    jobs = outputs.jobs().filter(pl.col("starting_time").is_not_null())
+    steps = interval_steps(
+        jobs["starting_time"], jobs["finish_time"], jobs["requested_number_of_resources"].cast(pl.Float64).to_numpy()
+    )
+    return steps.with_columns(pl.col("value") / machines)

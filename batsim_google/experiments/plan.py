@@ -32,6 +32,7 @@ from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.failures import draw_failures
 from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.schedulers import Scheduler
 
 INPUTS = "inputs"
 RUNS = "runs"
@@ -43,7 +44,7 @@ RUN_OUTPUTS_VERSION = 2
 
 @dataclass(frozen=True)
 class Run:
-    """One simulation of a campaign: its labels, input files, policy and output folder."""
+    """One simulation of a campaign: its labels, input files, scheduler and output folder."""
 
     platform: str
     workload: str
@@ -54,13 +55,18 @@ class Run:
     platform_file: Path
     workload_file: Path
     events_file: Path | None
-    config: PolicyConfig
+    scheduler: Scheduler
     directory: Path
     timeout: float
     energy_outputs: bool
     fingerprint: str
     #: Start of the metrics' window (its end: the policy's horizon).
     warmup: float = 0.0
+
+    @property
+    def config(self) -> PolicyConfig | None:
+        """The built-in scheduler's options (None for another kind)."""
+        return PolicyConfig(**self.scheduler.target) if self.scheduler.kind == "policy" else None
 
     def labels(self) -> dict:
         return {
@@ -172,6 +178,16 @@ class _Inputs:
         return _write_once(path, write)
 
 
+def scheduler_fingerprint(scheduler: Scheduler) -> dict:
+    """What of a scheduler a run's fingerprint keeps: a policy's fields as before any other kind
+    existed (earlier runs stay complete), another kind's description and its files' contents."""
+    if scheduler.kind == "policy":
+        return {"policy": scheduler.target}
+    target = str(scheduler.target).rpartition(":")[0] if scheduler.kind == "python" else str(scheduler.target)
+    source = Path(target)
+    return {"scheduler": scheduler.label(), "source": file_digest(source) if source.is_file() else None}
+
+
 def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
     """Write the campaign's inputs under ``output/inputs`` (once each) and list its runs, whose
     outputs go to ``output/runs/PLATFORM/WORKLOAD[-sSEED]/FAILURES[-sSEED]/POLICY``."""
@@ -193,13 +209,13 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                             / _seed_label(workload.name, workload_seed)
                             / _seed_label(failures.name, failure_seed)
                         )
-                        for policy, config in campaign.policies:
+                        for policy, scheduler in campaign.all_schedulers():
                             fingerprint = _digest(
                                 {
                                     "platform": inputs.digest(platform_file),
                                     "workload": inputs.digest(workload_file),
                                     "events": inputs.digest(events_file),
-                                    "policy": dataclasses.asdict(config),
+                                    **scheduler_fingerprint(scheduler),
                                     "energy_outputs": campaign.energy_outputs,
                                     "outputs": RUN_OUTPUTS_VERSION,
                                     "warmup": campaign.warmup,
@@ -216,7 +232,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     platform_file,
                                     workload_file,
                                     events_file,
-                                    config,
+                                    scheduler,
                                     folder / policy,
                                     campaign.timeout,
                                     campaign.energy_outputs,

@@ -58,7 +58,10 @@ QUEUE_METRICS = (
 def queue_metrics(
     outputs: RunOutputs, threshold: float = QUEUED_THRESHOLD_S, window: Window | None = None
 ) -> dict[str, float | None]:
-    """The metrics of the module for the run in ``outputs``, over the ``window`` if any."""
+    """The metrics of the module for the run in ``outputs``, over the ``window`` if any; null
+    ("n/a") without the ledger, which says what a task is."""
+    if not outputs.has_ledger():
+        return dict.fromkeys(QUEUE_METRICS)
     jobs = started_jobs(outputs)
     tasks = task_times(outputs, jobs).filter(pl.col("first_start").is_not_null())
     if window is not None:

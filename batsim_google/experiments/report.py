@@ -6,7 +6,11 @@ their seed, policy), its status and wall time, and its metrics (:mod:`.metrics`)
 the number of runs with a value ``n``, mean, standard deviation and the bootstrap 95 % interval over
 the replications (the seed combinations; when both workloads and failures have several seeds
 they are crossed, and the interval treats the combinations as independent), and a ``warning`` when
-the policies of a scenario delivered different work (:mod:`.work_done`).
+the policies of a scenario delivered different work (:mod:`.work_done`). A metric no run of a group
+knows (the ledger's, for a scheduler without one) has its row with ``n`` 0 and a null mean: "n/a",
+never 0. ``energy_correction`` says whether the group's energy includes the load of the delay jobs
+that Batsim's own energy misses (``applied``: this package's schedulers, whose ledger gives each
+job's CPU request) or is Batsim's alone (``not applied``).
 """
 
 from __future__ import annotations
@@ -44,12 +48,38 @@ def runs_table(records: list[RunRecord]) -> pl.DataFrame:
 def metric_columns(runs: pl.DataFrame) -> list[str]:
     """The metric columns of a runs table (numbers, not labels)."""
     excluded = {*LABELS, "status", "wall_seconds", "directory", "balanced"}
-    return [name for name, dtype in runs.schema.items() if name not in excluded and dtype.is_numeric()]
+    return [
+        name
+        for name, dtype in runs.schema.items()
+        if name not in excluded and (dtype.is_numeric() or dtype == pl.Null)  # Null: known by no run
+    ]
+
+
+#: ``energy_correction``: whether the load of the delay jobs was added to Batsim's energy.
+CORRECTION_APPLIED, CORRECTION_NOT_APPLIED = "applied", "not applied"
 
 
 def summary_table(runs: pl.DataFrame) -> pl.DataFrame:
     ended = runs.filter(pl.col("status") != "failed")
-    return with_work_warnings(aggregate(ended, GROUP, metric_columns(ended)))
+    metrics = metric_columns(ended)
+    every = (
+        ended.select(GROUP)
+        .unique(maintain_order=True)
+        .join(pl.DataFrame({"metric": metrics}, schema={"metric": pl.String}), how="cross")
+    )
+    summary = every.join(aggregate(ended, GROUP, metrics), on=[*GROUP, "metric"], how="left")
+    summary = summary.with_columns(pl.col("n").fill_null(0))
+    if "load_energy_j" in ended.columns:  # runs of run_metrics; not known otherwise (null)
+        corrected = ended.group_by(GROUP).agg(
+            pl.when(pl.col("load_energy_j").is_not_null().all())
+            .then(pl.lit(CORRECTION_APPLIED))
+            .otherwise(pl.lit(CORRECTION_NOT_APPLIED))
+            .alias("energy_correction")
+        )
+        summary = summary.join(corrected, on=GROUP, how="left", maintain_order="left")
+    else:
+        summary = summary.with_columns(pl.lit(None, dtype=pl.String).alias("energy_correction"))
+    return with_work_warnings(summary)
 
 
 def write_tables(output: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> list[Path]:

@@ -19,8 +19,9 @@ DELIVERED = "delivered_cpu_s"
 
 def work_warnings(summary: pl.DataFrame) -> dict[tuple, str]:
     """Per scenario (platform, workload, failures) whose policies' mean delivered CPU-seconds differ
-    by more than the tolerance, the warning."""
-    delivered = summary.filter(pl.col("metric") == DELIVERED)
+    by more than the tolerance, the warning (schedulers without the ledger, whose work is not
+    known, left out)."""
+    delivered = summary.filter((pl.col("metric") == DELIVERED) & pl.col("mean").is_not_null())
     warnings = {}
     for scenario, group in delivered.group_by(SCENARIO, maintain_order=True):
         largest = group["mean"].max()

@@ -42,6 +42,7 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.queue import PendingQueue
@@ -55,8 +56,11 @@ RESUBMIT_WORKLOAD = "resubmit"
 MIN_WORK = 1e-6
 
 
-class CellPolicy:
-    """Decision core of the Google-cell scheduler."""
+class CellPolicy(Policy):
+    """Decision core of the Google-cell scheduler: the first implementation of the policy API
+    (:mod:`.policy_api`), with its own queue and restarts (machines to sleep with an energy policy)."""
+
+    needs = BatsimNeeds(compute_sharing=True, dynamic_jobs=True, user_kills=True)
 
     def __init__(
         self,

@@ -20,7 +20,9 @@ batsim-py's clock is in whole seconds (it floors Batsim's), so the policy sees w
 wake-ups are rounded up to the next second.
 
 Run with ``python -m batsim_google.simulation.batsimpy_frontend --platform P --workload W -o OUTDIR``;
-``batsim-google run --frontend batsim-py`` does it under a time limit.
+``batsim-google run --frontend batsim-py`` does it under a time limit. ``--policy-class
+module:Class`` (or ``file.py:Class``) and ``--policy-options JSON`` run any policy on the policy API
+(:mod:`batsim_google.scheduling.policy_api`) instead, if it needs no dynamic jobs.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ from batsim_google.scheduling.decisions import (
     WakeAt,
 )
 from batsim_google.scheduling.ledger_files import write_ledger
-from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_api import Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
-from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request
+from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request, user_policy
 from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
@@ -71,9 +73,12 @@ class BatsimPyUnsupported(ParameterError):
     """A run that batsim-py 1.0.5 cannot drive in Batsim 4.2.1; the message says why."""
 
 
-def check_supported(config: PolicyConfig, workloads: Sequence, events: Sequence, platform: str | Path = "") -> None:
-    """Refuse, before starting anything, what batsim-py cannot run in Batsim 4.2.1."""
-    if config.restart != "none":
+def check_supported(
+    config: PolicyConfig | None, workloads: Sequence, events: Sequence, platform: str | Path = ""
+) -> None:
+    """Refuse, before starting anything, what batsim-py cannot run in Batsim 4.2.1 (``config``:
+    the built-in policy's, None for another policy)."""
+    if config is not None and config.restart != "none":
         raise BatsimPyUnsupported(
             f"restart {config.restart!r}: evicted tasks come back as new Batsim jobs (dynamic job "
             "registration), which batsim-py cannot do; use restart 'none' with batsim-py"
@@ -108,12 +113,20 @@ def command(platform: Path, workload: Path, output: Path, policy: dict, progress
 
 
 class BatsimPyCell:
-    """Thin adapter between batsim-py's events and calls and :class:`CellPolicy`."""
+    """Thin adapter between batsim-py's events and calls and :class:`CellPolicy`, or the policy
+    ``policy_class`` names (with its ``policy_options``)."""
 
-    def __init__(self, config: PolicyConfig, progress_file: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        config: PolicyConfig,
+        progress_file: str | Path | None = None,
+        policy_class: str | None = None,
+        policy_options: dict | None = None,
+    ) -> None:
         self.config = config
+        self.policy_class, self.policy_options = policy_class, policy_options or {}
         self.sim = SimulatorHandler()
-        self.policy: CellPolicy | None = None
+        self.policy: Policy | None = None
         self.progress = ProgressFile(progress_file)
         self._switching: dict[int, bool] = {}  # machine -> switching on (True) or to sleep (False)
         self.sim.subscribe(JobEvent.SUBMITTED, self._on_submitted)
@@ -145,10 +158,17 @@ class BatsimPyCell:
         self._policy().sleep_log.write(output / OUTPUT_PREFIX)
         return write_ledger(self._policy().ledger, output / OUTPUT_PREFIX)
 
-    def _policy(self) -> CellPolicy:
+    def _policy(self) -> Policy:
         """The policy, made from the platform once Batsim described it."""
         if self.policy is None:
             hosts = sorted(self.sim.platform.hosts, key=lambda host: host.id)
+            if self.policy_class is not None:
+                self.policy = user_policy(
+                    [host.metadata or {} for host in hosts], self.policy_class, self.policy_options
+                )
+                if self.policy.needs.dynamic_jobs:
+                    raise BatsimPyUnsupported(f"{self.policy_class}: it registers jobs, which batsim-py cannot do")
+                return self.policy
             if self.config.energy != "always-on" and any(host.pstates is None for host in hosts):
                 raise BatsimPyUnsupported(
                     f"energy policy {self.config.energy!r}: batsim-py finds no power states; give every "
@@ -253,21 +273,33 @@ def _exit_when_batsim_dies() -> None:
     help="Folder for Batsim's outputs and the accounting.",
 )
 @click.option("--policy", "policy_json", default="{}", show_default=True, help="PolicyConfig fields, as JSON.")
+@click.option("--policy-class", help="Another policy on the policy API: module:Class or file.py:Class.")
+@click.option("--policy-options", default="{}", show_default=True, help="That policy's options, as JSON.")
 @click.option(
     "--progress-file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Where the simulated time reached is written.",
 )
-def main(platform: Path, workload: Path, output: Path, policy_json: str, progress_file: Path | None) -> None:
-    """Simulate WORKLOAD on PLATFORM with the Google-cell scheduler through batsim-py."""
+def main(
+    platform: Path,
+    workload: Path,
+    output: Path,
+    policy_json: str,
+    policy_class: str | None,
+    policy_options: str,
+    progress_file: Path | None,
+) -> None:
+    """Simulate WORKLOAD on PLATFORM with the Google-cell scheduler (or --policy-class) through batsim-py."""
     try:
         config = PolicyConfig(**json.loads(policy_json))
-        check_supported(config, [workload], [], platform)
+        check_supported(config if policy_class is None else None, [workload], [], platform)
+        options = json.loads(policy_options)
     except (ValueError, TypeError) as error:
         raise click.UsageError(str(error)) from error
     output.mkdir(parents=True, exist_ok=True)
     try:
-        summary = BatsimPyCell(config, progress_file).run(platform, workload, output.resolve())
+        cell = BatsimPyCell(config, progress_file, policy_class, options)
+        summary = cell.run(platform, workload, output.resolve())
     except BatsimPyUnsupported as error:
         raise click.ClickException(str(error)) from error
     click.echo(json.dumps(summary))

@@ -16,9 +16,11 @@ import numpy as np
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.simgrid_xml import compute_hosts, sleep_pstates
 from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
+from batsim_google.simulation.policy_loader import load_policy_class
 
 #: Batsim's final job states (by name, the same in pybatsim and batsim-py) -> the policy's statuses.
 END_STATUS = {
@@ -101,6 +103,28 @@ def cell_policy(
         switch_on, switch_off = switch_seconds(hosts)
         guard = SwitchGuard(failure_times(events, len(properties)), switch_on, switch_off)
     return CellPolicy(cpu, memory, config, guard)
+
+
+def user_policy(properties: Sequence[Mapping], spec: str, options: Mapping) -> Policy:
+    """A user's policy (``module:Class`` or ``file.py:Class``) over the machines, with its options."""
+    cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
+    memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
+    try:
+        return load_policy_class(spec)(cpu, memory, **options)
+    except TypeError as error:
+        raise ParameterError(f"policy {spec!r}: {error}") from error
+
+
+def missing_batsim_options(needs: BatsimNeeds, compute_sharing: bool, dynamic_jobs: bool) -> str | None:
+    """What Batsim was not started with that the policy ``needs``, None if nothing."""
+    if needs.compute_sharing and not compute_sharing:
+        return "run Batsim with --enable-compute-sharing: tasks share machines"
+    if needs.dynamic_jobs and not dynamic_jobs:
+        return (
+            "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
+            "evicted and failed tasks come back as new jobs"
+        )
+    return None
 
 
 class ProgressFile:

@@ -11,7 +11,9 @@ and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowled
 services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
 ``batsim-google run`` does all that.
 
-Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), ``output`` (prefix
+Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), or
+``policy_class`` (any policy on the policy API, ``module:Class`` or ``file.py:Class``, see
+:mod:`batsim_google.scheduling.policy_api`) with ``policy_options`` (its keyword options); ``output`` (prefix
 of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
 simulated time is written for progress bars), ``platform`` and ``events`` (the platform file and
 the event files given to Batsim: with an energy policy, no pstate switch is started that a machine
@@ -39,7 +41,8 @@ from batsim_google.scheduling.decisions import (
     WakeAt,
 )
 from batsim_google.scheduling.ledger_files import write_ledger
-from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy
+from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD
+from batsim_google.scheduling.policy_api import Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import (
@@ -47,8 +50,10 @@ from batsim_google.simulation.frontend import (
     cell_policy,
     end_status,
     job_request,
+    missing_batsim_options,
     require_sleep_pstates,
     sleep_pstate,
+    user_policy,
 )
 
 COMPUTE_PSTATE = 0
@@ -86,11 +91,12 @@ ACKNOWLEDGED_REGISTRATIONS = AcknowledgedRegistrations()
 
 
 class GoogleCell(BatsimScheduler):
-    """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`."""
+    """Thin adapter between pybatsim's callbacks and :class:`CellPolicy`, or any other policy on
+    the policy API."""
 
     def __init__(self, options: dict | None = None) -> None:
         super().__init__(options or {})
-        self.policy: CellPolicy | None = None
+        self.policy: Policy | None = None
         self._profiles_registered = False
         self.progress = ProgressFile(self.options.get("progress_file"))
         self._batch_started = 0.0
@@ -108,22 +114,22 @@ class GoogleCell(BatsimScheduler):
         self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
 
     def onSimulationBegins(self) -> None:
-        config = PolicyConfig(**self.options.get("policy", {}))
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
-        if not self.bs.allow_compute_sharing:
-            raise RuntimeError("run Batsim with --enable-compute-sharing: tasks share machines")
-        if not (
+        self.sleep_pstates = [sleep_pstate(p) for p in properties]
+        if "policy_class" in self.options:
+            self.policy = user_policy(properties, self.options["policy_class"], self.options.get("policy_options", {}))
+        else:
+            config = PolicyConfig(**self.options.get("policy", {}))
+            require_sleep_pstates(properties, config.energy, "Batsim's platform")
+            self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
+        dynamic_jobs = bool(
             self.bs.dynamic_job_registration_enabled
             and self.bs.ack_of_dynamic_jobs
             and self.bs.batconf.get("profile-reuse-enabled")
-        ):
-            raise RuntimeError(
-                "run Batsim with --enable-dynamic-jobs --acknowledge-dynamic-jobs --enable-profile-reuse: "
-                "evicted and failed tasks come back as new jobs"
-            )
-        require_sleep_pstates(properties, config.energy, "Batsim's platform")
-        self.sleep_pstates = [sleep_pstate(p) for p in properties]
-        self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
+        )
+        problem = missing_batsim_options(self.policy.needs, self.bs.allow_compute_sharing, dynamic_jobs)
+        if problem:
+            raise RuntimeError(problem)
 
     def onSimulationEnds(self) -> None:
         output = self.options.get("output")

@@ -1,0 +1,165 @@
+"""Campaign ``[schedulers.NAME]`` entries: each kind parsed, each refusal with its reason; none of
+it starts Batsim (tests/integration/test_scheduler_kinds_batsim.py does)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from batsim_google.errors import ParameterError
+from batsim_google.experiments.campaign import load_campaign
+from batsim_google.experiments.plan import plan_campaign
+from batsim_google.simulation.schedulers import Scheduler, batsim_options
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+HEAD = """
+    [platforms]
+    small = {cell = 8}
+    [workloads]
+    google = {preset = "google", tasks = 10}
+"""
+FAILURES = """
+    [failures]
+    drawn = {mtbf = 20000, mttr = 600, horizon = 7200, seeds = [5]}
+"""
+
+
+def load(tmp_path: Path, text: str, head: str = HEAD):
+    path = tmp_path / "campaign.toml"
+    path.write_text(textwrap.dedent(head) + textwrap.dedent(text))
+    return load_campaign(path)
+
+
+def test_each_kind_is_parsed_beside_the_policies(tmp_path):
+    (tmp_path / "mine.py").write_text(
+        "from batsim_google.scheduling.policy_api import Policy\nclass Mine(Policy):\n    pass\n"
+    )
+    campaign = load(
+        tmp_path,
+        """
+        [policies.google]
+        energy = "always-on"
+        [schedulers.built-in]
+        policy = {energy = "idle-sleep", idle_timeout = 60}
+        [schedulers.filler]
+        pybatsim = "fillerSched"
+        options = {verbose = 0}
+        [schedulers.easy]
+        command = ["batsched", "-v", "easy_bf", "-s", "{socket}"]
+        [schedulers.mine]
+        python = "mine.py:Mine"
+        options = {awake = 3}
+        """,
+    )
+    schedulers = dict(campaign.all_schedulers())
+    assert list(schedulers) == ["google", "built-in", "filler", "easy", "mine"]
+    assert schedulers["built-in"].kind == "policy" and schedulers["built-in"].target["idle_timeout"] == 60
+    assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched", {"verbose": 0})
+    assert schedulers["easy"].target == ("batsched", "-v", "easy_bf", "-s", "{socket}")
+    assert schedulers["mine"].target == f"{tmp_path / 'mine.py'}:Mine"  # relative to the campaign file
+    assert schedulers["mine"].options == {"awake": 3}
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert [run.policy for run in runs] == list(schedulers)
+    assert len({run.fingerprint for run in runs}) == 5
+    assert runs[0].config is not None and runs[2].config is None
+
+
+def test_a_pybatsim_file_is_taken_from_the_campaigns_folder(tmp_path):
+    campaign = load(tmp_path, '[schedulers.mine]\npybatsim = "schedulers/mySched.py"\n')
+    assert campaign.schedulers[0][1].target == str(tmp_path / "schedulers" / "mySched.py")
+
+
+def test_declared_needs_give_batsims_options(tmp_path):
+    campaign = load(
+        tmp_path,
+        """
+        [schedulers.shared]
+        command = ["my-scheduler", "--bind={socket}"]
+        needs = {compute_sharing = true, dynamic_jobs = true, failures = true}
+        """
+        + FAILURES,
+    )
+    (name, scheduler), *_ = campaign.schedulers
+    assert batsim_options(scheduler.needs(), has_events=True) == [
+        "--enable-compute-sharing",
+        "--enable-dynamic-jobs",
+        "--acknowledge-dynamic-jobs",
+        "--enable-profile-reuse",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ('pybatsim = "fillerSched"\ncommand = ["x", "{socket}"]', "exactly one of policy, pybatsim, command, python"),
+        ("options = {}", "exactly one of policy, pybatsim, command, python \\(got none\\)"),
+        ('command = ["batsched", "-v", "easy_bf"]', "put '\\{socket\\}' in one argument"),
+        ('command = "batsched"', "command must be a non-empty list of strings"),
+        ('command = ["x", "{socket}"]\noptions = {a = 1}', "unknown key\\(s\\) in schedulers.s: options"),
+        ('python = "x:Y"\nneeds = {failures = true}', "unknown key\\(s\\) in schedulers.s: needs"),
+        ('pybatsim = "fillerSched"\nneeds = {sharing = true}', "schedulers.s.needs: unknown key 'sharing'"),
+        ('pybatsim = "fillerSched"\nneeds = {failures = 1}', "failures must be true or false"),
+        ('python = "nowhere.py:Policy"', "no such file"),
+        ('python = "batsim_google.scheduling.tasks:Task"', "not a subclass"),
+        ('policy = {restart = "sometimes"}', "schedulers.s.policy: restart must be one of"),
+    ],
+)
+def test_malformed_entries_are_refused_naming_the_entry(tmp_path, entry, message):
+    with pytest.raises(ParameterError, match=message):
+        load(tmp_path, "[schedulers.s]\n" + entry + "\n")
+
+
+def test_a_name_in_both_tables_is_refused(tmp_path):
+    with pytest.raises(ParameterError, match="both in \\[policies\\] and \\[schedulers\\]: a"):
+        load(tmp_path, '[policies.a]\nenergy = "always-on"\n[schedulers.a]\npybatsim = "fillerSched"\n')
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        'pybatsim = "fillerSched"',  # bundled, known to run jobs on failed machines
+        'command = ["batsched", "-v", "easy_bf", "-s", "{socket}"]',  # undeclared: not trusted
+        f'python = "{REPO}/examples/policies/power_capped_fcfs.py:PowerCappedFCFS"',  # its own needs
+    ],
+)
+def test_a_scheduler_that_cannot_take_failures_is_refused_with_a_failure_scenario(tmp_path, entry):
+    with pytest.raises(ParameterError, match="schedulers.s on platforms.small with failures.drawn refused: .*failures"):
+        load(tmp_path, "[schedulers.s]\n" + entry + "\n" + FAILURES)
+
+
+def test_schedulers_that_take_failures_are_accepted_with_a_failure_scenario(tmp_path):
+    campaign = load(
+        tmp_path,
+        f"""
+        [schedulers.events]
+        pybatsim = "fillerSchedWithEvents"
+        [schedulers.fcfs]
+        python = "{REPO}/examples/policies/whole_machine_fcfs.py:WholeMachineFCFS"
+        [schedulers.declared]
+        command = ["batsched", "-s", "{{socket}}"]
+        needs = {{failures = true}}
+        """
+        + FAILURES,
+    )
+    assert len(campaign.schedulers) == 3
+
+
+def test_a_sleeping_scheduler_is_refused_on_a_platform_without_sleep_states(tmp_path):
+    head = f"""
+        [platforms]
+        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
+        [workloads]
+        google = {{preset = "google", tasks = 10}}
+    """
+    with pytest.raises(ParameterError, match="schedulers.s on platforms.plain refused: .*without sleep_pstates"):
+        load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', head)
+    with pytest.raises(ParameterError, match="schedulers.s on platforms.plain refused: .*without sleep_pstates"):
+        load(tmp_path, '[schedulers.s]\npolicy = {energy = "idle-sleep"}\n', head)
+
+
+def test_a_sleeping_scheduler_is_refused_without_energy_outputs(tmp_path):
+    with pytest.raises(ParameterError, match="refused: .*energy plugin"):
+        load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', "energy_outputs = false\n" + HEAD)

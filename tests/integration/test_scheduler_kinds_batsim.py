@@ -1,0 +1,109 @@
+"""Schedulers of every kind in real Batsim 4.2.1: the example policies of examples/policies (on the
+policy API, through the pybatsim front-end), a pybatsim scheduler and batsched."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from batsim_google.cli import main
+from batsim_google.experiments.metrics import run_metrics
+from batsim_google.experiments.outputs import RunOutputs
+from batsim_google.generation.workload import write_generated_workload
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.simulation.external import run_scheduler
+from batsim_google.simulation.schedulers import Scheduler
+
+REPO = Path(__file__).resolve().parents[2]
+PLATFORM = REPO / "tests" / "fixtures" / "cell4_energy.xml"
+EXAMPLES = REPO / "examples" / "policies"
+pytestmark = pytest.mark.batsim
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("workload") / "workload.json"
+    write_generated_workload(path, preset("google"), load_request_law(), 4, tasks=40, nb_res=4)
+    return path
+
+
+def machine_states(output: Path) -> list[dict]:
+    with (output / "out_machine_states.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_whole_machine_fcfs_runs_one_task_per_machine_and_balances(tmp_path, batsim_binary, workload):
+    scheduler = Scheduler("python", f"{EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS")
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary["balanced"] and run.summary["submitted"] == 40
+    metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    assert metrics["jobs"] == 40 and metrics["evictions"] == 0
+    # never two jobs on one machine at once: at most 4 computing machines, one per job
+    assert max(float(row["nb_computing"]) for row in machine_states(tmp_path)) <= 4
+
+
+def test_power_capped_fcfs_keeps_at_most_k_machines_awake(tmp_path, batsim_binary, workload):
+    scheduler = Scheduler("python", f"{EXAMPLES / 'power_capped_fcfs.py'}:PowerCappedFCFS", {"awake": 2})
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary["balanced"]
+    states = machine_states(tmp_path)
+    assert max(float(row["nb_computing"]) + float(row["nb_idle"]) for row in states[1:]) <= 2
+    assert max(float(row["nb_sleeping"]) for row in states) == 2
+
+
+def test_batsched_easy_bf_runs_as_a_command_and_gets_batsims_metrics(tmp_path, batsim_binary, workload):
+    """batsched (the C++ reference schedulers) rejects jobs without a walltime: the tasks of these
+    workloads have none (-1), only services run; it needs none of compute sharing or dynamic jobs."""
+    if shutil.which("batsched") is None:
+        pytest.skip("no 'batsched' on PATH (oar-team/batsched, built outside this repository)")
+    scheduler = Scheduler("command", ["batsched", "-v", "easy_bf", "-s", "{socket}"])
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary is None
+    metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    with (tmp_path / "out_jobs.csv").open() as handle:
+        services = sum(float(row["requested_time"]) > 0 for row in csv.DictReader(handle))
+    assert metrics["jobs"] == 40 and metrics["jobs_rejected"] == 40 - services
+    assert metrics["evictions"] is None and metrics["energy_j"] > 0
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "evictions"),
+    [(f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS", 0), ("pybatsim=fillerSched", None)],
+)
+def test_run_takes_any_scheduler_and_writes_its_metrics(tmp_path, batsim_binary, workload, scheduler, evictions):
+    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(tmp_path)]
+    result = CliRunner().invoke(main, [*arguments, "--batsim", batsim_binary, "--scheduler", scheduler])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["jobs"] == 40 and metrics["evictions"] == evictions  # null, "n/a", without a ledger
+
+
+def test_a_policy_class_runs_through_the_batsim_py_front_end_too(tmp_path, batsim_binary):
+    pytest.importorskip("batsim_py", reason="batsim-py is not installed (uv sync --extra batsim-py)")
+    from cell_scenarios import task
+    from cell_scenarios import workload as cell_workload
+
+    path = cell_workload(tmp_path / "workload.json", [task(i, 0, 100, cpu=0.1, memory=0.1) for i in range(1, 7)])
+    data = json.loads(path.read_text())
+    for job in data["jobs"]:
+        del job["walltime"]  # batsim-py cannot parse -1, which Batsim reads as no walltime
+    path.write_text(json.dumps(data))
+    command = [sys.executable, "-m", "batsim_google.simulation.batsimpy_frontend", "--platform", str(PLATFORM)]
+    command += ["--workload", str(path), "-o", str(tmp_path / "out")]
+    command += ["--policy-class", f"{EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS"]
+    environment = dict(os.environ, PATH=f"{Path(batsim_binary).parent}{os.pathsep}{os.environ['PATH']}")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=environment)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["balanced"]
+    with (tmp_path / "out" / "out_jobs.csv").open() as handle:
+        starts = sorted(float(row["starting_time"]) for row in csv.DictReader(handle))
+    assert max(starts[:4]) < 1.0 and min(starts[4:]) >= 100.0  # four machines, one task each
