@@ -32,7 +32,10 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
     click.echo(
         f"predicted: {predicted.wall_seconds:.0f} s of wall time, Batsim's peak memory {predicted.peak_bytes / MB:.0f} MB"
     )
-    click.echo(f"(coefficients measured on {MEASURED_ON}; without contention: jobs that wait shift the steps)")
+    click.echo(
+        f"(coefficients measured on {MEASURED_ON}; without contention: jobs that wait shift the steps; "
+        "replays of the Google trace ran about 5x longer, see docs/benchmarks.md)"
+    )
     if cost.largest_burst > MEASURED_BURST:
         click.echo(
             f"warning: {cost.largest_burst} jobs submitted at one instant: bursts of more than {MEASURED_BURST} "
