@@ -1,15 +1,16 @@
-"""Benchmark: what a Batsim run costs on this machine, per job-step and per burst.
+"""Benchmark: what a Batsim run costs on this machine, and how close the estimator comes.
 
 Batsim 4.2.1 forces SimGrid's ``ptask_L07`` model, which scans every running action at each
-simulation step, so a run costs about (jobs running) x (steps) plus a start-up that grows with
-the machines. Each machine count is measured with four synthetic workloads run by this package's
-scheduler (``run_google_cell``, no ``-E``), all jobs 1-machine ``delay`` tasks that fit at once:
+simulation step, so a run costs about (jobs running) x (steps), plus a start-up that grows with
+the machines and a cost per job (its messages). Each machine count is measured with five
+workloads run by this package's scheduler (``run_google_cell``, no ``-E``) on the platform
+``batsim-google platform --machines N`` writes; the four synthetic ones hold 1-machine ``delay``
+tasks that fit at once:
 
 - ``empty``: one job (start-up: platform loading, the scheduler's process);
-- ``steps``: ``--tasks`` short tasks (0.5 s), one a second: ~2 steps a task, few jobs at once;
+- ``steps``: ``--tasks`` short tasks (0.5 s), one a second: 2 steps a task, one job at a time;
 - ``burst``: ``--residents`` jobs submitted at time 0 that run past the tasks;
-- ``both``: the residents and the tasks together.
-
+- ``both``: the residents and the tasks together;
 - ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine.
 
 Each run prints its wall time and Batsim's peak memory against the estimator's prediction
