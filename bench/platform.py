@@ -58,9 +58,7 @@ def element_tree_writer(path: Path, cell: Cell, energy: EnergyModel) -> None:
         }
         for key, value in properties.items():
             ET.SubElement(host, "prop", id=key, value=value)
-        ET.SubElement(
-            zone, "link", id=f"{name}_link", bandwidth="125MBps", latency="50us", sharing_policy="SPLITDUPLEX"
-        )
+        ET.SubElement(zone, "link", id=f"{name}_link", bandwidth="125MBps", latency="0us", sharing_policy="SPLITDUPLEX")
         ET.SubElement(zone, "host_link", id=name, up=f"{name}_link_UP", down=f"{name}_link_DOWN")
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 

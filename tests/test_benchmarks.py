@@ -81,6 +81,15 @@ def test_trace_benchmark(google_2011):
             ["fillerSched      200 tasks", "ratio google-cell / fillerSched", "growth 200 -> 400 tasks"],
         ),
         (("bench.platform", "--jobs", "20", "--repeat", "1"), ["batsim -E  12583 machines, 20 jobs"]),
+        (
+            ("bench.batsim_cost", "--machines", "64", "--residents", "50", "--tasks", "20", "--google-tasks", "50"),
+            [
+                "64 machines  burst:     50 jobs",
+                "64 machines google:",
+                "fitted here: Coefficients(",
+                "predictions within 1.5x",
+            ],
+        ),
     ],
 )
 def test_benchmark_with_batsim(arguments, expected, batsim_binary):

@@ -13,6 +13,7 @@ import threading
 import click
 
 from batsim_google import __version__
+from batsim_google.cli.estimate import estimate_command
 from batsim_google.cli.experiments import compare_command, validate_command
 from batsim_google.cli.fit import fit_command
 from batsim_google.cli.generate import demo, generate, requests_command
@@ -46,6 +47,7 @@ for command in (
     demo,
     requests_command,
     run,
+    estimate_command,
     metrics_command,
     per_core_jobs_command,
     platform_command,

@@ -14,8 +14,16 @@
   trace), ``machine_id`` for a cell read from a trace, and the energy model of
   :mod:`batsim_google.platform.energy`: pstate 0 computes, 1 sleeps, 2 and 3 are the virtual switch-off and
   switch-on pstates (``sleep_pstates="1:2:3"``).
-- **Network**: the link and backbone figures of Batsim's example clusters (125 MBps / 50 us per
-  host, 2.25 GBps / 500 us backbone).
+- **Network**: the bandwidths of Batsim's example clusters (125 MBps per host, 2.25 GBps backbone)
+  with no latency. Batsim talks to each job through the route from the master host, so with its
+  examples' latencies (0.6 ms there) a burst of N jobs at one instant starts one job every 0.6 ms
+  of simulated time, each a simulation step over all the jobs running; without them the burst
+  starts at its instant, in half the wall time (docs/benchmarks.md).
+- **SimGrid settings** (``<config>``, read by SimGrid while Batsim loads the platform, before any
+  actor exists): every job is a SimGrid actor with its own stack. SimGrid's default 8 MiB stack
+  and its guard page make two memory mappings per actor, so past about 32,000 jobs at once Batsim
+  aborts on the kernel's ``vm.max_map_count`` (65,530). Small stacks without guard pages lift
+  that cap; 16 KiB keeps them at about 1 KB of resident memory per job (64 KiB stacks cost 47 KB).
 """
 
 from __future__ import annotations
@@ -45,8 +53,10 @@ SLEEP_SPEED = 1e-3
 SLEEP_PSTATES = "1:2:3"
 MASTER = "master"
 NAME_WIDTH = 5
-LINK = 'bandwidth="125MBps" latency="50us" sharing_policy="SPLITDUPLEX"'
-BACKBONE = 'bandwidth="2.25GBps" latency="500us"'
+LINK = 'bandwidth="125MBps" latency="0us" sharing_policy="SPLITDUPLEX"'
+BACKBONE = 'bandwidth="2.25GBps" latency="0us"'
+#: SimGrid settings every run of these platforms gets (see above); stack size in KiB.
+SIMGRID_CONFIG = {"contexts/guard-size": "0", "contexts/stack-size": "16"}
 _UNITS = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _SPEED = re.compile(r"^\s*([0-9.eE+-]+)\s*([kMGTPE]?)f\s*$")
 
@@ -158,6 +168,9 @@ def write_platform(
         # batsim_google/platform/ is the folder that holds the rules now.
         f"     Energy figures: {escape(energy.source)}. See batsim_google/platform.py for the rules. -->\n"
         '<platform version="4.1">\n'
+        "<config>\n"
+        + "".join(f'  <prop id="{key}" value="{value}"/>\n' for key, value in SIMGRID_CONFIG.items())
+        + "</config>\n"
         '<zone id="cell" routing="Cluster">\n'
     )
     footer = (

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from tqdm import tqdm
-
 from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.output_files import output_folder, refuse_inputs
 from batsim_google.platform.simgrid_xml import compute_hosts
@@ -27,6 +25,7 @@ from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
+from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import (
     BATSIM,
@@ -142,18 +141,8 @@ def run_google_cell(
         )
         launch = partial(run_simulation, simulation)
     clear_earlier_run(output, inputs)
-    with tqdm(
-        disable=not progress, unit=" s", desc="simulated time", bar_format="{desc}: {n:.0f}{unit} [{elapsed}]"
-    ) as bar:
-
-        def follow() -> None:
-            if progress_file.exists():
-                text = progress_file.read_text().strip()
-                if text:
-                    bar.n = float(text)
-                    bar.refresh()
-
-        result = launch(on_poll=follow)
+    with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress) as bar:
+        result = launch(on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     if not summary_path.exists():
         raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")

@@ -1,0 +1,168 @@
+"""What a Batsim run will cost, known from the workload before launching.
+
+Batsim 4.2.1 runs every job on SimGrid's ``ptask_L07`` model, which scans every running action at
+each simulation step (``Model::next_occurring_event_full``): a step costs a little per job running
+at that moment. The steps that count are the instants at which jobs are submitted or end; each
+job also costs its messages (submission, start, end) through the scheduler. A run's wall time is
+therefore about
+
+    start-up(machines) + per-job x jobs + per-job-step x (sum over those instants of the jobs
+    running then),
+
+and Batsim's peak memory a start-up that grows with the machines, plus a share per job of the
+workload (Batsim loads them all) and per job running at once (a SimGrid actor and its stack).
+
+Fitted on ``bench/batsim_cost.py``'s runs, this model came within 1.5x of each (up to 8,000 jobs
+at once). Batsim starts the jobs of a burst one message at a time, which costs little per job up
+to about 8,000 jobs at one instant, but grows faster than the model beyond: 16,000 jobs at time 0
+on 512 machines took 14.8 s and 40,000 took 231 s; the prediction is a lower bound for such
+bursts. Replays of the Google trace cost about five times more per job-step than these runs
+(docs/benchmarks.md), for reasons not found yet: for them the prediction is a lower bound too.
+The sweep assumes no job waits (each runs from its submission for its makespan): with
+contention jobs start later, which shifts the instants but keeps their count. The coefficients
+are measured once, on the machine named in :data:`MEASURED_ON`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from batsim_google.errors import InputFileError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+#: Largest burst (jobs submitted at one instant) the model was measured on (see above).
+MEASURED_BURST = 8000
+
+
+@dataclass(frozen=True)
+class WorkloadCost:
+    """What a workload asks of Batsim: jobs, steps, job-steps, the most jobs at once, its horizon."""
+
+    jobs: int
+    #: Simulation steps: the distinct submission times plus the distinct end times.
+    steps: int
+    #: Sum over the steps of the jobs running at each.
+    job_steps: float
+    peak_running: int
+    #: Most jobs submitted at one instant.
+    largest_burst: int
+    #: Last submission time, seconds: where a run's progress ends its count.
+    horizon: float
+
+
+def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
+    """The sweep over the submissions and ends of jobs that each run from ``submit`` for ``makespan``.
+
+    A submission instant counts the jobs running when its jobs arrive (those ending then have
+    ended); an end instant counts the jobs running up to it, the ending ones included.
+    """
+    import numpy as np
+
+    submit = np.asarray(submit, dtype=float)
+    if submit.size == 0:
+        return WorkloadCost(0, 0, 0.0, 0, 0, 0.0)
+    ends = np.sort(submit + np.asarray(makespan, dtype=float))
+    submit = np.sort(submit)
+    arrivals, bursts = np.unique(submit, return_counts=True)
+    ended_by_arrival = np.searchsorted(ends, arrivals, side="right")
+    at_arrival = np.searchsorted(submit, arrivals, side="left") - ended_by_arrival
+    end_instants = np.unique(ends)
+    at_end = np.searchsorted(submit, end_instants, side="right") - np.searchsorted(ends, end_instants, side="left")
+    return WorkloadCost(
+        jobs=int(submit.size),
+        steps=int(arrivals.size + end_instants.size),
+        job_steps=float(at_arrival.sum() + at_end.sum()),
+        peak_running=int((at_arrival + bursts).max()),
+        largest_burst=int(bursts.max()),
+        horizon=float(submit[-1]),
+    )
+
+
+def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs; a job's makespan
+    is its profile's delay, cut at its walltime when it has one (services)."""
+    import numpy as np
+
+    try:
+        workload = json.loads(Path(path).read_text())
+        delays = {name: float(profile.get("delay", 0.0)) for name, profile in workload["profiles"].items()}
+        jobs = workload["jobs"]
+        submit = np.array([job["subtime"] for job in jobs], dtype=float)
+        makespan = np.array([delays[job["profile"]] for job in jobs], dtype=float)
+        walltime = np.array([job.get("walltime", -1) for job in jobs], dtype=float)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise InputFileError(f"{path}: not a Batsim workload of delay jobs ({type(error).__name__}: {error})") from None
+    return submit, np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
+
+
+def read_workload_cost(*paths: str | Path) -> WorkloadCost:
+    """The sweep over every job of one or more workload files, run together."""
+    import numpy as np
+
+    times = [workload_times(path) for path in paths]
+    return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]))
+
+
+#: Where and how the coefficients below were measured (``uv run python -m bench.batsim_cost``).
+MEASURED_ON = (
+    "a 2-core x86-64 Linux machine with 23 GB, shared with other work (Batsim 4.2.1 release build, "
+    "SimGrid 3.32, pybatsim front-end, no -E; bench.batsim_cost, 2026-11-23)"
+)
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """Seconds and bytes of each term of the model above, measured on one machine."""
+
+    startup_seconds: float
+    startup_seconds_per_machine: float
+    seconds_per_job: float
+    seconds_per_job_step: float
+    startup_bytes: float
+    bytes_per_machine: float
+    bytes_per_job: float
+    bytes_per_running_job: float
+
+
+COEFFICIENTS = Coefficients(
+    startup_seconds=0.47,
+    startup_seconds_per_machine=5.9e-5,
+    seconds_per_job=5.2e-4,
+    seconds_per_job_step=3.2e-7,
+    startup_bytes=39.7e6,
+    bytes_per_machine=9.9e3,
+    bytes_per_job=5.0e3,
+    bytes_per_running_job=18.0e3,
+)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's predicted wall time (seconds) and Batsim's peak resident memory (bytes)."""
+
+    wall_seconds: float
+    peak_bytes: float
+
+
+def estimate(cost: WorkloadCost, machines: int, coefficients: Coefficients = COEFFICIENTS) -> Estimate:
+    """The run's wall time and peak memory by the model above."""
+    c = coefficients
+    wall = (
+        c.startup_seconds
+        + c.startup_seconds_per_machine * machines
+        + c.seconds_per_job * cost.jobs
+        + c.seconds_per_job_step * cost.job_steps
+    )
+    memory = (
+        c.startup_bytes
+        + c.bytes_per_machine * machines
+        + c.bytes_per_job * cost.jobs
+        + c.bytes_per_running_job * cost.peak_running
+    )
+    return Estimate(wall, memory)

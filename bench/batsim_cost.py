@@ -1,0 +1,154 @@
+"""Benchmark: what a Batsim run costs on this machine, and how close the estimator comes.
+
+Batsim 4.2.1 forces SimGrid's ``ptask_L07`` model, which scans every running action at each
+simulation step, so a run costs about (jobs running) x (steps), plus a start-up that grows with
+the machines and a cost per job (its messages). Each machine count is measured with five
+workloads run by this package's scheduler (``run_google_cell``, no ``-E``) on the platform
+``batsim-google platform --machines N`` writes; the four synthetic ones hold 1-machine ``delay``
+tasks that fit at once:
+
+- ``empty``: one job (start-up: platform loading, the scheduler's process);
+- ``steps``: ``--tasks`` short tasks (0.5 s), one a second: 2 steps a task, one job at a time;
+- ``burst``: ``--residents`` jobs submitted at time 0 that run past the tasks;
+- ``both``: the residents and the tasks together;
+- ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine.
+
+Each run prints its wall time and Batsim's peak memory against the estimator's prediction
+(:mod:`batsim_google.simulation.cost_model`, whose coefficients were measured once by this
+benchmark), then the coefficients fitted (least squares) to this run's measures, to store in
+``COEFFICIENTS`` when the machine changes. The job counts are scaled down from the real cell's
+(~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
+
+    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.platform.cell import google_2011_cell
+from batsim_google.platform.energy import load_energy_model
+from batsim_google.platform.simgrid_xml import write_platform
+from batsim_google.simulation.cost_model import (
+    COEFFICIENTS,
+    MEASURED_ON,
+    Coefficients,
+    WorkloadCost,
+    estimate,
+    read_workload_cost,
+)
+from batsim_google.simulation.run import run_google_cell
+
+MB = 1 << 20
+#: The estimator's target: within this factor of the measured wall time and memory.
+MAX_RATIO = 1.5
+#: A task's makespan and the time between two tasks' submissions, seconds.
+TASK_DELAY, TASK_INTERVAL = 0.5, 1.0
+
+
+def write_workload(path: Path, machines: int, residents: int, tasks: int) -> Path:
+    """``residents`` jobs at time 0 lasting past the tasks, then ``tasks`` short ones, one a second."""
+    horizon = tasks * TASK_INTERVAL + 10.0
+    jobs = [(0.0, horizon) for _ in range(residents)]
+    jobs += [(1.0 + index * TASK_INTERVAL, TASK_DELAY) for index in range(tasks)]
+    jobs = jobs or [(0.0, TASK_DELAY)]
+    request = {"class": "task", "kind": "task", "priority": 0.5, "cpu": 1e-4, "memory": 1e-4}
+    lines = [
+        {"id": index, "subtime": submit, "res": 1, "profile": f"d{delay:g}", "walltime": -1, **request}
+        for index, (submit, delay) in enumerate(jobs)
+    ]
+    profiles = {f"d{delay:g}": {"type": "delay", "delay": delay} for delay in {delay for _, delay in jobs}}
+    path.write_text(json.dumps({"nb_res": machines, "jobs": lines, "profiles": profiles}))
+    return path
+
+
+def fit(rows: list[tuple[int, WorkloadCost, float, float]]) -> Coefficients:
+    """Least squares of the cost model's terms over the measured runs (machines, cost, wall, peak),
+    on relative errors, so that short runs weigh as much as long ones."""
+    import numpy as np
+
+    machines = np.array([row[0] for row in rows], dtype=float)
+    jobs = np.array([row[1].jobs for row in rows], dtype=float)
+    wall = np.array([row[2] for row in rows])
+    peak = np.array([row[3] for row in rows])
+
+    def relative_fit(columns: list, measured: np.ndarray) -> list[float]:
+        terms = np.column_stack([np.ones_like(machines), machines, jobs, columns]) / measured[:, None]
+        return [float(value) for value in np.linalg.lstsq(terms, np.ones_like(measured), rcond=None)[0]]
+
+    seconds = relative_fit([row[1].job_steps for row in rows], wall)
+    memory = relative_fit([row[1].peak_running for row in rows], peak)
+    return Coefficients(*seconds, *memory)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--machines", type=int, nargs="+", default=[512, 2048, 12_583])
+    parser.add_argument("--residents", type=int, default=8000, help="jobs at time 0 (the cell holds ~130,000)")
+    parser.add_argument("--tasks", type=int, default=1000, help="short tasks, one a second")
+    parser.add_argument(
+        "--google-tasks", type=int, default=10_000, help="tasks of the 'google' model at the cell's load per machine"
+    )
+    parser.add_argument("--timeout", type=float, default=3600.0)
+    args = parser.parse_args()
+    if shutil.which("batsim") is None:
+        print("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1; skipped")
+        return
+    energy = load_energy_model()
+    cases = {
+        "empty": (0, 0),
+        "steps": (0, args.tasks),
+        "burst": (args.residents, 0),
+        "both": (args.residents, args.tasks),
+    }
+    rows, within = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        for machines in args.machines:
+            platform = folder / f"cell-{machines}.xml"
+            write_platform(platform, google_2011_cell(machines), energy)
+            workloads = {
+                name: write_workload(folder / f"{name}-{machines}.json", machines, residents, tasks)
+                for name, (residents, tasks) in cases.items()
+            }
+            workloads["google"] = folder / f"google-{machines}.json"
+            write_generated_workload(
+                workloads["google"],
+                preset("google"),
+                load_request_law(),
+                1,
+                tasks=args.google_tasks,
+                nb_res=machines,
+                arrival_scale=cell_load_scale(machines),
+            )
+            for name, workload in workloads.items():
+                run = run_google_cell(
+                    platform, [workload], folder / f"out-{name}-{machines}", {}, timeout=args.timeout, energy=False
+                )
+                cost = read_workload_cost(workload)
+                wall, peak = run.simulation.wall_seconds, run.simulation.batsim_peak_rss
+                predicted = estimate(cost, machines)
+                ratios = (wall / predicted.wall_seconds, peak / predicted.peak_bytes)
+                within.append(all(1 / MAX_RATIO <= ratio <= MAX_RATIO for ratio in ratios))
+                rows.append((machines, cost, wall, peak))
+                print(
+                    f"{machines:>6} machines {name:>6}: {cost.jobs:>6} jobs, {cost.steps:>6} steps, "
+                    f"{cost.job_steps:>9.3g} job-steps, {cost.peak_running:>5} at once: {wall:7.2f} s, "
+                    f"peak {peak / MB:6.1f} MB; predicted {predicted.wall_seconds:7.2f} s ({ratios[0]:.2f}x), "
+                    f"{predicted.peak_bytes / MB:6.1f} MB ({ratios[1]:.2f}x)"
+                )
+    fitted = fit(rows)
+    print(f"fitted here: {fitted}")
+    print(f"stored ({MEASURED_ON}): {COEFFICIENTS}")
+    print(f"predictions within {MAX_RATIO}x of the measures: {sum(within)} of {len(within)} runs")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+"""The cost model's sweep over a workload's submissions and ends (no Batsim needed)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import REPO
+
+from batsim_google.cli import main
+from batsim_google.errors import InputFileError
+from batsim_google.simulation.cost_model import (
+    COEFFICIENTS,
+    MEASURED_BURST,
+    WorkloadCost,
+    estimate,
+    read_workload_cost,
+    workload_cost,
+)
+
+PLATFORM = REPO / "tests" / "fixtures" / "cluster8.xml"  # 8 machines
+
+
+def test_overlapping_jobs_counted_at_each_instant():
+    # job a runs [0, 3), job b [1, 2): the arrivals at 0 and 1 see 0 and 1 job running,
+    # the ends at 2 and 3 see 2 and 1
+    cost = workload_cost(np.array([0.0, 1.0]), np.array([3.0, 1.0]))
+    assert cost == WorkloadCost(jobs=2, steps=4, job_steps=4.0, peak_running=2, largest_burst=1, horizon=1.0)
+
+
+def test_a_burst_is_one_instant():
+    cost = workload_cost(np.zeros(3), np.ones(3))
+    # the arrival at 0 sees none running, the end at 1 sees the 3
+    assert (cost.steps, cost.job_steps, cost.peak_running, cost.largest_burst) == (2, 3.0, 3, 3)
+
+
+def test_a_job_ending_when_another_arrives_has_ended_for_it():
+    cost = workload_cost(np.array([0.0, 1.0]), np.array([1.0, 1.0]))
+    # arrivals see 0 and 0 (the first ends as the second arrives); ends at 1 and 2 see 2 and 1
+    assert (cost.steps, cost.job_steps, cost.peak_running) == (4, 3.0, 1)
+
+
+def test_empty_workload():
+    assert workload_cost(np.array([]), np.array([])) == WorkloadCost(0, 0, 0.0, 0, 0, 0.0)
+
+
+def test_sweep_matches_a_direct_count():
+    rng = np.random.default_rng(3)
+    submit = np.round(rng.uniform(0, 100, 500), 1)  # rounded: shared instants and bursts
+    makespan = np.round(rng.exponential(20, 500), 1) + 0.1
+    end = submit + makespan
+    arrivals, ends = np.unique(submit), np.unique(end)
+    at_arrivals = [int(np.sum((submit < t) & (end > t))) for t in arrivals]
+    after_arrivals = [int(np.sum((submit <= t) & (end > t))) for t in arrivals]
+    at_ends = [int(np.sum((submit <= t) & (end >= t))) for t in ends]
+    cost = workload_cost(submit, makespan)
+    assert cost.steps == arrivals.size + ends.size
+    assert cost.job_steps == sum(at_arrivals) + sum(at_ends)
+    assert cost.peak_running == max(after_arrivals)
+    assert cost.largest_burst == np.unique(submit, return_counts=True)[1].max()
+    assert cost.horizon == submit.max()
+
+
+def _workload(path, jobs, profiles):
+    path.write_text(json.dumps({"nb_res": 8, "jobs": jobs, "profiles": profiles}))
+    return path
+
+
+def test_services_end_at_their_walltime(tmp_path):
+    jobs = [
+        {"id": 1, "subtime": 0.0, "res": 1, "profile": "service", "walltime": 5.0},
+        {"id": 2, "subtime": 2.0, "res": 1, "profile": "p", "walltime": -1},
+    ]
+    path = _workload(
+        tmp_path / "w.json", jobs, {"service": {"type": "delay", "delay": 1e12}, "p": {"type": "delay", "delay": 1.0}}
+    )
+    cost = read_workload_cost(path)
+    # the service runs [0, 5), not [0, 1e12): arrivals see 0 and 1 job, the ends at 3 and 5 see 2 and 1
+    assert (cost.steps, cost.job_steps, cost.horizon) == (4, 4.0, 2.0)
+
+
+def test_workloads_are_swept_together(tmp_path):
+    profiles = {"p": {"type": "delay", "delay": 10.0}}
+    first = _workload(tmp_path / "a.json", [{"id": 1, "subtime": 0.0, "res": 1, "profile": "p"}], profiles)
+    second = _workload(tmp_path / "b.json", [{"id": 1, "subtime": 1.0, "res": 1, "profile": "p"}], profiles)
+    assert read_workload_cost(first, second).peak_running == 2
+
+
+def test_unreadable_workload_named(tmp_path):
+    path = _workload(tmp_path / "w.json", [{"id": 1, "subtime": 0.0, "res": 1, "profile": "missing"}], {})
+    with pytest.raises(InputFileError, match="w.json"):
+        read_workload_cost(path)
+
+
+def test_estimate_grows_with_each_term():
+    small = WorkloadCost(jobs=10, steps=20, job_steps=100.0, peak_running=5, largest_burst=1, horizon=10.0)
+    base = estimate(small, 8)
+    for larger in (
+        WorkloadCost(10, 20, 1e6, 5, 1, 10.0),
+        WorkloadCost(10_000, 20, 100.0, 5, 1, 10.0),
+    ):
+        assert estimate(larger, 8).wall_seconds > base.wall_seconds
+    assert estimate(small, 10_000).wall_seconds > base.wall_seconds
+    assert estimate(WorkloadCost(10, 20, 100.0, 5_000, 1, 10.0), 8).peak_bytes > base.peak_bytes
+    assert base.wall_seconds == pytest.approx(
+        COEFFICIENTS.startup_seconds
+        + COEFFICIENTS.startup_seconds_per_machine * 8
+        + COEFFICIENTS.seconds_per_job * 10
+        + COEFFICIENTS.seconds_per_job_step * 100
+    )
+
+
+def test_estimate_command(tmp_path):
+    jobs = [{"id": i, "subtime": float(i), "res": 1, "profile": "p"} for i in range(4)]
+    path = _workload(tmp_path / "w.json", jobs, {"p": {"type": "delay", "delay": 2.5}})
+    result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path)])
+    assert result.exit_code == 0, result.output
+    assert "8 machines, 4 jobs submitted until 3 s: 8 steps" in result.output
+    assert "predicted:" in result.output
+    assert "warning" not in result.output
+
+
+def test_estimate_command_warns_of_a_burst_beyond_the_measures(tmp_path):
+    jobs = [{"id": i, "subtime": 0.0, "res": 1, "profile": "p"} for i in range(MEASURED_BURST + 1)]
+    path = _workload(tmp_path / "w.json", jobs, {"p": {"type": "delay", "delay": 2.5}})
+    result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path)])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {MEASURED_BURST + 1} jobs submitted at one instant" in result.output
+
+
+def test_estimate_command_names_a_bad_workload(tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text("{")
+    result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path)])
+    assert result.exit_code == 2
+    assert "w.json" in result.output
