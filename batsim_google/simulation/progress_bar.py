@@ -1,7 +1,8 @@
 """``run``'s progress bar: simulated time against the workload's horizon, with the estimator's ETA.
 
-The total is the workload's last submission (:func:`progress_horizon`): after it only the jobs
-still running end, which the scheduler does not report as progress. The time left is the cost
+The total is the workload's last submission, or the scheduler's horizon when it is earlier
+(:func:`progress_horizon`): after it only the jobs still running end, which the scheduler does
+not report as progress. The time left is the cost
 model's predicted wall time (:mod:`batsim_google.simulation.cost_model`) less the time spent so
 far, since the pace of simulated time is far from steady (it slows as jobs pile up).
 """
@@ -17,9 +18,10 @@ from tqdm import tqdm
 from batsim_google.simulation.cost_model import WorkloadCost, estimate, read_workload_cost
 
 
-def progress_horizon(cost: WorkloadCost) -> float:
-    """The simulated time the bar counts to: the workloads' last submission."""
-    return cost.horizon
+def progress_horizon(cost: WorkloadCost, horizon: float = 0.0) -> float:
+    """The simulated time the bar counts to: the workloads' last submission, or the scheduler's
+    ``horizon`` (0: none) when earlier."""
+    return min(cost.horizon, horizon) if horizon > 0 else cost.horizon
 
 
 def _duration(seconds: float) -> str:
@@ -31,13 +33,15 @@ def _duration(seconds: float) -> str:
 class ProgressBar:
     """A bar over simulated seconds, updated from the scheduler's progress file (:meth:`follow`)."""
 
-    def __init__(self, progress_file: Path, machines: int, workloads: Sequence[Path], enabled: bool) -> None:
+    def __init__(
+        self, progress_file: Path, machines: int, workloads: Sequence[Path], enabled: bool, horizon: float = 0.0
+    ) -> None:
         self.progress_file = progress_file
         self._started = time.monotonic()
         total = predicted = None
         if enabled:  # reading the workloads costs time: only for a bar that is shown
             cost = read_workload_cost(*workloads)
-            total, predicted = progress_horizon(cost), estimate(cost, machines).wall_seconds
+            total, predicted = progress_horizon(cost, horizon), estimate(cost, machines).wall_seconds
         self._predicted = predicted
         self.bar = tqdm(
             disable=not enabled,

@@ -14,8 +14,11 @@ def _workload(path):
     return path
 
 
-def test_horizon_is_the_last_submission(tmp_path):
-    assert progress_horizon(read_workload_cost(_workload(tmp_path / "w.json"))) == 40.0
+def test_horizon_is_the_last_submission_or_the_schedulers_when_earlier(tmp_path):
+    cost = read_workload_cost(_workload(tmp_path / "w.json"))
+    assert progress_horizon(cost) == 40.0
+    assert progress_horizon(cost, horizon=25.0) == 25.0
+    assert progress_horizon(cost, horizon=100.0) == 40.0
 
 
 def test_bar_counts_simulated_seconds_to_the_horizon(tmp_path, capsys):
