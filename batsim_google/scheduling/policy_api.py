@@ -34,6 +34,7 @@ import numpy as np
 
 from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Reject, SwitchOff, SwitchOn, WakeAt
+from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
 
 
@@ -71,6 +72,8 @@ class Policy:
         self.running: dict[str, Task] = {}
         self.no_more_jobs = False
         self.no_more_events = False
+        #: The machines asleep and up over time, which Batsim 4.2.1 may label idle (:mod:`.sleep_log`).
+        self.sleep_log = SleepLog()
         self._decisions: list[Decision] = []
 
     # ----- events -------------------------------------------------------------------------------
@@ -121,6 +124,9 @@ class Policy:
     def decide(self, now: float) -> list[Decision]:
         """Scheduling pass after a batch of events; returns and forgets the decisions."""
         self.schedule(now)
+        asleep = int((self.cluster.asleep & self.cluster.available).sum())
+        if asleep or self.sleep_log.times:  # no log for a run where no machine ever slept
+            self.sleep_log.record(now, asleep)
         decisions, self._decisions = self._decisions, []
         return decisions
 

@@ -61,6 +61,15 @@ def test_power_capped_fcfs_puts_all_but_k_machines_to_sleep_and_uses_only_those(
     assert policy.decide(3.0) == []
     policy.job_ended(10.0, "w!1", "success")
     assert policy.decide(10.0) == [Execute("w!2", 0)]
+    # the machines asleep, as the front-ends write them beside Batsim's outputs (Batsim may say idle)
+    assert (policy.sleep_log.times, policy.sleep_log.counts) == ([3.0], [3])
+
+
+def test_a_policy_whose_machines_never_sleep_keeps_no_sleep_log():
+    policy = load_policy_class(FCFS)(*machines(2))
+    submit(policy, 0.0, "w!1")
+    policy.decide(0.0)
+    assert policy.sleep_log.times == []
 
 
 def test_the_built_in_policy_is_an_implementation_of_the_api():
