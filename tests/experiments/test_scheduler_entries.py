@@ -163,3 +163,22 @@ def test_a_sleeping_scheduler_is_refused_on_a_platform_without_sleep_states(tmp_
 def test_a_sleeping_scheduler_is_refused_without_energy_outputs(tmp_path):
     with pytest.raises(ParameterError, match="refused: .*energy plugin"):
         load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', "energy_outputs = false\n" + HEAD)
+
+
+def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_their_end(tmp_path):
+    campaign = load(
+        tmp_path,
+        """
+        [schedulers.built-in]
+        policy = {energy = "always-on"}
+        [schedulers.own-horizon]
+        policy = {horizon = 3600}
+        [schedulers.filler]
+        pybatsim = "fillerSched"
+        """,
+        head="horizon = 7200\n" + textwrap.dedent(HEAD),
+    )
+    schedulers = dict(campaign.schedulers)
+    assert schedulers["built-in"].target["horizon"] == 7200.0
+    assert schedulers["own-horizon"].target["horizon"] == 3600.0
+    assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched")  # another kind: runs to its end
