@@ -244,6 +244,7 @@ def test_fit_command_writes_a_model_that_generates_a_report_and_plots(google_wor
     )
     assert outcome.exit_code == 0, outcome.output
     assert "fit table: rows read 60000 = used 60000 + skipped 0\n" in outcome.output and "fidelity" in outcome.output
+    assert "; inter-arrivals " in outcome.output  # no job ids: the stream's gaps are compared
     model = load_model(model_path)
     assert [c.name for c in model.classes] == ["task", "service"]
     report = json.loads(report_path.read_text())
@@ -406,3 +407,14 @@ def test_too_large_a_k_is_a_short_message(tmp_path, distinct):
     )
     error = result.output.strip().splitlines()[-1]
     assert result.exit_code == 2 and len(error) < 200 and "cluster" not in error, error
+
+
+def test_fit_of_jobs_reports_the_job_fidelity_instead_of_the_raw_gaps(google_2011, tmp_path):
+    outcome = CliRunner().invoke(
+        main, ["fit", str(google_2011), "-o", str(tmp_path / "m.toml"), "--laws", ",".join(FAST)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    fidelity = next(line for line in outcome.output.splitlines() if line.startswith("fidelity"))
+    assert "inter-arrivals" not in fidelity  # raw gaps: the trace's 1-2 us stamps against exact zeros
+    job_line = next(line for line in outcome.output.splitlines() if line.startswith("job fidelity"))
+    assert "task gaps" in job_line and "(worst hour)" in job_line
