@@ -131,6 +131,7 @@ def fit_command(
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
+    from batsim_google.fitting.job_arrivals import describe_job_profile
     from batsim_google.fitting.model_fit import fit_model
     from batsim_google.fitting.report import describe, write_report
     from batsim_google.model.workload_model import save_model
@@ -214,6 +215,10 @@ def fit_command(
             f"{describe(fitted.best.law)} [{fitted.best.method}, KS {fitted.best.ks:.4f}]; "
             f"{fitted.jobs.zero_spread:.4g} of the gaps within jobs simultaneous (under 10 us)"
         )
+        if result.model.arrival_profile is not None and (
+            note := describe_job_profile(fitted, result.model.arrival_profile)
+        ):
+            click.echo(f"  {note}")
         click.echo(
             "  shared by all the tasks of a job: "
             + ", ".join(f"{name} {share:.1%}" for name, share in fitted.shared.items())
@@ -240,7 +245,7 @@ def fit_command(
             click.echo(
                 f"job fidelity (two-sample KS): task gaps {check.jobs.task_gap_ks:.4f}, job gaps "
                 f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
-                + ("-" if error is None else f"within {error:.1%} (worst hour)")
+                + ("-" if error is None else f"within {error:.1%} (worst hour, {check.jobs.hourly_note()})")
             )
     if report:
         write_report(report, result, str(source), check)

@@ -6,7 +6,9 @@ paper's log-normal fits reach 0.057 and 0.064 against the trace), and the class 
 mean priorities are set side by side; so are the widths of parallel jobs when the original has
 them (the largest gap between the two distribution functions, a KS statistic on whole numbers).
 The inter-arrival times of the whole stream are compared the same way; with job-level arrivals
-and job ids in the original, so are the jobs (:mod:`.job_fidelity`).
+and job ids in the original, so are the jobs (:mod:`.job_fidelity`), and up to
+:data:`HOURLY_DRAWS` more draws over the original's span (seeds spawned from ``seed``; fewer when
+the original is large, within :data:`HOURLY_TASK_BUDGET` generated tasks) give the hourly rates.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from batsim_google.fitting.job_fidelity import JobFidelity, job_fidelity
 from batsim_google.generation.generator import generate
 from batsim_google.model.request_law import RequestLaw, load_request_law
 from batsim_google.model.workload_model import WorkloadModel
+
+#: Draws whose mean hourly counts are the model's hourly rates.
+HOURLY_DRAWS = 20
+#: Most tasks those draws generate together (about the original's size each).
+HOURLY_TASK_BUDGET = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -97,5 +104,20 @@ def fidelity_report(
     jobs = None
     if model.jobs is not None and "job_id" in original.columns:
         generated_job = np.concatenate([b.job for b in batches])
-        jobs = job_fidelity(original["subtime"].to_numpy(), original["job_id"].to_numpy(), subtime, generated_job)
+        original_subtime = original["subtime"].to_numpy()
+        draws = _hourly_draws(model, requests or load_request_law(), seed, float(original_subtime.max()), count)
+        jobs = job_fidelity(original_subtime, original["job_id"].to_numpy(), subtime, generated_job, draws)
     return Fidelity(seed, classes, interarrival_ks, jobs)
+
+
+def _hourly_draws(
+    model: WorkloadModel, requests: RequestLaw, seed: int, duration: float, size: int
+) -> list[np.ndarray]:
+    """Submission times of independent draws over ``duration`` seconds."""
+    draws = max(1, min(HOURLY_DRAWS, HOURLY_TASK_BUDGET // max(size, 1)))
+    return [
+        np.concatenate(
+            [np.empty(0), *(b.subtime for b in generate(model, requests, np.random.default_rng(c), duration=duration))]
+        )
+        for c in np.random.SeedSequence(seed).spawn(draws)
+    ]

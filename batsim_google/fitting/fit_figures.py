@@ -7,7 +7,7 @@
 - ``silhouette.png``: silhouettes of a sample of tasks per cluster (its Figs. 11 and 13);
 - ``arrival_profile.png``: the normalized arrival rate over the period;
 - ``hourly_rates.png`` (job-level arrivals, with the fidelity check): tasks submitted per hour,
-  input and generated, on one plot.
+  input and generated (the mean of several draws, with one draw's spread), on one plot.
 """
 
 from __future__ import annotations
@@ -145,7 +145,9 @@ def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
     hours = np.arange(len(jobs.original_hourly) + 1)
     figure, axes = plt.subplots(figsize=(10, 4))
     axes.stairs(jobs.original_hourly, hours, label="input", linewidth=1.5)
-    axes.stairs(jobs.generated_hourly, hours, label="generated", linestyle="--", linewidth=1.5)
+    mean, sd = np.array(jobs.generated_hourly), np.array(jobs.generated_hourly_sd)
+    axes.stairs(mean, hours, label=f"generated, mean of {jobs.hourly_draws} draws", linestyle="--", linewidth=1.5)
+    axes.stairs(mean + sd, hours, baseline=np.maximum(mean - sd, 0.0), fill=True, alpha=0.2, label="one draw, +/- 1 sd")
     axes.set_xlabel("hour")
     axes.set_ylabel("tasks submitted per hour")
     axes.set_ylim(bottom=0)

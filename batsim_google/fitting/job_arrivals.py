@@ -6,8 +6,11 @@ its tasks belong to (the first class in the model's order on a tie). Per job cla
 histogram of its numbers of tasks, and the shares of its tasks in each class. Gaps shorter than
 :data:`SIMULTANEOUS_GAP` are simultaneous: the trace's timestamps have a 1 us resolution and a
 job's tasks are taken in 1 or 2 us apart, which is the same instant for any scheduler. Job gaps
-are fitted like task gaps (positive gaps, a share of zero ones, in the normalized time of the
-task-level arrival profile); the positive gaps within a job get the best law of their own.
+are fitted like task gaps (positive gaps and a share of zero ones); when the task-level arrivals
+have a profile, the jobs get their own over the same bins (fitted on the job submissions the same
+way) and their gaps are fitted in its normalized time: the generator then draws job sizes by bin
+so that the task rate follows the task-level profile (:mod:`batsim_google.model.job_sizes`). The
+positive gaps within a job get the best law of their own.
 
 What a job's tasks share is measured, not assumed: per attribute (class, priority, scheduling
 class, user), the share of the jobs of two tasks or more whose tasks all have the same value; with
@@ -22,8 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile
 from batsim_google.fitting.select import LawFit, best_fit, fit_all
+from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobArrivals, JobClass
+from batsim_google.model.job_sizes import size_factors
 from batsim_google.model.laws import Empirical, Law
 
 #: Gaps shorter than this (seconds) are simultaneous submissions.
@@ -55,6 +61,20 @@ class JobArrivalFit:
     #: whose tasks all have the job record's value.
     recorded_jobs: int = 0
     as_recorded: dict[str, float] | None = None
+    #: The jobs' own rate profile, fitted when the task-level arrivals have one.
+    profile: ProfileFit | None = None
+
+
+def describe_job_profile(fit: JobArrivalFit, task_profile: ArrivalProfile) -> str | None:
+    """What the jobs' own profile does to the sizes, over the bins it observed (None without one)."""
+    if fit.profile is None or fit.jobs.profile is None:
+        return None
+    observed = fit.profile.exposure > 0
+    factors = size_factors(task_profile, fit.jobs.profile)[observed]
+    return (
+        f"the jobs' own rate profile, {int(observed.sum())} bins observed: tasks per job by bin from "
+        f"{factors.min():.2f} to {factors.max():.2f} times the mean (task rate over job rate)"
+    )
 
 
 def simultaneous_as_zero(gaps: np.ndarray) -> np.ndarray:
@@ -140,18 +160,20 @@ def _within_job_gaps(tasks: pl.DataFrame) -> np.ndarray:
 def fit_job_arrivals(
     tasks: pl.DataFrame,
     class_names: Sequence[str],
-    to_clock: Callable[[np.ndarray], np.ndarray],
+    period: float | None,
     fit_gaps: Callable[[np.ndarray], tuple[list[LawFit], LawFit]],
     criterion,
     methods,
 ) -> JobArrivalFit:
     """Job arrivals of ``tasks`` (columns ``job_id``, ``subtime``, ``class`` of ``class_names``).
 
-    ``to_clock`` maps real times to the clock the task-level law was fitted in (normalized time
-    with a profile); ``fit_gaps`` fits positive gaps the way task gaps are (keeping the mean).
+    ``period`` is the task-level profile's (None without one); ``fit_gaps`` fits positive gaps the
+    way task gaps are (keeping the mean).
     """
     jobs = job_table(tasks, class_names)
-    clock = to_clock(jobs["start"].to_numpy())
+    starts = jobs["start"].to_numpy()
+    profile = None if period is None else fit_arrival_profile(starts, period)
+    clock = starts if profile is None else profile.profile.to_normalized_time(starts)
     gaps = simultaneous_as_zero(np.diff(clock))
     positive = gaps[gaps > 0]
     fits, best = fit_gaps(positive)
@@ -171,6 +193,7 @@ def fit_job_arrivals(
         simultaneous=float(np.mean(gaps == 0)),
         zero_spread=zero_spread,
         spread=spread,
+        profile=None if profile is None else profile.profile,
     )
     return JobArrivalFit(
         model,
@@ -185,4 +208,5 @@ def fit_job_arrivals(
         multi,
         recorded,
         as_recorded,
+        profile,
     )

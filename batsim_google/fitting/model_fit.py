@@ -299,7 +299,7 @@ def fit_model(
         job_fit = fit_job_arrivals(
             labelled,
             [n for n, _ in kept],
-            (lambda t: t) if arrivals.profile is None else arrivals.profile.profile.to_normalized_time,
+            None if arrivals.profile is None else arrivals.profile.profile.period,
             lambda positive: _fit_positive_gaps(positive, criterion, methods),
             criterion,
             methods,

@@ -49,8 +49,7 @@ def fit_arrival_profile(subtimes: np.ndarray, period: float, bin_width: float = 
     if not end > start:
         raise InputFileError("an arrival profile needs submissions spread over time")
     exposure = time_in_bins(end, period, bins) - time_in_bins(start, period, bins)
-    index = np.minimum((np.mod(subtimes, period) // bin_width).astype(np.int64), bins - 1)
-    counts = np.bincount(index, minlength=bins).astype(float)
+    counts = np.bincount(ArrivalProfile(period, (1.0,) * bins).bin_of(subtimes), minlength=bins).astype(float)
     observed = exposure > 0
     mean_rate = counts[observed].sum() / exposure.sum()
     rates = np.full(bins, mean_rate)

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from batsim_google.fitting.fidelity import Fidelity
-from batsim_google.fitting.job_arrivals import JobArrivalFit
+from batsim_google.fitting.job_arrivals import JobArrivalFit, describe_job_profile
 from batsim_google.fitting.job_fidelity import JobFidelity
 from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from batsim_google.fitting.select import LawFit
+from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Law
 from batsim_google.output_files import write_text
 
@@ -121,7 +122,9 @@ def job_report_mapping(jobs: JobArrivalFit) -> dict[str, Any]:
     }
 
 
-def job_report_lines(jobs: JobArrivalFit, fidelity: JobFidelity | None) -> list[str]:
+def job_report_lines(
+    jobs: JobArrivalFit, task_profile: ArrivalProfile | None, fidelity: JobFidelity | None
+) -> list[str]:
     """The Markdown section of job-level arrivals (an extension of the model paper)."""
     model = jobs.jobs
     lines = [
@@ -135,6 +138,11 @@ def job_report_lines(jobs: JobArrivalFit, fidelity: JobFidelity | None) -> list[
         "",
         f"Within jobs: {_g(model.zero_spread)} of {jobs.spread_gaps} gaps simultaneous; the others: "
         f"{describe(model.spread)}.",
+        *(
+            ["", f"With {note}."]
+            if task_profile is not None and (note := describe_job_profile(jobs, task_profile))
+            else []
+        ),
         "",
         "| job class | share of jobs | mean tasks per job | largest | shares of its tasks per class |",
         "| --- | --- | --- | --- | --- |",
@@ -161,7 +169,7 @@ def job_report_lines(jobs: JobArrivalFit, fidelity: JobFidelity | None) -> list[
             f"Fidelity, two-sample KS: task gaps {_g(fidelity.task_gap_ks)}, job gaps {_g(fidelity.job_gap_ks)}, "
             f"tasks per job {_g(fidelity.tasks_per_job_ks)} ({fidelity.original_jobs} jobs / "
             f"{fidelity.generated_jobs} generated); hourly submission rates "
-            + ("-" if error is None else f"within {error:.1%}")
+            + ("-" if error is None else f"within {error:.1%} (worst hour, {fidelity.hourly_note()})")
             + ".",
         ]
     return lines
@@ -293,7 +301,7 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
             f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
         ]
     if fit.jobs is not None:
-        lines += job_report_lines(fit.jobs, None if fidelity is None else fidelity.jobs)
+        lines += job_report_lines(fit.jobs, fit.model.arrival_profile, None if fidelity is None else fidelity.jobs)
     return "\n".join(lines) + "\n"
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.jobs import draw_jobs, jobs_per_batch
+from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
@@ -100,6 +101,7 @@ def _draw_batch(
 
 def _draw_job_batch(
     model: WorkloadModel,
+    job_sizes: JobSizes,
     requests: RequestLaw,
     rng: np.random.Generator,
     first_id: int,
@@ -113,6 +115,7 @@ def _draw_job_batch(
     count = jobs_per_batch(model.jobs, BATCH_SIZE)
     tasks, clock = draw_jobs(
         model.jobs,
+        job_sizes,
         model.arrival_profile,
         rates,
         rng,
@@ -124,6 +127,13 @@ def _draw_job_batch(
     ids = np.arange(first_id, first_id + len(tasks.job))
     batch = _draw_attributes(model, requests, rng, ids, tasks.subtime, tasks.class_index, tasks.priority, tasks.job)
     return batch, clock
+
+
+def _no_later_task_before(batch: TaskBatch, duration: float) -> bool:
+    """Whether no batch after ``batch`` can have a task submitted by ``duration``: true of task
+    batches, whose clock only goes on; with jobs, once a job of ``batch`` starts after it (a job's
+    tasks may spread past the next batch's first jobs)."""
+    return batch.job is None or bool(batch.subtime[batch.job == batch.job.max()].min() > duration)
 
 
 def _draw_attributes(
@@ -172,7 +182,8 @@ def generate(
     With job-level arrivals, batches are whole jobs (the last ones cut by ``tasks``) and the first
     task arrives at the first job's submission, one job gap after 0; tasks are in submission
     order within a batch, and a job whose tasks spread past the next batch's first job (a spread
-    longer than the job gap between them) overlaps it by that much.
+    longer than the job gap between them) overlaps it by that much; with ``duration`` every task
+    submitted by then is yielded, whichever batch draws it.
     """
     if (tasks is None) == (duration is None):
         raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
@@ -184,19 +195,22 @@ def generate(
         raise ParameterError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
     for kind in {c.kind for c in model.classes}:
         requests.for_kind(kind)
+    job_sizes = None if model.jobs is None else JobSizes.of(model.jobs, model.arrival_profile)
     produced, clock = 0, 0.0
     while tasks is None or produced < tasks:
         if model.jobs is None:
             batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
         else:
             first_job = 0 if not produced else int(batch.job.max()) + 1
-            batch, next_clock = _draw_job_batch(model, requests, rng, produced, first_job, clock, arrival_scale)
+            batch, next_clock = _draw_job_batch(
+                model, job_sizes, requests, rng, produced, first_job, clock, arrival_scale
+            )
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))
         if keep:
             yield batch.head(keep)
-        if keep < len(batch):
+        if keep < len(batch) and (tasks is not None or _no_later_task_before(batch, duration)):
             return
         produced += keep
         clock = next_clock

@@ -1,8 +1,9 @@
 """Drawing jobs, then their tasks (the job-level arrivals of :mod:`batsim_google.model.job_arrivals`).
 
 A batch draws a fixed number of jobs, about :data:`~.generator.BATCH_SIZE` tasks' worth, each law
-once per batch: job gaps (stretched by ``arrival_scale`` and mapped through the arrival profile
-like task gaps), job classes, task counts, the gaps within each job (a segmented cumulative sum),
+once per batch: job gaps (stretched by ``arrival_scale`` and mapped through the jobs' own rate
+profile, or else the task-level one, like task gaps), job classes, task counts (by the bin each job
+is submitted in when the jobs have their own profile, :mod:`~batsim_google.model.job_sizes`), the gaps within each job (a segmented cumulative sum),
 the tasks' classes and one priority per job. The batch's tasks are then sorted by submission time
 (jobs overlap when their spreads exceed the gap between them). A job's spread is not stretched: it
 is how fast one submission is taken in, whatever the load.
@@ -17,7 +18,8 @@ import numpy as np
 
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobArrivals
-from batsim_google.model.laws import Empirical, draw_categories
+from batsim_google.model.job_sizes import JobSizes
+from batsim_google.model.laws import draw_categories
 from batsim_google.model.priority import draw_priorities
 
 
@@ -38,6 +40,7 @@ def jobs_per_batch(jobs: JobArrivals, tasks: int) -> int:
 
 def draw_jobs(
     jobs: JobArrivals,
+    job_sizes: JobSizes,
     profile: ArrivalProfile | None,
     priority_rates: np.ndarray,
     rng: np.random.Generator,
@@ -48,14 +51,16 @@ def draw_jobs(
     arrival_scale: float,
 ) -> tuple[JobTasks, float]:
     """The tasks of ``count`` jobs numbered from ``first_job``, the job clock starting at ``start``
-    (normalized time with a profile); and the clock at the last job."""
+    (normalized time with a profile: the jobs' own, else the task-level ``profile``); and the
+    clock at the last job."""
     gaps = jobs.interarrival.sample(count, rng)
     if jobs.simultaneous:
         gaps[rng.random(count) < jobs.simultaneous] = 0.0
     clock = start + np.cumsum(gaps * arrival_scale)
-    job_start = clock if profile is None else profile.to_real_time(clock)
+    clock_profile = jobs.profile or profile
+    job_start = clock if clock_profile is None else clock_profile.to_real_time(clock)
     job_class = rng.choice(len(jobs.classes), size=count, p=[c.frequency for c in jobs.classes])
-    sizes = Empirical.draw([c.tasks for c in jobs.classes], job_class, rng).astype(np.int64)
+    sizes = job_sizes.draw(job_class, job_start, rng)
     owner = np.repeat(np.arange(count), sizes)
     within = np.zeros(len(owner))
     spread = rng.random(len(owner)) >= jobs.zero_spread

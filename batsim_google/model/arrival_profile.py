@@ -51,6 +51,11 @@ class ArrivalProfile:
     def bin_width(self) -> float:
         return self.period / len(self.rates)
 
+    def bin_of(self, t) -> np.ndarray:
+        """The bin of the period each real instant of ``t`` falls in."""
+        phase = np.mod(np.asarray(t, dtype=float), self.period)
+        return np.minimum((phase // self.bin_width).astype(np.int64), len(self.rates) - 1)
+
     def _knots(self) -> tuple[np.ndarray, np.ndarray]:
         """Bin edges in real time and the normalized time elapsed at each, over one period."""
         real = np.arange(len(self.rates) + 1) * self.bin_width

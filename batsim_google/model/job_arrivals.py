@@ -9,6 +9,9 @@ its class gives the law of its number of tasks (``tasks``, an empirical law) and
 its tasks (``mix``: in the trace a large job mixes tasks ended by FINISH and by KILL). A job's
 tasks share one priority, as every job of the trace does. Within a job, the gap between
 consecutive task submissions is 0 with probability ``zero_spread``, else drawn from ``spread``.
+With a rate profile of their own (``profile``, same bins as the model's task-level
+``arrival_profile``), jobs arrive in its normalized time and their sizes follow the ratio of the
+two profiles (:mod:`.job_sizes`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from batsim_google.errors import ParameterError
+from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Law, law_from_mapping
 from batsim_google.parameters import known_keys, number, numbers, require, table
 
@@ -62,6 +66,8 @@ class JobArrivals:
     simultaneous: float = 0.0
     zero_spread: float = 1.0
     spread: Law | None = None
+    #: The jobs' own rate profile; None: they arrive in the task-level profile's normalized time.
+    profile: ArrivalProfile | None = None
 
     def check(self, where: str, classes: int) -> None:
         self.interarrival.check(f"{where}.interarrival")
@@ -71,6 +77,8 @@ class JobArrivals:
             raise ParameterError(f"{where}.spread is needed when {where}.zero_spread < 1")
         if self.spread is not None:
             self.spread.check(f"{where}.spread")
+        if self.profile is not None:
+            self.profile.check(f"{where}.profile")
         if len(self.classes) != classes:
             raise ParameterError(
                 f"{where}.classes must list {classes} job classes, one per class (got {len(self.classes)})"
@@ -92,11 +100,13 @@ class JobArrivals:
         mapping["zero_spread"] = self.zero_spread
         if self.spread is not None:
             mapping["spread"] = self.spread.to_mapping()
+        if self.profile is not None:
+            mapping["profile"] = self.profile.to_mapping()
         mapping["classes"] = [c.to_mapping() for c in self.classes]
         return mapping
 
 
-_KEYS = {"interarrival", "simultaneous", "zero_spread", "spread", "classes"}
+_KEYS = {"interarrival", "simultaneous", "zero_spread", "spread", "profile", "classes"}
 _CLASS_KEYS = {"frequency", "tasks", "mix"}
 
 
@@ -128,6 +138,7 @@ def job_arrivals_from_mapping(raw: Any, where: str, classes: int) -> JobArrivals
         simultaneous=number(raw, "simultaneous", f"{where}.") if "simultaneous" in raw else 0.0,
         zero_spread=number(raw, "zero_spread", f"{where}.") if "zero_spread" in raw else 1.0,
         spread=None if raw.get("spread") is None else law_from_mapping(raw["spread"], f"{where}.spread"),
+        profile=None if raw.get("profile") is None else ArrivalProfile.from_mapping(raw["profile"], f"{where}.profile"),
     )
     jobs.check(where, classes)
     return jobs

@@ -219,6 +219,25 @@ class WorkloadModel:
             raise ParameterError(f"classes[].frequency must sum to 1 (got {total:.9g})")
         if self.jobs is not None:
             self.jobs.check("jobs", len(self.classes))
+            if self.jobs.profile is not None:
+                self._check_job_profile(self.jobs.profile)
+
+    def _check_job_profile(self, profile: ArrivalProfile) -> None:
+        """The jobs' profile divides the task-level one bin by bin: same period, same bins."""
+        if self.arrival_profile is None:
+            raise ParameterError("jobs.profile needs the model's arrival_profile (the task rates it divides)")
+        require(
+            "jobs.profile.period",
+            profile.period,
+            profile.period == self.arrival_profile.period,
+            f"arrival_profile's period ({self.arrival_profile.period:g} s)",
+        )
+        require(
+            "jobs.profile.rates",
+            f"{len(profile.rates)} rates",
+            len(profile.rates) == len(self.arrival_profile.rates),
+            f"{len(self.arrival_profile.rates)} rates, one per bin of arrival_profile",
+        )
 
     def interarrival_law(self) -> Law:
         """The law of the time between consecutive submissions (in normalized time with a profile).

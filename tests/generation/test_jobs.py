@@ -8,13 +8,13 @@ import json
 
 import numpy as np
 import polars as pl
-from job_models import JOBS, job_model
+from job_models import JOBS, job_model, profiled_job_model
 from scipy import stats
 
 from batsim_google.generation.generator import BATCH_SIZE, generate
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.job_arrivals import JobClass
-from batsim_google.model.laws import Empirical
+from batsim_google.model.laws import Empirical, Exponential
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
@@ -122,3 +122,29 @@ def test_each_batsim_job_carries_its_google_job(tmp_path):
     jobs = json.loads(path.read_text())["jobs"]
     sample = drawn(job_model(), tasks=500)
     assert [job["google_job"] for job in jobs] == sample["job"].tolist()
+
+
+def test_with_a_job_profile_job_sizes_follow_the_ratio_of_the_profiles():
+    """Flat job rate, task rates 1.5 then 0.5: jobs of the first half day are 3 times the size."""
+    sample = drawn(profiled_job_model(), tasks=None, duration=86_400.0)
+    jobs = per_job(sample).with_columns((pl.col("start") < 43_200.0).alias("first_half"))
+    halves = jobs.group_by("first_half").agg(pl.len().alias("jobs"), pl.col("tasks").mean().alias("mean"))
+    first, second = (halves.filter(pl.col("first_half") == flag).row(0, named=True) for flag in (True, False))
+    mean = JOBS.mean_tasks()
+    assert abs(first["jobs"] / second["jobs"] - 1.0) < 0.05  # the jobs' own rate is flat
+    assert abs(first["mean"] / (1.5 * mean) - 1.0) < 0.05
+    assert abs(second["mean"] / (0.5 * mean) - 1.0) < 0.05
+    tasks_first = int((sample["subtime"] < 43_200.0).sum())
+    assert abs(tasks_first / (len(sample["subtime"]) - tasks_first) - 3.0) < 0.15
+
+
+def test_a_duration_keeps_every_task_submitted_by_then_when_spreads_overlap_batches():
+    """Spreads of hours make a batch's last jobs overlap the next batch's first: a shorter
+    duration must still give exactly the tasks of a longer one submitted by then."""
+    spread = dataclasses.replace(JOBS, zero_spread=0.5, spread=Exponential(1e-3))
+    short = drawn(job_model(spread), tasks=None, duration=150_000.0)
+    long = drawn(job_model(spread), tasks=None, duration=300_000.0)
+    assert len(np.unique(long["job"][long["subtime"] > 150_000.0])) > 0
+    by_time = long["subtime"] <= 150_000.0
+    assert np.array_equal(np.sort(short["subtime"]), np.sort(long["subtime"][by_time]))
+    assert np.array_equal(np.sort(short["job"]), np.sort(long["job"][by_time]))

@@ -6,7 +6,7 @@ import dataclasses
 import json
 
 import pytest
-from job_models import job_model
+from job_models import job_model, profiled_job_model
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.workload_model import load_model, model_from_mapping, save_model
@@ -50,3 +50,19 @@ def test_invalid_job_parameters_are_named(path, value, message):
 def test_models_without_jobs_have_no_jobs_key():
     assert "jobs" not in dataclasses.replace(job_model(), jobs=None).to_mapping()
     assert model_from_mapping(job_model().to_mapping()).jobs == job_model().jobs
+
+
+def test_a_job_profile_reads_back_and_must_match_the_task_profile(tmp_path):
+    model = profiled_job_model()
+    save_model(model, tmp_path / "m.toml")
+    assert load_model(tmp_path / "m.toml").jobs.profile == model.jobs.profile
+    data = json.loads(json.dumps(model.to_mapping()))
+    data["jobs"]["profile"]["rates"] = [1.0] * 24
+    with pytest.raises(ParameterError, match=r"jobs.profile.rates must be 48 rates, one per bin of arrival_profile"):
+        model_from_mapping(data)
+    data["jobs"]["profile"] = {"period": 3600.0, "rates": [1.0] * 48}
+    with pytest.raises(ParameterError, match=r"jobs.profile.period must be arrival_profile's period \(86400 s\)"):
+        model_from_mapping(data)
+    del data["arrival_profile"]
+    with pytest.raises(ParameterError, match="jobs.profile needs the model's arrival_profile"):
+        model_from_mapping(data)
