@@ -31,6 +31,7 @@ import numpy as np
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.generator import TaskBatch
+from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import Law
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
@@ -44,7 +45,7 @@ TAIL_MASS = 1e-9
 def class_rates(model: WorkloadModel, arrival_scale: float = 1.0) -> np.ndarray:
     """Tasks per second of each class the generator submits on average: the task rate times the
     class's share, or with job-level arrivals the job rate times each job class's share, mean
-    tasks per job and class mix."""
+    tasks per job (over the period, with sizes by bin) and class mix."""
     if model.jobs is None:
         mean_gap = model.interarrival_law().mean() * (1.0 - (model.simultaneous or 0.0))
         share = np.array([c.frequency for c in model.classes])
@@ -52,7 +53,11 @@ def class_rates(model: WorkloadModel, arrival_scale: float = 1.0) -> np.ndarray:
     jobs = model.jobs
     mean_gap = jobs.interarrival.mean() * (1.0 - jobs.simultaneous)
     frequency = np.array([c.frequency for c in jobs.classes])
-    per_job = sum(f / frequency.sum() * c.tasks.mean() * np.asarray(c.mix) for f, c in zip(frequency, jobs.classes))
+    sizes = JobSizes.of(jobs, model.arrival_profile).mean_tasks()
+    per_job = sum(
+        f / frequency.sum() * size * np.asarray(c.mix)
+        for f, size, c in zip(frequency, sizes, jobs.classes, strict=True)
+    )
     return per_job / (mean_gap * arrival_scale)
 
 

@@ -81,6 +81,17 @@ class JobSizes:
         thetas = [_tilt(laws, frequencies, f * mean) for f in size_factors(task_profile, jobs.profile)]
         return cls(laws, jobs.profile, tuple(tuple(tilted_weights(law, t) for law in laws) for t in thetas))
 
+    def mean_tasks(self) -> np.ndarray:
+        """Per job class, its mean tasks per job over a period (bins weighted by their job rate)."""
+
+        def means(weights) -> np.ndarray:
+            return np.array([np.dot(law.values, w) for law, w in zip(self.laws, weights, strict=True)])
+
+        if self.profile is None:
+            return means([law.weights for law in self.laws])
+        rates = np.array(self.profile.rates)
+        return sum(rate * means(weights) for rate, weights in zip(rates, self.weights, strict=True)) / rates.sum()
+
     def draw(self, job_class: np.ndarray, submitted: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The number of tasks of jobs of classes ``job_class`` submitted at real times ``submitted``."""
         if self.profile is None:

@@ -94,12 +94,15 @@ def test_the_tasks_after_a_warm_start_are_those_of_the_same_seed_without_it(tmp_
     assert warm["meta"]["warm_start"] is True and "warm_start" not in cold["meta"]
 
 
-def test_with_job_level_arrivals_the_class_rates_are_those_the_generator_submits():
-    from job_models import job_model
+@pytest.mark.parametrize("profiled", [False, True])
+def test_with_job_level_arrivals_the_class_rates_are_those_the_generator_submits(profiled):
+    """Also with sizes by bin (job_models.profiled_job_model): over whole days, the mean size
+    weighted by the job rate."""
+    from job_models import job_model, profiled_job_model
 
     from batsim_google.generation.generator import generate
 
-    model, duration = job_model(), 200_000.0
+    model, duration = (profiled_job_model(), 172_800.0) if profiled else (job_model(), 200_000.0)
     batches = list(generate(model, load_request_law(), np.random.default_rng(8), duration=duration))
     counts = np.bincount(np.concatenate([b.class_index for b in batches]), minlength=2)
     # jobs of up to 40 tasks: the counts vary by whole jobs, hence a few percent
