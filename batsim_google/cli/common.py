@@ -74,6 +74,16 @@ class DataError(click.ClickException):
     exit_code = 2
 
 
+#: The start of the metrics' measurement window (``run``, ``metrics``, ``validate``).
+warmup_option = click.option(
+    "--warmup",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Simulated seconds left out of the metrics: their window runs from then to the horizon, if any, or the end.",
+)
+
+
 def fail(message: str) -> NoReturn:
     """End the command on bad data (a file, a parameter file): the message names it."""
     raise DataError(message)

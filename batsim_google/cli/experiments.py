@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import BATSIM_OPTION, checked_output_folder, fail, fail_usage, show_progress
+from batsim_google.cli.common import (
+    BATSIM_OPTION,
+    checked_output_folder,
+    fail,
+    fail_usage,
+    show_progress,
+    warmup_option,
+)
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
 
 _WORKERS = click.option(
@@ -190,13 +197,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     show_default=True,
     help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.",
 )
-@click.option(
-    "--warmup",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Simulated seconds left out of the queue metrics (their window ends at the policy's horizon, if any).",
-)
+@warmup_option
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),

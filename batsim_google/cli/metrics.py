@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import checked_output_file, fail
+from batsim_google.cli.common import checked_output_file, fail, warmup_option
 
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
@@ -40,13 +40,7 @@ def summary_lines(metrics: dict) -> list[str]:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.",
 )
-@click.option(
-    "--warmup",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Simulated seconds left out of the metrics (the measurement window's start).",
-)
+@warmup_option
 @click.option(
     "--horizon",
     type=click.FloatRange(min=0),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
+from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress, warmup_option
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
@@ -46,13 +46,7 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
 )
 @policy_options
 @scheduler_options
-@click.option(
-    "--warmup",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Simulated seconds left out of the metrics, which are taken from then to the horizon (or the run's end).",
-)
+@warmup_option
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
