@@ -102,7 +102,9 @@ def run(
             option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
-        summary = _run_other(scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary)
+        summary = _run_other(
+            scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
+        )
     else:
         summary = _run_built_in(
             platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
@@ -124,9 +126,17 @@ def run(
         sys.exit(1)
 
 
-def _run_other(scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary) -> dict | None:
+def _run_other(
+    scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
+) -> dict | None:
     """Run a scheduler of another kind; its ledger's summary when it keeps one."""
     from batsim_google.simulation.external import run_scheduler
+    from batsim_google.simulation.schedulers import REPORTS_PROGRESS
+
+    if progress and scheduler.kind not in REPORTS_PROGRESS:
+        click.echo(
+            f"warning: no progress bar: a {scheduler.kind} scheduler does not report its simulated time", err=True
+        )
 
     try:
         summary = run_scheduler(
@@ -138,6 +148,7 @@ def _run_other(scheduler, platform, workloads, events, output, timeout, energy_o
             timeout=timeout,
             batsim=batsim_binary,
             energy=energy_outputs,
+            progress=show_progress(progress),
             warn=lambda message: click.echo(f"warning: {message}", err=True),
         ).summary
     except SimulationError as error:

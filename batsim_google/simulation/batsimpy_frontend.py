@@ -145,6 +145,7 @@ class BatsimPyCell:
             while self.sim.is_running:
                 self._decide()
                 self.sim.proceed_time()
+            self.progress.report(self.sim.current_time, final=True)
         except ValueError as error:  # batsim-py's job parser refuses walltime -1
             if isinstance(error, BatsimPyUnsupported) or "walltime" not in str(error):
                 raise

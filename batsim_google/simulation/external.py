@@ -17,10 +17,11 @@ from batsim_google.errors import ParameterError
 from batsim_google.output_files import output_folder
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
+from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run import PROGRESS_FILE, clear_earlier_run, run_google_cell
 from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, OUTPUT_PREFIX, SimulationResult, run_simulation
-from batsim_google.simulation.schedulers import Scheduler, external_simulation, refusal
+from batsim_google.simulation.schedulers import REPORTS_PROGRESS, Scheduler, external_simulation, refusal
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ def run_scheduler(
     progress: bool = False,
     warn: Callable[[str], None] = warnings.warn,
 ) -> SchedulerRun:
-    """Run one simulation with ``scheduler`` (raises SimulationError on failure)."""
+    """Run one simulation with ``scheduler`` (raises SimulationError on failure); ``progress``
+    shows a bar for the kinds whose scheduler reports its simulated time (:data:`REPORTS_PROGRESS`)."""
     check_pairing(scheduler, platform, events, energy)
     if scheduler.kind == "policy":
         run = run_google_cell(
@@ -67,7 +69,8 @@ def run_scheduler(
             warn=warn,
         )
         return SchedulerRun(run.summary, run.simulation)
-    for warning in check_run_inputs(len(compute_hosts(platform)), Path(platform), workloads, events):
+    hosts = len(compute_hosts(platform))
+    for warning in check_run_inputs(hosts, Path(platform), workloads, events):
         warn(warning)
     inputs = [Path(platform), *map(Path, workloads), *map(Path, events)]
     output = output_folder(output, inputs)
@@ -83,7 +86,9 @@ def run_scheduler(
         energy=energy,
     )
     clear_earlier_run(output, inputs)
-    result = run_simulation(simulation)
+    shown = progress and scheduler.kind in REPORTS_PROGRESS
+    with ProgressBar(output / PROGRESS_FILE, hosts, [Path(w) for w in workloads], shown) as bar:
+        result = run_simulation(simulation, on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
     return SchedulerRun(summary, result)

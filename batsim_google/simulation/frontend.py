@@ -134,7 +134,8 @@ class ProgressFile:
         self.path = Path(path) if path else None
         self._last = 0.0
 
-    def report(self, now: float) -> None:
-        if self.path and time.monotonic() - self._last >= PROGRESS_PERIOD_S:
+    def report(self, now: float, final: bool = False) -> None:
+        """Write ``now`` if a period has passed since the last write, or at the ``final`` one."""
+        if self.path and (final or time.monotonic() - self._last >= PROGRESS_PERIOD_S):
             self._last = time.monotonic()
             self.path.write_text(f"{now}\n")

@@ -132,6 +132,7 @@ class GoogleCell(BatsimScheduler):
             raise RuntimeError(problem)
 
     def onSimulationEnds(self) -> None:
+        self.progress.report(self.bs.time(), final=True)
         output = self.options.get("output")
         if output:
             timing = {"messages": self.messages, "decision_seconds": round(self.decision_seconds, 6)}

@@ -70,4 +70,5 @@ class ProgressBar:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.follow()  # the time reached at the end, which the last poll may have missed
         self.bar.close()

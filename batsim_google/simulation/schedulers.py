@@ -112,6 +112,10 @@ def batsim_options(needs: BatsimNeeds, has_events: bool) -> list[str]:
     return options
 
 
+#: Kinds whose scheduler writes the simulated time it reached (the policy API's front-end does).
+REPORTS_PROGRESS = frozenset({"policy", "python"})
+
+
 def scheduler_command(
     scheduler: Scheduler, output: Path, progress_file: Path, timeout: float
 ) -> Callable[[str], list[str]]:

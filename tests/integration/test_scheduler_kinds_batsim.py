@@ -76,15 +76,21 @@ def test_batsched_easy_bf_runs_as_a_command_and_gets_batsims_metrics(tmp_path, b
 
 
 @pytest.mark.parametrize(
-    ("scheduler", "evictions"),
-    [(f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS", 0), ("pybatsim=fillerSched", None)],
+    ("scheduler", "evictions", "progress"),
+    [
+        (f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS", 0, "simulated time: 100%"),
+        ("pybatsim=fillerSched", None, "no progress bar: a pybatsim scheduler does not report its simulated time"),
+    ],
 )
-def test_run_takes_any_scheduler_and_writes_its_metrics(tmp_path, batsim_binary, workload, scheduler, evictions):
-    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(tmp_path)]
+def test_run_takes_any_scheduler_and_writes_its_metrics(
+    tmp_path, batsim_binary, workload, scheduler, evictions, progress
+):
+    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(tmp_path), "--progress"]
     result = CliRunner().invoke(main, [*arguments, "--batsim", batsim_binary, "--scheduler", scheduler])
     assert result.exit_code == 0, result.output
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["jobs"] == 40 and metrics["evictions"] == evictions  # null, "n/a", without a ledger
+    assert progress in result.output
 
 
 def test_a_policy_class_runs_through_the_batsim_py_front_end_too(tmp_path, batsim_binary):

@@ -50,3 +50,15 @@ def test_a_hidden_bar_reads_no_workload(tmp_path):
     with ProgressBar(tmp_path / "progress.txt", 8, [tmp_path / "missing.json"], enabled=False) as bar:
         bar.follow()
         assert bar.bar.total is None
+
+
+def test_the_progress_file_is_written_once_a_period_and_at_the_end(tmp_path):
+    from batsim_google.simulation.frontend import ProgressFile
+
+    path = tmp_path / "progress.txt"
+    progress = ProgressFile(path)
+    progress.report(10.0)
+    progress.report(20.0)  # within the period: not written
+    assert path.read_text() == "10.0\n"
+    progress.report(30.0, final=True)
+    assert path.read_text() == "30.0\n"
