@@ -30,3 +30,15 @@ def test_command_line_starts_without_numpy():
     code = "import sys, batsim_google.cli; print('numpy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False"]
+
+
+def test_generating_from_the_preset_imports_no_scipy_stats(tmp_path):
+    """Generation draws with numpy (scipy.stats alone takes a second to import)."""
+    code = (
+        "import sys; from batsim_google.cli import main; "
+        f"main(['generate', '--tasks', '1000', '-o', r'{tmp_path / 'w.json'}', '--no-progress'], standalone_mode=False); "
+        "print(sorted(name for name in sys.modules if name.startswith(('scipy.stats', 'scipy.optimize'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert (tmp_path / "w.json").stat().st_size > 0

@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize
 
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobArrivals
@@ -51,6 +50,8 @@ def _tilt(laws: Sequence[Empirical], frequencies: np.ndarray, target: float) -> 
         return -THETA_BOUND
     if gap(THETA_BOUND) <= 0:
         return THETA_BOUND
+    from scipy import optimize
+
     return float(optimize.brentq(gap, -THETA_BOUND, THETA_BOUND, xtol=1e-12))
 
 

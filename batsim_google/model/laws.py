@@ -4,8 +4,11 @@ The model paper uses a log-normal for makespans and a Lomax (its shifted Pareto)
 inter-arrivals; Gaevoy et al. compare exponential, gamma, hyperexponential and hypergamma laws.
 Each law here is a small frozen value with the parameters a model file spells, backed by scipy for
 its density and distribution function, and drawn *vectorized*: :func:`draw_by_class` draws one
-value per task with the law of the task's class, one numpy/scipy call per kind of law (mixtures:
-the branch index first, then the branch law), always from the ``numpy.random.Generator`` given.
+value per task with the law of the task's class, one numpy call per kind of law (mixtures: the
+branch index first, then the branch law), always from the ``numpy.random.Generator`` given. Draws
+follow scipy's own algorithm for each law (``rvs``: the same variates from the same generator,
+tested), written with numpy so that generating never imports scipy.stats, which takes a second;
+scipy is imported where a density, a distribution function or a solver is needed.
 
 Model files write a law as a table, e.g. ``{law = "gamma", shape = 0.6, scale = 2100}`` or
 ``{law = "hyperexponential", weights = [0.7, 0.3], rates = [0.01, 0.0002]}``.
@@ -19,7 +22,6 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import known_keys, number, numbers, require, table
@@ -87,6 +89,11 @@ class _ScipyLaw(Law):
     def _scipy(**parameters):
         raise NotImplementedError
 
+    @staticmethod
+    def _variates(rng: np.random.Generator, size: int, **parameters) -> np.ndarray:
+        """``size`` draws with per-draw parameters, as ``_scipy(**parameters).rvs`` makes them."""
+        raise NotImplementedError
+
     def _frozen(self):
         return self._scipy(**{f.name: getattr(self, f.name) for f in fields(self)})
 
@@ -109,7 +116,7 @@ class _ScipyLaw(Law):
     @classmethod
     def draw(cls, laws, index, rng):
         parameters = {f.name: np.array([getattr(law, f.name) for law in laws])[index] for f in fields(cls)}
-        return cls._scipy(**parameters).rvs(random_state=rng)
+        return cls._variates(rng, len(index), **parameters)
 
     def check(self, where: str) -> None:
         for f in fields(self):
@@ -126,7 +133,13 @@ class LogNormal(_ScipyLaw):
 
     @staticmethod
     def _scipy(mu, sigma):
+        from scipy import stats
+
         return stats.lognorm(sigma, scale=np.exp(mu))
+
+    @staticmethod
+    def _variates(rng, size, mu, sigma):
+        return np.exp(sigma * rng.standard_normal(size)) * np.exp(mu)
 
     def check(self, where: str) -> None:
         require(f"{where}.sigma", self.sigma, self.sigma > 0.0, "> 0")
@@ -142,7 +155,13 @@ class Pareto(_ScipyLaw):
 
     @staticmethod
     def _scipy(shape, scale):
+        from scipy import stats
+
         return stats.pareto(shape, scale=scale)
+
+    @staticmethod
+    def _variates(rng, size, shape, scale):
+        return pow(1 - rng.uniform(size=size), -1.0 / shape) * scale  # the inverse of the CDF
 
 
 @dataclass(frozen=True)
@@ -158,7 +177,15 @@ class Lomax(_ScipyLaw):
 
     @staticmethod
     def _scipy(shape, scale):
+        from scipy import stats
+
         return stats.lomax(shape, scale=scale)
+
+    @staticmethod
+    def _variates(rng, size, shape, scale):
+        from scipy import special
+
+        return special.expm1(-special.log1p(-rng.uniform(size=size)) / shape) * scale  # the inverse of the CDF
 
 
 @dataclass(frozen=True)
@@ -168,7 +195,13 @@ class Exponential(_ScipyLaw):
 
     @staticmethod
     def _scipy(rate):
+        from scipy import stats
+
         return stats.expon(scale=1.0 / rate)
+
+    @staticmethod
+    def _variates(rng, size, rate):
+        return rng.standard_exponential(size) * (1.0 / rate)
 
 
 @dataclass(frozen=True)
@@ -179,7 +212,13 @@ class Gamma(_ScipyLaw):
 
     @staticmethod
     def _scipy(shape, scale):
+        from scipy import stats
+
         return stats.gamma(shape, scale=scale)
+
+    @staticmethod
+    def _variates(rng, size, shape, scale):
+        return rng.standard_gamma(shape, size) * scale
 
 
 def _padded(rows: Sequence[Sequence[float]], fill: float) -> np.ndarray:
@@ -204,14 +243,19 @@ def draw_categories(weights: Sequence[Sequence[float]], index: np.ndarray, rng: 
 class _Mixture(Law):
     """A finite mixture: branch ``i`` with probability ``weights[i]``, then that branch's law.
 
-    Subclasses name the per-branch parameter lists after ``weights`` and give the scipy law of a
-    branch; lists are padded so that mixtures with different branch counts draw in one call.
+    Subclasses name the per-branch parameter lists after ``weights`` and give the law of a branch,
+    as a scipy law and as draws (``_ScipyLaw``'s two methods); lists are padded so that mixtures
+    with different branch counts draw in one call.
     """
 
     weights: tuple[float, ...]
 
     @staticmethod
     def _branch(**parameters):
+        raise NotImplementedError
+
+    @staticmethod
+    def _branch_variates(rng: np.random.Generator, size: int, **parameters) -> np.ndarray:
         raise NotImplementedError
 
     def _branch_parameters(self) -> dict[str, np.ndarray]:
@@ -250,6 +294,8 @@ class _Mixture(Law):
         branches = self._branch(**self._branch_parameters()).logpdf(x.reshape(1, -1))
         with np.errstate(divide="ignore"):
             log_weights = np.log(np.asarray(self.weights))[:, None]
+        from scipy import special
+
         return special.logsumexp(branches + log_weights, axis=0).reshape(x.shape)
 
     def mean(self) -> float:
@@ -260,6 +306,8 @@ class _Mixture(Law):
         low, high = quantiles.min(), quantiles.max()
         if low == high:
             return float(low)
+        from scipy import optimize
+
         return float(optimize.brentq(lambda x: float(self.cdf(x)) - 0.5, low, high, xtol=1e-12 * high))
 
     @classmethod
@@ -269,7 +317,7 @@ class _Mixture(Law):
         parameters = {
             f.name: _padded([getattr(law, f.name) for law in laws], 1.0)[index, branch] for f in fields(cls)[1:]
         }
-        return cls._branch(**parameters).rvs(random_state=rng)
+        return cls._branch_variates(rng, len(index), **parameters)
 
 
 @dataclass(frozen=True)
@@ -282,7 +330,13 @@ class HyperExponential(_Mixture):
 
     @staticmethod
     def _branch(rates):
+        from scipy import stats
+
         return stats.expon(scale=1.0 / np.asarray(rates))
+
+    @staticmethod
+    def _branch_variates(rng, size, rates):
+        return Exponential._variates(rng, size, np.asarray(rates))
 
 
 @dataclass(frozen=True)
@@ -296,7 +350,13 @@ class HyperGamma(_Mixture):
 
     @staticmethod
     def _branch(shapes, scales):
+        from scipy import stats
+
         return stats.gamma(shapes, scale=scales)
+
+    @staticmethod
+    def _branch_variates(rng, size, shapes, scales):
+        return Gamma._variates(rng, size, shapes, scales)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ Google priority ``p`` maps to ``(p + 1) / 12``: priority 0 becomes 1/12 (never 0
 and the order is kept. Being linear, the mapping sends a mean priority (a k-means centroid) to the
 mean of the mapped priorities, which is what a truncated-exponential rate is solved from. The
 model draws priorities from the exponential of rate ``lambda`` truncated to ]0, 1] (the paper's
-redraw above 1). scipy is imported where a law is made, so that the scheduler, which needs only
-the levels, starts without it.
+redraw above 1), drawn with scipy's own algorithm written with numpy (the inverse of the CDF: the
+same variates, tested); scipy is imported only where a law is made or a rate solved, so that the
+scheduler and the generator start without scipy.stats.
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ def priority_law(rate):
     return stats.truncexpon(rate, scale=1.0 / rate)
 
 
-def draw_priorities(rate, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
-    """Priorities in ]0, 1]: the truncated exponential, with an exact 0 (probability 2^-53) lifted
-    and scipy's inverse CDF kept from passing 1 by an ulp."""
-    values = priority_law(rate).rvs(size=size, random_state=rng)
+def draw_priorities(rate: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One priority in ]0, 1] per rate: the truncated exponential (as ``priority_law(rate).rvs``
+    draws it), with an exact 0 (probability 2^-53) lifted and the inverse CDF kept from passing 1
+    by an ulp."""
+    from scipy import special
+
+    rate = np.asarray(rate, dtype=float)
+    values = -special.log1p(rng.uniform(size=rate.shape) * special.expm1(-rate)) * (1.0 / rate)
     return np.clip(values, np.finfo(float).tiny, 1.0)
 
 

@@ -213,3 +213,35 @@ def test_mixture_moments_and_median():
     assert law.mean() == pytest.approx(0.3 * 5.0 + 0.7 * 3000.0)
     assert float(law.cdf(law.median())) == pytest.approx(0.5, abs=1e-9)
     assert law.n_parameters == 5 and HyperExponential((0.2, 0.3, 0.5), (1, 2, 3)).n_parameters == 5
+
+
+SCIPY_LAWS = {
+    LogNormal: {"mu": (-2.0, 9.0), "sigma": (0.1, 3.0)},
+    Pareto: {"shape": (0.5, 6.0), "scale": (1e-3, 1e3)},
+    Lomax: {"shape": (0.5, 6.0), "scale": (1e-3, 1e3)},
+    Exponential: {"rate": (1e-4, 10.0)},
+    Gamma: {"shape": (0.05, 20.0), "scale": (1e-3, 1e4)},
+}
+
+
+@pytest.mark.parametrize("law", SCIPY_LAWS, ids=lambda law: law.name)
+def test_draws_are_scipys_variates_from_the_same_generator(law):
+    """The generator draws without scipy.stats; a seed must still give the values scipy's ``rvs``
+    gives, bit for bit, with one parameter set per draw."""
+    parameters = {
+        name: np.random.default_rng(1).uniform(low, high, 20_000) for name, (low, high) in SCIPY_LAWS[law].items()
+    }
+    expected = law._scipy(**parameters).rvs(random_state=np.random.default_rng(5))
+    assert np.array_equal(law._variates(np.random.default_rng(5), 20_000, **parameters), expected)
+
+
+def test_mixture_branches_and_priorities_are_scipys_variates_from_the_same_generator():
+    from batsim_google.model.priority import draw_priorities, priority_law
+
+    rng = np.random.default_rng(2)
+    shapes, scales, rates = rng.uniform(0.1, 9, 20_000), rng.uniform(1e-2, 1e3, 20_000), rng.uniform(1e-3, 50, 20_000)
+    for law, parameters in ((HyperGamma, {"shapes": shapes, "scales": scales}), (HyperExponential, {"rates": rates})):
+        expected = law._branch(**parameters).rvs(random_state=np.random.default_rng(6))
+        assert np.array_equal(law._branch_variates(np.random.default_rng(6), 20_000, **parameters), expected)
+    expected = np.clip(priority_law(rates).rvs(random_state=np.random.default_rng(7)), np.finfo(float).tiny, 1.0)
+    assert np.array_equal(draw_priorities(rates, np.random.default_rng(7)), expected)
