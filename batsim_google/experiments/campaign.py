@@ -229,16 +229,6 @@ def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Fail
     )
 
 
-def policy_config(raw: Mapping[str, Any], where: str) -> PolicyConfig:
-    """The policy of a table of PolicyConfig fields; errors name ``where``."""
-    fields = {field.name for field in dataclasses.fields(PolicyConfig)}
-    known_keys(raw, fields, where)
-    try:
-        return PolicyConfig(**raw)
-    except (TypeError, ValueError) as error:
-        raise ParameterError(f"{where}: {error}") from error
-
-
 def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, required: bool = True) -> tuple:
     if key not in data:
         if required:
@@ -287,7 +277,9 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     platforms = _entries(data, "platforms", _platform, base)
     workloads = _entries(data, "workloads", _workload, base)
     failures = _entries(data, "failures", _failures, base, required=False) or (FailureSpec("none"),)
-    policies = _entries(data, "policies", lambda name, raw, where: (name, policy_config(raw, where)), None, False)
+    policies = _entries(
+        data, "policies", lambda name, raw, where: (name, PolicyConfig.from_mapping(raw, where)), None, False
+    )
     schedulers = _entries(data, "schedulers", scheduler_entry, base, required=False)
     if not policies and not schedulers:
         raise ParameterError("[policies] and [schedulers] are missing or empty: name at least one scheduler")

@@ -29,13 +29,12 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import known_keys, table
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.schedulers import KINDS, SOCKET, Scheduler, declared_needs, policy_scheduler, refusal
 
 
 def scheduler_entry(name: str, raw: Mapping[str, Any], where: str, base: Path) -> tuple[str, Scheduler]:
     """The scheduler of one ``[schedulers.NAME]`` table; errors name ``where``."""
-    from batsim_google.experiments.campaign import policy_config
-
     given = [kind for kind in KINDS if kind in raw]
     if len(given) != 1:
         raise ParameterError(f"{where} needs exactly one of {', '.join(KINDS)} (got {', '.join(given) or 'none'})")
@@ -50,7 +49,7 @@ def scheduler_entry(name: str, raw: Mapping[str, Any], where: str, base: Path) -
     options = dict(table(raw.get("options", {}), f"{where}.options"))
     declared = declared_needs(table(raw["needs"], f"{where}.needs"), f"{where}.needs") if "needs" in raw else None
     if kind == "policy":
-        return name, policy_scheduler(policy_config(table(value, f"{where}.policy"), f"{where}.policy"))
+        return name, policy_scheduler(PolicyConfig.from_mapping(table(value, f"{where}.policy"), f"{where}.policy"))
     if kind == "command":
         if not (isinstance(value, list) and value and all(isinstance(part, str) for part in value)):
             raise ParameterError(f"{where}.command must be a non-empty list of strings (got {value!r})")

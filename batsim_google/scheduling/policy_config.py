@@ -6,11 +6,13 @@ range) and what a policy of a campaign or of ``validate --policy`` is checked ag
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
+from batsim_google.parameters import known_keys
 
 #: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
 PLACEMENT_NAMES = ("first-fit", "best-fit")
@@ -100,6 +102,16 @@ class PolicyConfig:
         min=0,
         unit="seconds",
     )
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, Any], where: str) -> PolicyConfig:
+        """The policy of a table of its fields (a campaign's, ``validate --policy``'s); errors name
+        ``where``."""
+        known_keys(raw, {f.name for f in fields(cls)}, where)
+        try:
+            return cls(**raw)
+        except (TypeError, ValueError) as error:
+            raise ParameterError(f"{where}: {error}") from error
 
     def __post_init__(self) -> None:
         for f in fields(self):  # values from TOML or JSON options: of the field's type, or named
