@@ -2,13 +2,14 @@
 
 The baseline follows the model paper's listing: one scipy draw per law and per task, and the job
 and its profile written to a Batsim JSON workload one at a time. Both run in this process, in the
-same run; the figures printed are tasks per second for each and their ratio. With
+same run, ``--runs`` times in turn; the figures printed are tasks per second for each and their
+ratio, pair by pair: medians, with the spread. With
 ``--memory-tasks N`` it also generates N tasks in a child process and prints its peak memory
 (the streamed writer must keep 10 million tasks under 1 GB). With ``--model FILE`` the generator
 draws from that model file instead of the ``google`` preset, e.g. one with job-level arrivals
 (jobs, then their tasks); the baseline stays the paper's listing.
 
-    uv run python -m bench.generator [--tasks 1000000] [--baseline-tasks 50000] [--memory-tasks 10000000] [--model FILE]
+    uv run python -m bench.generator [--tasks 1000000] [--baseline-tasks 50000] [--runs 5] [--memory-tasks 10000000] [--model FILE]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,24 +106,33 @@ def main() -> None:
         "--memory-tasks", type=int, default=0, help="also measure peak memory generating this many tasks"
     )
     parser.add_argument("--model", type=Path, help="model file to generate from (default: the google preset)")
+    parser.add_argument("--runs", type=int, default=5, help="runs of each, in turn: the median is printed")
     args = parser.parse_args()
     model = preset("google") if args.model is None else load_model(args.model)
+    vectorized, baseline = [], []
     with tempfile.TemporaryDirectory() as folder:
-        start = time.perf_counter()
-        write_generated_workload(
-            Path(folder) / "vectorized.json", model, load_request_law(), args.seed, tasks=args.tasks
-        )
-        vectorized = args.tasks / (time.perf_counter() - start)
-        start = time.perf_counter()
-        one_task_at_a_time(Path(folder) / "baseline.json", args.baseline_tasks, args.seed)
-        baseline = args.baseline_tasks / (time.perf_counter() - start)
+        for run in range(args.runs):  # in turn, so that a drift of the machine's speed hits both
+            output = Path(folder) / "vectorized.json"
+            start = time.perf_counter()
+            write_generated_workload(output, model, load_request_law(), args.seed, tasks=args.tasks)
+            vectorized.append(args.tasks / (time.perf_counter() - start))
+            output.unlink()
+            start = time.perf_counter()
+            one_task_at_a_time(Path(folder) / "baseline.json", args.baseline_tasks, args.seed)
+            baseline.append(args.baseline_tasks / (time.perf_counter() - start))
         memory = peak_memory_mb(args.memory_tasks, folder, args.model) if args.memory_tasks else None
+    ratios = [v / b for v, b in zip(vectorized, baseline, strict=True)]
     print(f"model                : {model.name}" + (" (job-level arrivals)" if model.jobs is not None else ""))
-    print(f"vectorized generator : {args.tasks:>9} tasks  {vectorized:12,.0f} tasks/s")
-    print(f"one task at a time   : {args.baseline_tasks:>9} tasks  {baseline:12,.0f} tasks/s")
-    print(f"ratio                : {vectorized / baseline:.1f}x (target >= 100x)")
+    print(f"runs                 : {args.runs}, in turn; median (min-max)")
+    print(f"vectorized generator : {args.tasks:>9} tasks  {_spread(vectorized, ',.0f')} tasks/s")
+    print(f"one task at a time   : {args.baseline_tasks:>9} tasks  {_spread(baseline, ',.0f')} tasks/s")
+    print(f"ratio                : {_spread(ratios, '.1f')}x, pair by pair (target >= 100x)")
     if memory is not None:
         print(f"peak memory, {args.memory_tasks} tasks: {memory:,.0f} MB (target < 1 GB)")
+
+
+def _spread(values: list[float], form: str) -> str:
+    return f"{statistics.median(values):{form}} ({min(values):{form}}-{max(values):{form}})"
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ def run_bench(*arguments: str) -> str:
     "arguments, expected",
     [
         (
-            ("bench.generator", "--tasks", "2000", "--baseline-tasks", "200", "--memory-tasks", "2000"),
-            ["ratio", "peak memory, 2000 tasks"],
+            ("bench.generator", "--tasks", "2000", "--baseline-tasks", "200", "--runs", "2", "--memory-tasks", "2000"),
+            ["runs                 : 2, in turn", "ratio", "peak memory, 2000 tasks"],
         ),
         (("bench.fit", "--sizes", "2000"), ["hypergamma3-ml"]),
         (("bench.policy", "--tasks", "300", "600"), ["300 tasks: 600 events", "growth 300 -> 600 tasks"]),
@@ -43,6 +43,7 @@ def run_bench(*arguments: str) -> str:
                 "heavy libraries (baseline)",
                 "batsim-google --help",
                 "batsim-google generate --help",
+                "generate --tasks 1",
                 "scheduler import (googleCell)",
             ],
         ),
@@ -60,7 +61,7 @@ def test_generator_benchmark_with_a_job_model(tmp_path):
     from batsim_google.model.workload_model import save_model
 
     save_model(job_model(), tmp_path / "jobs.toml")
-    arguments = ("--tasks", "2000", "--baseline-tasks", "200", "--memory-tasks", "2000")
+    arguments = ("--tasks", "2000", "--baseline-tasks", "200", "--runs", "1", "--memory-tasks", "2000")
     output = run_bench("bench.generator", *arguments, "--model", str(tmp_path / "jobs.toml"))
     for text in ("(job-level arrivals)", "ratio", "peak memory, 2000 tasks"):
         assert text in output
