@@ -111,7 +111,7 @@ def main() -> None:
     model = preset("google") if args.model is None else load_model(args.model)
     vectorized, baseline = [], []
     with tempfile.TemporaryDirectory() as folder:
-        for run in range(args.runs):  # in turn, so that a drift of the machine's speed hits both
+        for _ in range(args.runs):  # in turn, so that a drift of the machine's speed hits both
             output = Path(folder) / "vectorized.json"
             start = time.perf_counter()
             write_generated_workload(output, model, load_request_law(), args.seed, tasks=args.tasks)
