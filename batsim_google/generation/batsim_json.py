@@ -2,9 +2,9 @@
 
 Jobs are written batch by batch as they come; profiles, which Batsim expects after the jobs, go to
 a temporary file beside the output and are appended at the end, so memory stays flat whatever the
-job count. Lines are formatted column-wise by polars (its NDJSON writer), not job by job in Python,
-in a background thread, so that the caller prepares the next batch meanwhile; at most one batch
-waits, which bounds memory.
+job count. Lines are formatted column-wise by polars (a JSON object a row), not job by job in
+Python, by two background threads while the caller draws the next batch; a batch's lines are
+written in order once formatted, and at most :data:`IN_FLIGHT` batches wait, which bounds memory.
 
 With a ``grain`` (seconds), delays are rounded to multiples of it and jobs of equal rounded delay
 share one profile, which shrinks files a lot; without it every job has its own profile, named by
@@ -20,14 +20,15 @@ under any scheduler.
 
 from __future__ import annotations
 
-import io
 import json
+import os
 import shutil
 import tempfile
+from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import polars as pl
 
@@ -49,6 +50,10 @@ MAX_STEPS = 1e15
 #: lasts one grain: beyond an hour the rounding would change the makespans more than it shares
 #: profiles (``--grain 1e300`` made every job last 1e300 s).
 MAX_GRAIN = HOUR
+#: Batches formatted at once in the background before the caller waits for the oldest.
+IN_FLIGHT = 2
+#: What ends every line, jobs' and profiles'; the last one's is cut when the file is closed.
+SEPARATOR = b",\n"
 
 
 class WorkloadWriter:
@@ -76,8 +81,8 @@ class WorkloadWriter:
         self.profiles = 0
         self._shared_profiles: set[int] = set()
         self._service_profile_written = False
-        self._formatter = ThreadPoolExecutor(max_workers=2, thread_name_prefix="workload-writer")
-        self._pending: list[Future] = []
+        self._formatter = ThreadPoolExecutor(max_workers=IN_FLIGHT, thread_name_prefix="workload-writer")
+        self._in_flight: deque[Future[tuple[pl.DataFrame, pl.DataFrame]]] = deque()
         self._target = AtomicFile(self.path)
         try:
             self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
@@ -86,8 +91,7 @@ class WorkloadWriter:
             self._target.discard()
             raise
         header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
-        self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [')
-        self._jobs_start = self._out.tell()
+        self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [\n')
 
     def __enter__(self) -> WorkloadWriter:
         return self
@@ -123,13 +127,12 @@ class WorkloadWriter:
             raise ValueError(
                 f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers"
             )
-        self._wait()
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
-        services = jobs.filter(is_service)
-        if services.height and not self._service_profile_written:
-            self._service_profile_written = True
-            self._write_profiles(pl.DataFrame({"name": [SERVICE_PROFILE], "delay": [SERVICE_DELAY]}))
         profile, profiles = self._profiles_of(jobs, is_service)
+        if not self._service_profile_written and jobs.select(is_service.any()).item():
+            self._service_profile_written = True
+            service = pl.DataFrame({"name": [SERVICE_PROFILE], "delay": [SERVICE_DELAY]})
+            profiles = pl.concat([service, profiles.cast(service.schema)])
         walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME)
         extra = [name for name in jobs.columns if name not in (*REQUIRED, "res", "walltime")]
         lines = jobs.select(
@@ -143,11 +146,11 @@ class WorkloadWriter:
             .alias("walltime"),
             *extra,
         )
-        self._pending = [
-            self._formatter.submit(self._append_jobs, lines),
-            self._formatter.submit(self._write_profiles, profiles),
-        ]
+        self._in_flight.append(self._formatter.submit(_format, lines, profiles))
         self.jobs += jobs.height
+        self.profiles += profiles.height
+        while len(self._in_flight) > IN_FLIGHT:
+            self._write_oldest()
 
     def _profiles_of(self, jobs: pl.DataFrame, is_service: pl.Expr) -> tuple[pl.Expr, pl.DataFrame]:
         """Each task's profile name, and the profiles not written yet (services have theirs)."""
@@ -167,50 +170,44 @@ class WorkloadWriter:
         name = pl.lit("g") + pl.lit(steps).cast(pl.String)
         return name, pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})
 
-    def _wait(self) -> None:
-        for pending in self._pending:
-            pending.result()
-        self._pending = []
-
-    def _append_jobs(self, lines: pl.DataFrame) -> None:
-        self._out.write(b",\n" if self._out.tell() > self._jobs_start else b"\n")
-        self._out.write(_ndjson(lines).replace(b"\n", b",\n"))
-
-    def _write_profiles(self, profiles: pl.DataFrame) -> None:
-        if profiles.height == 0:
-            return
-        text = (
-            profiles.select(
-                pl.concat_str(
-                    pl.lit('"'),
-                    pl.col("name"),
-                    pl.lit('":{"type":"delay","delay":'),
-                    pl.col("delay").cast(pl.String),
-                    pl.lit("}"),
-                )
-            )
-            .to_series()
-            .str.join(",\n")
-            .item()
-        )
-        self._profiles.write((",\n" if self.profiles else "\n").encode() + text.encode())
-        self.profiles += profiles.height
+    def _write_oldest(self) -> None:
+        job_lines, profile_lines = self._in_flight.popleft().result()
+        _write_lines(job_lines, self._out)
+        _write_lines(profile_lines, self._profiles)
 
     def close(self) -> None:
         """Finish the file: close the jobs array and append the profiles."""
-        self._wait()
+        while self._in_flight:
+            self._write_oldest()
         self._formatter.shutdown()
+        self._out.seek(-len(SEPARATOR) if self.jobs else -1, os.SEEK_END)  # the last separator
         self._out.write(b'\n],\n"profiles": {')
-        self._profiles.seek(0)
-        shutil.copyfileobj(self._profiles, self._out)
+        if self.profiles:
+            self._out.write(b"\n")
+            self._profiles.truncate(self._profiles.tell() - len(SEPARATOR))
+            self._profiles.seek(0)
+            shutil.copyfileobj(self._profiles, self._out)
         self._profiles.close()
         self._out.write(b"\n}\n}\n")
         self._out.close()
         self._target.commit()
 
 
-def _ndjson(frame: pl.DataFrame) -> bytes:
-    """One JSON object per line, without the final newline."""
-    buffer = io.BytesIO()
-    frame.write_ndjson(buffer)
-    return buffer.getvalue().rstrip(b"\n")
+def _format(lines: pl.DataFrame, profiles: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A JSON object a job (polars escapes the strings as its NDJSON writer does), and a profile a
+    line: ``"name":{"type":"delay","delay":d}``."""
+    profile_lines = profiles.select(
+        pl.concat_str(
+            pl.lit('"'),
+            pl.col("name"),
+            pl.lit('":{"type":"delay","delay":'),
+            pl.col("delay").cast(pl.String),
+            pl.lit("}"),
+        )
+    )
+    return lines.select(pl.struct(pl.all()).struct.json_encode()), profile_lines
+
+
+def _write_lines(lines: pl.DataFrame, out: BinaryIO) -> None:
+    """The one column of ``lines`` as it is, each followed by :data:`SEPARATOR`."""
+    lines.write_csv(out, include_header=False, quote_style="never", line_terminator=SEPARATOR.decode())

@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.generation.batsim_json import MAX_GRAIN, WorkloadWriter
+from batsim_google.generation.batsim_json import IN_FLIGHT, MAX_GRAIN, WorkloadWriter
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
@@ -120,6 +120,37 @@ def test_writer_keeps_explicit_res_walltime_and_string_columns(tmp_path):
     assert data["jobs"][2]["res"] == 1 and data["jobs"][2]["walltime"] == -1
 
 
+def test_writer_keeps_the_order_and_the_strings_of_many_batches(tmp_path):
+    """More batches than are formatted at once come out in order; strings that JSON must escape
+    (quotes, backslashes, control characters) and missing values read back as they were given;
+    the services' profile is written once; an empty workload is valid JSON too."""
+    names = ['q"uote', "back\\slash", "new\nline", "tab\t", "bell\x07", "café", None]
+    expected, path = [], tmp_path / "w.json"
+    with WorkloadWriter(path, 4) as writer:
+        for batch in range(3 * IN_FLIGHT + 1):
+            ids = list(range(batch * 10, batch * 10 + 10))
+            rows = {
+                "id": ids,
+                "subtime": [float(i) for i in ids],
+                "delay": [i + 0.5 for i in ids],
+                "kind": ["service" if i % 4 == 0 else "task" for i in ids],
+                "user": [names[i % len(names)] for i in ids],
+            }
+            writer.write(pl.DataFrame(rows))
+            expected += [dict(zip(rows, values)) for values in zip(*rows.values())]
+    data = json.loads(path.read_text())
+    assert [(j["id"], j["subtime"], j["kind"], j["user"]) for j in data["jobs"]] == [
+        (e["id"], e["subtime"], e["kind"], e["user"]) for e in expected
+    ]
+    tasks = [e for e in expected if e["kind"] == "task"]
+    assert sorted(data["profiles"]) == sorted([str(e["id"]) for e in tasks] + ["service"])
+    assert all(data["profiles"][str(e["id"])]["delay"] == e["delay"] for e in tasks)
+    assert path.read_text().count('"service":{') == 1
+    with WorkloadWriter(tmp_path / "empty.json", 4):
+        pass
+    assert json.loads((tmp_path / "empty.json").read_text())["jobs"] == []
+
+
 def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     """Scale 1 is the default to the byte; scale F multiplies every submission time by F (the
     same draws), leaves every other field alone and is recorded in the meta."""
@@ -158,10 +189,10 @@ def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, m
     assert not path.exists()
     import batsim_google.generation.batsim_json as batsim_json
 
-    def full_disk(frame):
+    def full_disk(lines, out):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(batsim_json, "_ndjson", full_disk)  # fails in the background writer, seen at close
+    monkeypatch.setattr(batsim_json, "_write_lines", full_disk)  # the batch waits in the background until close
     with pytest.raises(OSError, match="No space left"):
         with WorkloadWriter(path, 4) as writer:
             writer.write(jobs.head(1))
