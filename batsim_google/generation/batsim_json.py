@@ -121,7 +121,7 @@ class WorkloadWriter:
         if jobs.height == 0:
             return
         numbers = [name for name in ("subtime", "delay", "walltime") if name in jobs.columns]
-        not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite() for name in numbers))
+        not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite().fill_null(False) for name in numbers))
         if not_finite.height:
             row = not_finite.row(0, named=True)
             raise ValueError(

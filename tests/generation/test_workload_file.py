@@ -183,6 +183,10 @@ def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, m
         with WorkloadWriter(path, 4) as writer:
             writer.write(jobs)
     assert not path.exists()
+    with pytest.raises(ValueError, match=r"job 1: subtime = None, delay = 2.0: times must be finite"):
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(pl.DataFrame({"id": [0, 1], "subtime": [0.0, None], "delay": [1.0, 2.0]}))
+    assert not path.exists()
     with pytest.raises(ValueError, match="more than 1e\\+15 grains of 1e-12 s"):
         with WorkloadWriter(path, 4, grain=1e-12) as writer:
             writer.write(jobs.head(1).with_columns(delay=pl.lit(1e4)))
