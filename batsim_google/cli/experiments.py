@@ -66,6 +66,7 @@ _COSTS = (
     "mean_waiting_s",
     "p95_waiting_s",
     "mean_bounded_slowdown",
+    "mean_job_response_s",
     "utilization",
     "evictions",
     "mean_suspension_s",

@@ -30,7 +30,14 @@ def summary_lines(metrics: dict) -> list[str]:
     )
     window = f"over {metrics['window_start_s']:g}-{metrics['window_end_s']:g} s of simulated time: "
     jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
-    return [window + shown, jobs]
+    if metrics.get("google_jobs") is None:
+        return [window + shown, jobs]
+    response = metrics["mean_job_response_s"]
+    grouped = (
+        f"jobs of tasks: {metrics['google_jobs_completed']} of {metrics['google_jobs']} served whole, response "
+        + ("n/a" if response is None else f"mean {response:.4g} s, p95 {metrics['p95_job_response_s']:.4g} s")
+    )
+    return [window + shown, jobs, grouped]
 
 
 @click.command("metrics")
@@ -39,6 +46,13 @@ def summary_lines(metrics: dict) -> list[str]:
     "--platform",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.",
+)
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The workloads the run simulated, in Batsim's order (repeatable): the jobs of tasks (google_job) and their response times.",
 )
 @warmup_option
 @click.option(
@@ -55,7 +69,12 @@ def summary_lines(metrics: dict) -> list[str]:
     help="Also write the metrics to this JSON file.",
 )
 def metrics_command(
-    directory: Path, platform: Path | None, warmup: float, horizon: float, json_file: Path | None
+    directory: Path,
+    platform: Path | None,
+    workloads: tuple[Path, ...],
+    warmup: float,
+    horizon: float,
+    json_file: Path | None,
 ) -> None:
     """Metrics of a Batsim output folder (any scheduler); "n/a" for what only this package's scheduler records."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
@@ -63,7 +82,7 @@ def metrics_command(
     from batsim_google.experiments.window import window_of
 
     try:
-        metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon))
+        metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
     except ValueError as error:
         fail(str(error))
     for name, value in metrics.items():

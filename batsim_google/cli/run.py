@@ -110,7 +110,7 @@ def run(
             platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
         )
     try:
-        metrics = run_metrics(RunOutputs(output), platform, window)
+        metrics = run_metrics(RunOutputs(output), platform, window, workloads)
     except ValueError as error:
         fail(str(error))
     for line in summary_lines(metrics):

@@ -110,7 +110,7 @@ def _execute(run: Run, batsim: str) -> dict:
         "fingerprint": run.fingerprint,
         "labels": run.labels(),
         "wall_seconds": result.simulation.wall_seconds,
-        "metrics": run_metrics(outputs, run.platform_file, window),
+        "metrics": run_metrics(outputs, run.platform_file, window, [run.workload_file]),
         "queue": queue_metrics(outputs, window=window),
     }
     write_text(run.directory / MARKER, json.dumps(marker, indent=1) + "\n")

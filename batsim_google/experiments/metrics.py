@@ -23,6 +23,8 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
   ``cpu_capacity`` (asleep or failed machines included) x the makespan (needs the platform; null
   without it). Without, machines requested x execution time over machines x makespan (Batsim
   allocates whole machines); the machines are the platform's compute hosts, or Batsim's count;
+- ``google_jobs``, ``google_jobs_completed``, ``mean_job_response_s``, ``p95_job_response_s``:
+  the jobs of tasks (:mod:`.job_groups`), given the workloads the run simulated;
 - ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
   (null without -E); ``batsim_energy_j``: Batsim's consumed energy at the end of the run
   (``out_consumed_energy.csv``, -E): with this scheduler's delay jobs, idle, sleep, off and
@@ -60,11 +62,13 @@ suspensions are the whole run's.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
 from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
@@ -120,9 +124,15 @@ def _value(value) -> float | None:
     return None if value is None else float(value)
 
 
-def run_metrics(outputs: RunOutputs, platform: str | Path | None = None, window: Window | None = None) -> dict:
+def run_metrics(
+    outputs: RunOutputs,
+    platform: str | Path | None = None,
+    window: Window | None = None,
+    workloads: Sequence[str | Path] = (),
+) -> dict:
     """The metrics of the run in ``outputs`` (see the module), on the ``platform`` it simulated
-    when known, over the ``window`` (None: the whole run)."""
+    when known, over the ``window`` (None: the whole run); the jobs of tasks from the
+    ``workloads`` it simulated, in Batsim's order, when given."""
     if not outputs.has_batsim_outputs():
         raise InputFileError(f"{outputs.directory}: no Batsim outputs in this folder (no {outputs.path(JOBS).name})")
     hosts = None if platform is None else compute_hosts(platform)
@@ -149,6 +159,12 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None, window:
         batsim_energy = None if records is None else energy_between(records, low, high)
     load = ledger["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
+    groups = workload_groups(workloads)
+    jobs_of_tasks = (
+        job_metrics(task_ends(outputs, all_jobs), groups, None if window is None else (low, high))
+        if groups.height
+        else dict.fromkeys(JOB_METRICS)
+    )
     if ledger["delivered_cpu_s"]:
         ledger["energy_per_cpu_hour_j"] = None if energy is None else energy / (ledger["delivered_cpu_s"] / HOUR)
     return {
@@ -160,6 +176,7 @@ def run_metrics(outputs: RunOutputs, platform: str | Path | None = None, window:
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
         "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs, window).mean()),
+        **jobs_of_tasks,
         "utilization": allocated / (capacity * (high - low)) if capacity and high > low else None,
         "energy_j": energy,
         "batsim_energy_j": batsim_energy,
@@ -219,21 +236,32 @@ def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
     return started["waiting_time"]
 
 
+def task_ends(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per task (see the module: tasks of the ledger where it exists, else Batsim's jobs):
+    ``task`` (its workload job's full id), ``submit``, ``end``, ``work`` and ``whole`` (whether it
+    did all its work)."""
+    all_jobs = outputs.jobs() if all_jobs is None else all_jobs
+    if outputs.has_ledger():
+        tasks = task_times(outputs, started_jobs(outputs, all_jobs))
+        return tasks.select(
+            pl.col("task_id").alias("task"), "submit", "end", "work", pl.col("outcome").is_in(WHOLE_WORK).alias("whole")
+        )
+    return all_jobs.select(
+        pl.col("job").alias("task"),
+        pl.col("submission_time").alias("submit"),
+        pl.col("finish_time").alias("end"),
+        pl.col("execution_time").alias("work"),
+        (pl.col("final_state") == SUCCEEDED).alias("whole"),
+    )
+
+
 def bounded_slowdowns(
     outputs: RunOutputs, all_jobs: pl.DataFrame | None = None, window: Window | None = None
 ) -> pl.Series:
     """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
     where it exists, else Batsim's jobs), of those submitted inside the ``window`` if any."""
     all_jobs = outputs.jobs() if all_jobs is None else all_jobs
-    if outputs.has_ledger():
-        tasks = task_times(outputs, started_jobs(outputs, all_jobs))
-        whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
-    else:
-        whole = all_jobs.filter(pl.col("final_state") == SUCCEEDED).select(
-            pl.col("submission_time").alias("submit"),
-            pl.col("finish_time").alias("end"),
-            pl.col("execution_time").alias("work"),
-        )
+    whole = task_ends(outputs, all_jobs).filter("whole")
     if window is not None:
         whole = whole.filter(submitted_inside("submit", *window.bounds(float(all_jobs["finish_time"].max() or 0.0))))
     slowdown = pl.max_horizontal(

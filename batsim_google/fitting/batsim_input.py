@@ -36,7 +36,7 @@ class BatsimInputError(InputFileError):
     """A file that is not a readable Batsim workload; the message names it."""
 
 
-def _chunks(items: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
+def in_chunks(items: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
     chunk = []
     for item in items:
         chunk.append(item)
@@ -54,7 +54,7 @@ def _number_or_none(value: Any) -> float | None:
 def _jobs(path: Path) -> pl.DataFrame:
     frames = []
     with path.open("rb") as handle:
-        for chunk in _chunks(ijson.items(handle, "jobs.item", use_float=True)):
+        for chunk in in_chunks(ijson.items(handle, "jobs.item", use_float=True)):
             columns = {
                 name: [
                     (
@@ -76,7 +76,7 @@ def _profile_delays(path: Path) -> pl.DataFrame:
     schema = {"profile": pl.String, "delay": pl.Float64}
     frames = []
     with path.open("rb") as handle:
-        for chunk in _chunks(ijson.kvitems(handle, "profiles", use_float=True)):
+        for chunk in in_chunks(ijson.kvitems(handle, "profiles", use_float=True)):
             frames.append(
                 pl.DataFrame(
                     {
