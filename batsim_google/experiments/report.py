@@ -40,9 +40,12 @@ def runs_table(records: list[RunRecord]) -> pl.DataFrame:
         }
         for record in records
     ]
-    return pl.DataFrame(
+    runs = pl.DataFrame(
         rows, schema_overrides={"workload_seed": pl.Int64, "failure_seed": pl.Int64}, infer_schema_length=None
     )
+    # a metric no run knows (e.g. jobs of tasks without google_job) is a number still: the CSV
+    # and Parquet tables then read back alike
+    return runs.with_columns(pl.col(pl.Null).cast(pl.Float64))
 
 
 def metric_columns(runs: pl.DataFrame) -> list[str]:

@@ -310,3 +310,20 @@ def test_a_campaigns_window_reaches_every_policy_and_run(tmp_path):
     backwards = text.replace("warmup = 600", "warmup = 5000")
     with pytest.raises(ParameterError, match=r"policies.sleep: the horizon \(3600 s\) must come after the warm-up"):
         load_campaign(campaign_file(tmp_path, backwards))
+
+
+def test_a_metric_no_run_knows_is_a_number_in_both_tables(tmp_path):
+    """Jobs of tasks are null for workloads without google_job: the column stays numeric, and the
+    CSV table reads back as the Parquet one."""
+    from batsim_google.experiments.execution import RunRecord
+    from batsim_google.experiments.report import runs_table, summary_table, write_tables
+
+    runs = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "out")[:2]
+    records = [RunRecord(run, "done", {"mean_waiting_s": 1.5, "mean_job_response_s": None}) for run in runs]
+    table = runs_table(records)
+    assert table.schema["mean_job_response_s"] == pl.Float64
+    write_tables(tmp_path, table, summary_table(table))
+    parquet = pl.read_parquet(tmp_path / "runs.parquet")
+    assert parquet.equals(pl.read_csv(tmp_path / "runs.csv", schema=parquet.schema))
+    summary = pl.read_csv(tmp_path / "summary.csv")
+    assert summary.filter(pl.col("metric") == "mean_job_response_s")["mean"].is_null().all()
