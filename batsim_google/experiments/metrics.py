@@ -159,9 +159,10 @@ def run_metrics(
         batsim_energy = None if records is None else energy_between(records, low, high)
     load = ledger["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
+    tasks = task_ends(outputs, all_jobs)
     groups = workload_groups(workloads)
     jobs_of_tasks = (
-        job_metrics(task_ends(outputs, all_jobs), groups, None if window is None else (low, high))
+        job_metrics(tasks, groups, None if window is None else (low, high))
         if groups.height
         else dict.fromkeys(JOB_METRICS)
     )
@@ -175,7 +176,7 @@ def run_metrics(
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
-        "mean_bounded_slowdown": _value(bounded_slowdowns(outputs, all_jobs, window).mean()),
+        "mean_bounded_slowdown": _value(_slowdowns(tasks, all_jobs, window).mean()),
         **jobs_of_tasks,
         "utilization": allocated / (capacity * (high - low)) if capacity and high > low else None,
         "energy_j": energy,
@@ -261,7 +262,12 @@ def bounded_slowdowns(
     """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
     where it exists, else Batsim's jobs), of those submitted inside the ``window`` if any."""
     all_jobs = outputs.jobs() if all_jobs is None else all_jobs
-    whole = task_ends(outputs, all_jobs).filter("whole")
+    return _slowdowns(task_ends(outputs, all_jobs), all_jobs, window)
+
+
+def _slowdowns(tasks: pl.DataFrame, all_jobs: pl.DataFrame, window: Window | None) -> pl.Series:
+    """:func:`bounded_slowdowns` of the tasks of :func:`task_ends`, already read."""
+    whole = tasks.filter("whole")
     if window is not None:
         whole = whole.filter(submitted_inside("submit", *window.bounds(float(all_jobs["finish_time"].max() or 0.0))))
     slowdown = pl.max_horizontal(
