@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.batsim_binary import LOG_LEVELS
+from batsim_google.simulation.batsim_binary import batsim_binary as batsim_program
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
 
 
@@ -62,6 +65,13 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
 )
 @BATSIM_OPTION
 @click.option(
+    "--batsim-log",
+    type=click.Choice(LOG_LEVELS),
+    default="warning",
+    show_default=True,
+    help="Batsim's log level (batsim.log): its warnings only, or everything it says.",
+)
+@click.option(
     "--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal)."
 )
 @click.option(
@@ -80,6 +90,7 @@ def run(
     timeout,
     energy_outputs,
     batsim_binary,
+    batsim_log,
     progress,
     frontend,
     scheduler_text,
@@ -96,6 +107,8 @@ def run(
         window = window_of(warmup, policy["horizon"])
     except ValueError as error:
         fail(str(error))
+    with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
+        click.echo(batsim_program(batsim_binary).describe())
     if scheduler_text is not None:
         changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
         if changed or frontend != "pybatsim":
@@ -103,11 +116,21 @@ def run(
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
         summary = _run_other(
-            scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
+            scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress
         )
     else:
         summary = _run_built_in(
-            platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
+            platform,
+            workloads,
+            events,
+            output,
+            timeout,
+            energy_outputs,
+            batsim_binary,
+            batsim_log,
+            progress,
+            frontend,
+            policy,
         )
     try:
         metrics = run_metrics(RunOutputs(output), platform, window, workloads)
@@ -127,7 +150,7 @@ def run(
 
 
 def _run_other(
-    scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
+    scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress
 ) -> dict | None:
     """Run a scheduler of another kind; its ledger's summary when it keeps one."""
     from batsim_google.simulation.external import run_scheduler
@@ -150,6 +173,7 @@ def _run_other(
             energy=energy_outputs,
             progress=show_progress(progress),
             warn=lambda message: click.echo(f"warning: {message}", err=True),
+            batsim_log=batsim_log,
         ).summary
     except SimulationError as error:
         raise click.ClickException(str(error)) from error
@@ -161,7 +185,7 @@ def _run_other(
 
 
 def _run_built_in(
-    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
+    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress, frontend, policy
 ) -> dict:
     from batsim_google.simulation.run import run_google_cell
 
@@ -178,6 +202,7 @@ def _run_built_in(
             progress=show_progress(progress),
             frontend=frontend,
             warn=lambda message: click.echo(f"warning: {message}", err=True),
+            batsim_log=batsim_log,
         ).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")

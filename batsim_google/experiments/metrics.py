@@ -28,7 +28,8 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
 - ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
   (null without -E); ``batsim_energy_j``: Batsim's consumed energy at the end of the run
   (``out_consumed_energy.csv``, -E): with this scheduler's delay jobs, idle, sleep, off and
-  switching power only.
+  switching power only; from ``out_pstate_changes.csv`` and the platform when Batsim ran with
+  ``--disable-energy-tracing`` (:mod:`.pstate_energy`, the same figure without Batsim's sweep).
 
 From the ledger (null, "n/a", without it, never 0):
 
@@ -153,9 +154,9 @@ def run_metrics(
         )
         capacity = float(len(hosts) if hosts is not None else outputs.machines())
     if window is None:
-        batsim_energy = outputs.energy()
+        batsim_energy = outputs.energy(hosts)
     else:
-        records = outputs.energy_records()
+        records = outputs.energy_records(hosts)
         batsim_energy = None if records is None else energy_between(records, low, high)
     load = ledger["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)

@@ -11,12 +11,15 @@ scheduler records.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.pstate_energy import pstate_energy_records
+from batsim_google.platform.simgrid_xml import PlatformHost
 from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
 from batsim_google.scheduling.sleep_log import SLEEP_LOG
 from batsim_google.simulation.runner import OUTPUT_PREFIX
@@ -24,6 +27,7 @@ from batsim_google.simulation.runner import OUTPUT_PREFIX
 JOBS = "jobs.csv"
 MACHINE_STATES = "machine_states.csv"
 ENERGY = "consumed_energy.csv"
+PSTATE_CHANGES = "pstate_changes.csv"
 SCHEDULE = "schedule.csv"
 #: Columns read from each file, with their types.
 JOB_COLUMNS = {
@@ -117,19 +121,27 @@ class RunOutputs:
         states = self.machine_states()
         return int(states.select(pl.sum_horizontal(pl.exclude("time")).max()).item() or 0)
 
-    def energy(self) -> float | None:
-        """Joules consumed by the machines over the run (Batsim's ``-E``), None without that output."""
-        records = self.energy_records()
+    def energy(self, hosts: Sequence[PlatformHost] | None = None) -> float | None:
+        """Joules consumed by the machines over the run (Batsim's ``-E``), None without it."""
+        records = self.energy_records(hosts)
         if records is None:
             return None
         return float(records["energy"][-1]) if records.height else 0.0
 
-    def energy_records(self) -> pl.DataFrame | None:
-        """Batsim's cumulative energy (``time``, ``energy``) at each of its records, None without ``-E``."""
+    def energy_records(self, hosts: Sequence[PlatformHost] | None = None) -> pl.DataFrame | None:
+        """Batsim's cumulative energy (``time``, ``energy``) at each of its records, None without
+        ``-E``. Without ``out_consumed_energy.csv`` (``--disable-energy-tracing``), the same
+        records from ``out_pstate_changes.csv`` and the platform's compute ``hosts``, up to the
+        run's last job end or power-state change (:mod:`.pstate_energy`)."""
         path = self.path(ENERGY)
-        if not path.exists():
+        if path.exists():
+            return _read_csv(path, {"time": pl.Float64, "energy": pl.Float64})
+        changes = self.path(PSTATE_CHANGES)
+        if hosts is None or not changes.exists():
             return None
-        return _read_csv(path, {"time": pl.Float64, "energy": pl.Float64})
+        last_change = float(pl.scan_csv(changes).select(pl.col("time").cast(pl.Float64).max()).collect().item() or 0.0)
+        end = max(float(self.jobs()["finish_time"].max() or 0.0), last_change)
+        return pstate_energy_records(changes, hosts, end)
 
     def summary(self) -> dict:
         """The scheduler's accounting summary (tasks submitted, outcomes, balanced)."""

@@ -51,6 +51,7 @@ def run_scheduler(
     energy: bool = True,
     progress: bool = False,
     warn: Callable[[str], None] = warnings.warn,
+    batsim_log: str = "warning",
 ) -> SchedulerRun:
     """Run one simulation with ``scheduler`` (raises SimulationError on failure); ``progress``
     shows a bar for the kinds whose scheduler reports its simulated time (:data:`REPORTS_PROGRESS`)."""
@@ -67,6 +68,7 @@ def run_scheduler(
             energy=energy,
             progress=progress,
             warn=warn,
+            batsim_log=batsim_log,
         )
         return SchedulerRun(run.summary, run.simulation)
     hosts = len(compute_hosts(platform))
@@ -84,6 +86,7 @@ def run_scheduler(
         timeout=timeout,
         batsim=batsim,
         energy=energy,
+        batsim_log=batsim_log,
     )
     clear_earlier_run(output, inputs)
     shown = progress and scheduler.kind in REPORTS_PROGRESS

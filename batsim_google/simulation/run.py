@@ -90,9 +90,10 @@ def run_google_cell(
     progress: bool = False,
     frontend: str = "pybatsim",
     warn: Callable[[str], None] = warnings.warn,
+    batsim_log: str = "warning",
 ) -> GoogleCellRun:
     """Run one simulation (raises SimulationError on failure); ``energy``: Batsim's ``-E``
-    (batsim-py always passes it).
+    (batsim-py always passes it); ``batsim_log``: Batsim's log level (pybatsim front-end).
 
     Inputs that do not fit together are refused before anything starts (an InputFileError naming
     the file and line, :mod:`batsim_google.simulation.run_inputs`); a workload made for another
@@ -138,6 +139,7 @@ def run_google_cell(
             batsim_options=batsim_options,
             timeout=timeout,
             batsim=batsim,
+            batsim_log=batsim_log,
         )
         launch = partial(run_simulation, simulation)
     clear_earlier_run(output, inputs)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from batsim_google.errors import SimulationError
+from batsim_google.simulation.batsim_binary import DISABLE_ENERGY_TRACING, BatsimBinary, batsim_binary, log_options
 
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
@@ -68,7 +68,10 @@ class Simulation:
     ``scheduler`` builds the scheduler's command line from the endpoint it must bind
     (``tcp://*:PORT``); Batsim connects to ``tcp://localhost:PORT``. ``scheduler_log=False``
     discards the scheduler's output, for schedulers that print their whole queue at every event
-    (pybatsim's fillerSched wrote 18 GB over 10k jobs here).
+    (pybatsim's fillerSched wrote 18 GB over 10k jobs here). ``energy_sweep``: Batsim's
+    ``out_consumed_energy.csv`` (a sum over every machine at every job event); None keeps it with
+    a stock binary and turns it off with our patched one, whose power-state changes give the same
+    energy. ``batsim_log``: a level of :data:`~.batsim_binary.LOG_LEVELS`.
     """
 
     platform: Path
@@ -82,9 +85,11 @@ class Simulation:
     batsim: str = "batsim"
     environment: dict[str, str] | None = field(default=None, repr=False)
     scheduler_log: bool = True
+    energy_sweep: bool | None = None
+    batsim_log: str = "warning"
 
-    def batsim_command(self, port: int) -> list[str]:
-        command = [self.batsim, "-p", str(self.platform), "-s", f"tcp://localhost:{port}"]
+    def batsim_command(self, port: int, binary: BatsimBinary) -> list[str]:
+        command = [binary.path, "-p", str(self.platform), "-s", f"tcp://localhost:{port}"]
         command += ["-e", str(self.output / OUTPUT_PREFIX)]
         for workload in self.workloads:
             command += ["-w", str(workload)]
@@ -92,7 +97,11 @@ class Simulation:
             command += ["--events", str(events)]
         if self.energy:
             command.append("-E")
-        return command + list(self.batsim_options)
+            if not (binary.patched if self.energy_sweep is None else self.energy_sweep):
+                if not binary.patched:
+                    raise SimulationError(f"{binary.describe()} cannot turn off its energy sweep")
+                command.append(DISABLE_ENERGY_TRACING)
+        return command + log_options(self.batsim_log) + list(self.batsim_options)
 
 
 def pybatsim_scheduler(
@@ -172,12 +181,10 @@ def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> Non
 
 def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = None) -> SimulationResult:
     """Run ``simulation`` to its end; raise :class:`SimulationError` when either side fails."""
-    executable = shutil.which(simulation.batsim)
-    if executable is None:
-        raise SimulationError(f"no '{simulation.batsim}' executable on PATH (Batsim 4.2.1 is needed)")
+    binary = batsim_binary(simulation.batsim)
     port = free_port()
     peak_file = simulation.output / PEAK_RSS_FILE
-    batsim = [executable, *simulation.batsim_command(port)[1:]]
+    batsim = simulation.batsim_command(port, binary)
     commands = {
         SCHEDULER: simulation.scheduler(f"tcp://*:{port}"),
         BATSIM: [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],

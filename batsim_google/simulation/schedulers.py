@@ -144,6 +144,7 @@ def external_simulation(
     timeout: float,
     batsim: str,
     energy: bool,
+    batsim_log: str = "warning",
 ) -> Simulation:
     """The simulation of a scheduler of a kind other than the built-in one."""
     needs = scheduler.needs()
@@ -157,6 +158,7 @@ def external_simulation(
         batsim_options=batsim_options(needs, bool(events)),
         timeout=timeout,
         batsim=batsim,
+        batsim_log=batsim_log,
         scheduler_log=scheduler.kind != "pybatsim",  # pybatsim's bundled ones print their whole queue
     )
 

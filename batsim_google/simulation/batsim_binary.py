@@ -1,0 +1,94 @@
+"""Which Batsim a run uses: the stock 4.2.1 or ours with the patch of ``engine/``, and how loud.
+
+The patch (``engine/batsim-google.patch``) makes a delay job wait on a timer instead of a SimGrid
+model action, and adds ``--disable-energy-tracing``; its binary says so in ``batsim --version``
+(``4.2.1+batsim-google``). With it, a run keeps ``-E`` (power states, sleep) but turns off
+Batsim's per-event energy sweep, and the metrics compute the same energy from the power-state
+changes (:mod:`batsim_google.experiments.pstate_energy`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+
+from batsim_google.errors import SimulationError
+
+#: What ``batsim --version`` of a binary built with our patch ends with.
+PATCH_SUFFIX = "+batsim-google"
+#: The patched binary's option that turns off the energy sweep (``out_consumed_energy.csv``).
+DISABLE_ENERGY_TRACING = "--disable-energy-tracing"
+VERSION_TIMEOUT_S = 30.0
+
+#: Batsim's own log categories (``src/batsim.cpp``), each set at every verbosity level.
+LOG_CATEGORIES = (
+    "root",
+    "batsim",
+    "workload",
+    "job_submitter",
+    "redis",
+    "jobs",
+    "machines",
+    "pstate",
+    "workflow",
+    "jobs_execution",
+    "server",
+    "export",
+    "profiles",
+    "machine_range",
+    "events",
+    "event_submitter",
+    "protocol",
+    "network",
+    "ipp",
+    "task_execution",
+)
+#: ``run --batsim-log`` levels; ``warning`` keeps a full-cell run's log to its warnings (the
+#: information level wrote 195 MB for the cell's first hour).
+LOG_LEVELS = ("warning", "information", "debug")
+
+
+@dataclass(frozen=True)
+class BatsimBinary:
+    """A Batsim executable: its path and the version it prints."""
+
+    path: str
+    version: str
+
+    @property
+    def patched(self) -> bool:
+        return self.version.endswith(PATCH_SUFFIX)
+
+    def describe(self) -> str:
+        kind = "patched: timer delays, energy from power states" if self.patched else "stock"
+        return f"Batsim {self.version} at {self.path} ({kind})"
+
+
+@cache
+def batsim_binary(name: str) -> BatsimBinary:
+    """The Batsim executable ``name`` (a path or a command on PATH), asked for its version."""
+    path = shutil.which(name)
+    if path is None:
+        raise SimulationError(f"no '{name}' executable on PATH (Batsim 4.2.1 is needed; see docs/batsim.md)")
+    try:
+        answer = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise SimulationError(f"{path} --version: {error}") from error
+    if answer.returncode != 0 or not answer.stdout.strip():
+        raise SimulationError(f"{path} --version failed (status {answer.returncode}): is it Batsim?")
+    return BatsimBinary(path, answer.stdout.strip().splitlines()[-1])
+
+
+def log_options(level: str) -> list[str]:
+    """Batsim options for a log ``level`` of :data:`LOG_LEVELS` (SimGrid's own logs included)."""
+    if level not in LOG_LEVELS:
+        raise SimulationError(f"Batsim log level must be one of {', '.join(LOG_LEVELS)} (got {level!r})")
+    if level == "information":
+        return []  # Batsim's default
+    if level == "debug":
+        return ["-v", "debug"]
+    return ["--sg-log", " ".join(f"{category}.thresh:warning" for category in LOG_CATEGORIES)]
