@@ -25,7 +25,7 @@ are measured once, on the machine named in :data:`MEASURED_ON`.
 
 from __future__ import annotations
 
-import json
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -85,20 +85,25 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
 
 
 def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs; a job's makespan
-    is its profile's delay, cut at its walltime when it has one (services)."""
+    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs, read as a stream;
+    a job's makespan is its profile's delay, cut at its walltime when it has one (services)."""
+    import ijson
     import numpy as np
 
     try:
-        workload = json.loads(Path(path).read_text())
-        delays = {name: float(profile.get("delay", 0.0)) for name, profile in workload["profiles"].items()}
-        jobs = workload["jobs"]
-        submit = np.array([job["subtime"] for job in jobs], dtype=float)
-        makespan = np.array([delays[job["profile"]] for job in jobs], dtype=float)
-        walltime = np.array([job.get("walltime", -1) for job in jobs], dtype=float)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        with open(path, "rb") as handle:
+            delays = {name: float(profile.get("delay", 0.0)) for name, profile in ijson.kvitems(handle, "profiles")}
+        submit, profile, walltime = array("d"), [], array("d")
+        with open(path, "rb") as handle:
+            for job in ijson.items(handle, "jobs.item", use_float=True):
+                submit.append(job["subtime"])
+                profile.append(job["profile"])
+                walltime.append(job.get("walltime", -1))
+        makespan = np.array([delays[name] for name in profile], dtype=float)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ijson.JSONError) as error:
         raise InputFileError(f"{path}: not a Batsim workload of delay jobs ({type(error).__name__}: {error})") from None
-    return submit, np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
+    walltime = np.frombuffer(walltime, dtype=float)
+    return np.frombuffer(submit, dtype=float), np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
 
 
 def read_workload_cost(*paths: str | Path) -> WorkloadCost:

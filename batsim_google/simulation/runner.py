@@ -97,7 +97,8 @@ class Simulation:
             command += ["--events", str(events)]
         if self.energy:
             command.append("-E")
-            if not (binary.patched if self.energy_sweep is None else self.energy_sweep):
+            sweep = not binary.patched if self.energy_sweep is None else self.energy_sweep
+            if not sweep:
                 if not binary.patched:
                     raise SimulationError(f"{binary.describe()} cannot turn off its energy sweep")
                 command.append(DISABLE_ENERGY_TRACING)

@@ -25,7 +25,16 @@ def _burst_workload(path, jobs):
 
 def test_burst_starts_at_its_instant_with_the_platforms_simgrid_settings(tmp_path, batsim_binary):
     workload = _burst_workload(tmp_path / "w.json", 3000)
-    run = run_google_cell(PLATFORM, [workload], tmp_path / "out", {}, timeout=600, batsim=batsim_binary, energy=False)
+    run = run_google_cell(
+        PLATFORM,
+        [workload],
+        tmp_path / "out",
+        {},
+        timeout=600,
+        batsim=batsim_binary,
+        energy=False,
+        batsim_log="information",
+    )
     log = (tmp_path / "out" / "batsim.log").read_text()
     assert "Set 'contexts/guard-size' to '0'" in log
     assert "Set 'contexts/stack-size' to '16'" in log

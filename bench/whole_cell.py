@@ -1,0 +1,137 @@
+"""Benchmark: the stock Batsim 4.2.1 against ours with the patch of ``engine/``, on the trace's
+first hour with its initial state, then the whole cell with the patched binary.
+
+For each sampled cell (``trace convert --end HOUR --sample-cell N --seed 1`` on ``platform
+--machines N``), both binaries run the same replay with the Google-cell scheduler and ``-E``: the
+stock one with its per-event energy sweep, the patched one without it (its energy computed from
+the power-state changes). It prints each run's wall time (the ``run`` command's simulation, the
+scheduler's process included) and Batsim's peak memory, the ratio stock / patched, the two
+energies and whether the jobs ended the same. Then the patched binary alone runs the whole cell
+(``platforms/google-2011-cell.xml``) on the same hour, and on any ``--extra`` workload, each
+timed as the ``batsim-google run`` command a user types (process start and metrics included).
+
+    uv run python -m bench.whole_cell [--trace ../shared/data/google-2011] [--machines 512 1024 2048]
+        [--hour 3600] [--no-full-cell] [--extra WORKLOAD ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary
+from batsim_google.simulation.cost_model import estimate_for, read_workload_cost
+
+REPO = Path(__file__).resolve().parents[1]
+CELL = REPO / "platforms" / "google-2011-cell.xml"
+MB = 1 << 20
+
+
+def command(*arguments: object) -> list[str]:
+    """The ``batsim-google`` command a user types, in this environment."""
+    return [str(Path(sys.executable).parent / "batsim-google"), *map(str, arguments)]
+
+
+def run_cli(*arguments: object, timeout: float) -> tuple[float, str]:
+    """(wall seconds, standard output) of one ``batsim-google`` command."""
+    started = time.monotonic()
+    done = subprocess.run(command(*arguments), capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command(*arguments))} failed:\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+    return time.monotonic() - started, done.stdout
+
+
+def simulate(binary: BatsimBinary, platform: Path, workload: Path, output: Path, timeout: float) -> dict:
+    """One ``run``: its wall time, Batsim's peak memory and the metrics."""
+    wall, printed = run_cli(
+        "run", "--platform", platform, "--workload", workload, "-o", output, "--batsim", binary.path,
+        "--no-progress", "--timeout", timeout, timeout=timeout + 600,
+    )  # fmt: skip
+    metrics = json.loads((output / "metrics.json").read_text())
+    return {
+        "wall": wall,
+        "peak": int((output / "batsim_peak_rss").read_text()),
+        "metrics": metrics,
+        "balanced": "accounting does not balance" not in printed,
+    }
+
+
+def same_jobs(first: Path, second: Path) -> bool:
+    columns = ["job_id", "final_state", "starting_time", "finish_time"]
+    jobs = [pl.read_csv(path / "out_jobs.csv", columns=columns).sort("job_id") for path in (first, second)]
+    if jobs[0].select("job_id", "final_state").equals(jobs[1].select("job_id", "final_state")) is False:
+        return False
+    gaps = [(jobs[0][c] - jobs[1][c]).abs().max() or 0.0 for c in columns[2:]]
+    return max(gaps) < 1e-6
+
+
+def describe(name: str, workload: Path, machines: int, binary: BatsimBinary, run: dict) -> str:
+    predicted = estimate_for(binary, read_workload_cost(workload), machines)
+    energy = run["metrics"]["energy_j"]
+    return (
+        f"{name:<28} {run['wall']:8.1f} s (predicted {predicted.wall_seconds:7.1f} s, "
+        f"{run['wall'] / predicted.wall_seconds:4.2f}x)  peak {run['peak'] / MB:7.0f} MB  "
+        f"energy {energy:.6g} J  balanced {run['balanced']}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, default=REPO.parent / "shared" / "data" / "google-2011")
+    parser.add_argument("--machines", type=int, nargs="*", default=[512, 1024, 2048])
+    parser.add_argument("--hour", type=float, default=3600.0, help="the window's end, seconds")
+    parser.add_argument("--stock", default=os.environ.get("BATSIM_STOCK", "batsim-stock"))
+    parser.add_argument("--patched", default=os.environ.get("BATSIM_PATCHED", "batsim-patched"))
+    parser.add_argument("--no-full-cell", action="store_true", help="skip the patched whole-cell hour")
+    parser.add_argument("--extra", type=Path, nargs="*", default=[], help="more workloads for the whole cell")
+    parser.add_argument("--timeout", type=float, default=7200.0)
+    args = parser.parse_args()
+    try:
+        stock, patched = batsim_binary(args.stock), batsim_binary(args.patched)
+    except Exception as error:  # noqa: BLE001 (any reason: say it and stop)
+        print(f"needs a stock and a patched Batsim ({error}); skipped")
+        return
+    if stock.patched or not patched.patched:
+        print(f"{stock.describe()} / {patched.describe()}: not a stock and a patched binary; skipped")
+        return
+    print(f"stock:   {stock.describe()}\npatched: {patched.describe()}")
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        for machines in args.machines:
+            platform, workload = folder / f"cell-{machines}.xml", folder / f"hour-{machines}.json"
+            run_cli("platform", "--machines", machines, "-o", platform, timeout=600)
+            run_cli(
+                "trace", "convert", args.trace, "--end", args.hour, "--sample-cell", machines, "--seed", 1,
+                "-o", workload, timeout=1800,
+            )  # fmt: skip
+            runs = {
+                name: simulate(binary, platform, workload, folder / f"{name}-{machines}", args.timeout)
+                for name, binary in (("stock", stock), ("patched", patched))
+            }
+            for name, binary in (("stock", stock), ("patched", patched)):
+                print(describe(f"{machines} machines, {name}", workload, machines, binary, runs[name]))
+            energies = [runs[name]["metrics"]["batsim_energy_j"] for name in ("stock", "patched")]
+            print(
+                f"{machines} machines: stock / patched wall {runs['stock']['wall'] / runs['patched']['wall']:.2f}x, "
+                f"peak {runs['stock']['peak'] / runs['patched']['peak']:.2f}x; energy (sweep / power states) "
+                f"{energies[0] / energies[1] - 1:+.2e}; same jobs "
+                f"{same_jobs(folder / f'stock-{machines}', folder / f'patched-{machines}')}"
+            )
+        cell_workloads = [] if args.no_full_cell else [folder / "hour-cell.json"]
+        if cell_workloads:
+            run_cli("trace", "convert", args.trace, "--end", args.hour, "-o", cell_workloads[0], timeout=1800)
+        for index, workload in enumerate([*cell_workloads, *args.extra]):
+            run = simulate(patched, CELL, workload, folder / f"cell-{index}", args.timeout)
+            print(describe(f"whole cell, {workload.name}", workload, 12_583, patched, run))
+
+
+if __name__ == "__main__":
+    main()
