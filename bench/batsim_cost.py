@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.simgrid_xml import write_platform
+from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.cost_model import (
     COEFFICIENTS,
     MEASURED_ON,
@@ -45,6 +45,7 @@ from batsim_google.simulation.cost_model import (
     read_workload_cost,
 )
 from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.runner import SimulationError
 
 MB = 1 << 20
 #: The estimator's target: within this factor of the measured wall time and memory.
@@ -97,10 +98,14 @@ def main() -> None:
         "--google-tasks", type=int, default=10_000, help="tasks of the 'google' model at the cell's load per machine"
     )
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--batsim", default="batsim", help="the binary, stock or patched (engine/)")
     args = parser.parse_args()
-    if shutil.which("batsim") is None:
-        print("no 'batsim' on PATH: this benchmark needs Batsim 4.2.1; skipped")
+    try:
+        binary = batsim_binary(args.batsim)
+    except SimulationError as error:
+        print(f"{error}: this benchmark needs Batsim 4.2.1; skipped")
         return
+    print(binary.describe())
     energy = load_energy_model()
     cases = {
         "empty": (0, 0),
@@ -130,11 +135,17 @@ def main() -> None:
             )
             for name, workload in workloads.items():
                 run = run_google_cell(
-                    platform, [workload], folder / f"out-{name}-{machines}", {}, timeout=args.timeout, energy=False
+                    platform,
+                    [workload],
+                    folder / f"out-{name}-{machines}",
+                    {},
+                    timeout=args.timeout,
+                    energy=False,
+                    batsim=binary.path,
                 )
                 cost = read_workload_cost(workload)
                 wall, peak = run.simulation.wall_seconds, run.simulation.batsim_peak_rss
-                predicted = estimate(cost, machines)
+                predicted = estimate(cost, machines, binary.kind)
                 ratios = (wall / predicted.wall_seconds, peak / predicted.peak_bytes)
                 within.append(all(1 / MAX_RATIO <= ratio <= MAX_RATIO for ratio in ratios))
                 rows.append((machines, cost, wall, peak))
@@ -146,7 +157,7 @@ def main() -> None:
                 )
     fitted = fit(rows)
     print(f"fitted here: {fitted}")
-    print(f"stored ({MEASURED_ON}): {COEFFICIENTS}")
+    print(f"stored ({MEASURED_ON}): {COEFFICIENTS[binary.kind]}")
     print(f"predictions within {MAX_RATIO}x of the measures: {sum(within)} of {len(within)} runs")
 
 

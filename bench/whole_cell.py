@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary
-from batsim_google.simulation.cost_model import estimate_for, read_workload_cost
+from batsim_google.simulation.cost_model import estimate, read_workload_cost
 
 REPO = Path(__file__).resolve().parents[1]
 CELL = REPO / "platforms" / "google-2011-cell.xml"
@@ -64,17 +64,22 @@ def simulate(binary: BatsimBinary, platform: Path, workload: Path, output: Path,
     }
 
 
-def same_jobs(first: Path, second: Path) -> bool:
-    columns = ["job_id", "final_state", "starting_time", "finish_time"]
-    jobs = [pl.read_csv(path / "out_jobs.csv", columns=columns).sort("job_id") for path in (first, second)]
-    if jobs[0].select("job_id", "final_state").equals(jobs[1].select("job_id", "final_state")) is False:
-        return False
-    gaps = [(jobs[0][c] - jobs[1][c]).abs().max() or 0.0 for c in columns[2:]]
-    return max(gaps) < 1e-6
+def job_differences(first: Path, second: Path) -> str:
+    """Whether two runs' jobs ended the same, their largest time gap and how many ran elsewhere."""
+    columns = ["job_id", "final_state", "starting_time", "finish_time", "allocated_resources"]
+    schema = {"job_id": pl.String, "allocated_resources": pl.String}
+    jobs = [
+        pl.read_csv(path / "out_jobs.csv", columns=columns, schema_overrides=schema).sort("job_id")
+        for path in (first, second)
+    ]
+    same = jobs[0].select("job_id", "final_state").equals(jobs[1].select("job_id", "final_state"))
+    gap = max(float((jobs[0][c] - jobs[1][c]).abs().max() or 0.0) for c in columns[2:4])
+    moved = int((jobs[0]["allocated_resources"] != jobs[1]["allocated_resources"]).sum())
+    return f"same jobs and final states {same}, largest time gap {gap:.2g} s, {moved} jobs on other machines"
 
 
 def describe(name: str, workload: Path, machines: int, binary: BatsimBinary, run: dict) -> str:
-    predicted = estimate_for(binary, read_workload_cost(workload), machines)
+    predicted = estimate(read_workload_cost(workload), machines, binary.kind)
     energy = run["metrics"]["energy_j"]
     return (
         f"{name:<28} {run['wall']:8.1f} s (predicted {predicted.wall_seconds:7.1f} s, "
@@ -122,8 +127,8 @@ def main() -> None:
             print(
                 f"{machines} machines: stock / patched wall {runs['stock']['wall'] / runs['patched']['wall']:.2f}x, "
                 f"peak {runs['stock']['peak'] / runs['patched']['peak']:.2f}x; energy (sweep / power states) "
-                f"{energies[0] / energies[1] - 1:+.2e}; same jobs "
-                f"{same_jobs(folder / f'stock-{machines}', folder / f'patched-{machines}')}"
+                f"{energies[0] / energies[1] - 1:+.2e}; "
+                f"{job_differences(folder / f'stock-{machines}', folder / f'patched-{machines}')}"
             )
         cell_workloads = [] if args.no_full_cell else [folder / "hour-cell.json"]
         if cell_workloads:

@@ -49,6 +49,7 @@ FOREIGN_OPTIONS = {
     "--forward-profiles-on-submission",
     "--disable-schedule-tracing",
     "--disable-machine-state-tracing",
+    "--disable-energy-tracing",  # our patched Batsim's (engine/)
     "--extra",
 }
 SEPARATORS = {"|", "||", "&", "&&", ";", ">", ">>", "2>", "<"}

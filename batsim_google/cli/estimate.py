@@ -17,24 +17,32 @@ MB = 1 << 20
 def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
     """Predict the wall time and peak memory of `run` on PLATFORM with WORKLOADS (docs/benchmarks.md)."""
     from batsim_google.platform.simgrid_xml import compute_hosts
-    from batsim_google.simulation.cost_model import MEASURED_BURST, MEASURED_ON, estimate, read_workload_cost
+    from batsim_google.simulation.cost_model import (
+        COEFFICIENTS,
+        MEASURED_BURST,
+        MEASURED_ON,
+        estimate,
+        read_workload_cost,
+    )
 
     try:
         machines = len(compute_hosts(platform))
         cost = read_workload_cost(*workloads)
     except ValueError as error:
         fail(str(error))
-    predicted = estimate(cost, machines)
+    predicted = {kind: estimate(cost, machines, kind) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "
         f"{cost.job_steps:.4g} job-steps, at most {cost.peak_running} jobs at once, largest burst {cost.largest_burst}"
     )
-    click.echo(
-        f"predicted: {predicted.wall_seconds:.0f} s of wall time, Batsim's peak memory {predicted.peak_bytes / MB:.0f} MB"
-    )
+    for kind, figures in predicted.items():
+        click.echo(
+            f"predicted with the {kind} Batsim: {figures.wall_seconds:.0f} s of wall time, "
+            f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
+        )
     click.echo(
         f"(coefficients measured on {MEASURED_ON}; without contention: jobs that wait shift the steps; "
-        "replays of the Google trace ran about 5x longer, see docs/benchmarks.md)"
+        "see docs/benchmarks.md)"
     )
     if cost.largest_burst > MEASURED_BURST:
         click.echo(

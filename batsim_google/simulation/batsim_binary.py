@@ -61,6 +61,11 @@ class BatsimBinary:
     def patched(self) -> bool:
         return self.version.endswith(PATCH_SUFFIX)
 
+    @property
+    def kind(self) -> str:
+        """``patched`` or ``stock``: which cost model fits it (:mod:`.cost_model`)."""
+        return "patched" if self.patched else "stock"
+
     def describe(self) -> str:
         kind = "patched: timer delays, energy from power states" if self.patched else "stock"
         return f"Batsim {self.version} at {self.path} ({kind})"

@@ -135,16 +135,30 @@ class Coefficients:
     bytes_per_running_job: float
 
 
-COEFFICIENTS = Coefficients(
-    startup_seconds=0.47,
-    startup_seconds_per_machine=5.9e-5,
-    seconds_per_job=5.2e-4,
-    seconds_per_job_step=3.2e-7,
-    startup_bytes=39.7e6,
-    bytes_per_machine=9.9e3,
-    bytes_per_job=5.0e3,
-    bytes_per_running_job=18.0e3,
-)
+#: The coefficients of each kind of binary (:attr:`~.batsim_binary.BatsimBinary.kind`): the stock
+#: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: no job-step cost).
+COEFFICIENTS = {
+    "stock": Coefficients(
+        startup_seconds=0.47,
+        startup_seconds_per_machine=5.9e-5,
+        seconds_per_job=5.2e-4,
+        seconds_per_job_step=3.2e-7,
+        startup_bytes=39.7e6,
+        bytes_per_machine=9.9e3,
+        bytes_per_job=5.0e3,
+        bytes_per_running_job=18.0e3,
+    ),
+    "patched": Coefficients(
+        startup_seconds=0.47,
+        startup_seconds_per_machine=5.9e-5,
+        seconds_per_job=5.2e-4,
+        seconds_per_job_step=0.0,
+        startup_bytes=39.7e6,
+        bytes_per_machine=9.9e3,
+        bytes_per_job=5.0e3,
+        bytes_per_running_job=18.0e3,
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -155,9 +169,10 @@ class Estimate:
     peak_bytes: float
 
 
-def estimate(cost: WorkloadCost, machines: int, coefficients: Coefficients = COEFFICIENTS) -> Estimate:
-    """The run's wall time and peak memory by the model above."""
-    c = coefficients
+def estimate(cost: WorkloadCost, machines: int, kind: str = "stock") -> Estimate:
+    """The run's wall time and peak memory by the model above, with a ``kind`` of binary's
+    coefficients (:data:`COEFFICIENTS`)."""
+    c = COEFFICIENTS[kind]
     wall = (
         c.startup_seconds
         + c.startup_seconds_per_machine * machines

@@ -90,7 +90,7 @@ def run_scheduler(
     )
     clear_earlier_run(output, inputs)
     shown = progress and scheduler.kind in REPORTS_PROGRESS
-    with ProgressBar(output / PROGRESS_FILE, hosts, [Path(w) for w in workloads], shown) as bar:
+    with ProgressBar(output / PROGRESS_FILE, hosts, [Path(w) for w in workloads], shown, batsim=batsim) as bar:
         result = run_simulation(simulation, on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else None

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from batsim_google.errors import SimulationError
+from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.cost_model import WorkloadCost, estimate, read_workload_cost
 
 
@@ -34,14 +36,24 @@ class ProgressBar:
     """A bar over simulated seconds, updated from the scheduler's progress file (:meth:`follow`)."""
 
     def __init__(
-        self, progress_file: Path, machines: int, workloads: Sequence[Path], enabled: bool, horizon: float = 0.0
+        self,
+        progress_file: Path,
+        machines: int,
+        workloads: Sequence[Path],
+        enabled: bool,
+        horizon: float = 0.0,
+        batsim: str = "batsim",
     ) -> None:
         self.progress_file = progress_file
         self._started = time.monotonic()
         total = predicted = None
         if enabled:  # reading the workloads costs time: only for a bar that is shown
             cost = read_workload_cost(*workloads)
-            total, predicted = progress_horizon(cost, horizon), estimate(cost, machines).wall_seconds
+            try:
+                kind = batsim_binary(batsim).kind
+            except SimulationError:  # the run itself says what is wrong with it
+                kind = "stock"
+            total, predicted = progress_horizon(cost, horizon), estimate(cost, machines, kind).wall_seconds
         self._predicted = predicted
         self.bar = tqdm(
             disable=not enabled,

@@ -144,7 +144,7 @@ def run_google_cell(
         launch = partial(run_simulation, simulation)
     clear_earlier_run(output, inputs)
     horizon = float(policy.get("horizon", 0.0))
-    with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress, horizon) as bar:
+    with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress, horizon, batsim) as bar:
         result = launch(on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     if not summary_path.exists():

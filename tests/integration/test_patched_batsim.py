@@ -22,9 +22,18 @@ from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary
 
 pytestmark = pytest.mark.batsim
 MACHINES = 64
-#: The energies must agree within this share (the issue's bound; they agree far closer: Batsim
-#: writes power-state times with six digits).
+#: The energies must agree within this share (they agree far closer: Batsim writes power-state
+#: times with six digits, so a switch may be placed up to that rounding off).
 ENERGY_TOLERANCE = 1e-3
+#: How far a job's start and finish may be, seconds. A stock delay is a model action, which SimGrid
+#: ends once what is left of it is under the solver's precision; the patched timer ends exactly.
+#: The 512-machine hour replay differed by 22 us at most over 30,000 s (bench/whole_cell.py).
+TIME_TOLERANCE_S = 1e-4
+#: How far the machines' mean count in each state may be, as a share of the machines. Events that
+#: fell at one instant in one run and microseconds apart in the other reach the scheduler in one
+#: pass or in two, so it may place the same jobs of a burst on other machines (the 512-machine
+#: hour: 286 of 7,412 jobs, all started in one burst), and Batsim labels the machines accordingly.
+STATE_TOLERANCE = 0.01
 
 
 def _find(variable: str, names: tuple[str, ...], patched: bool) -> BatsimBinary | None:
@@ -62,6 +71,14 @@ def platform(tmp_path_factory):
     return path
 
 
+def _mean_machine_states(run) -> dict[str, float]:
+    """The time-weighted mean number of machines in each state of ``out_machine_states.csv``."""
+    states = pl.read_csv(run / "out_machine_states.csv")
+    durations = states["time"].diff().shift(-1).fill_null(0.0)
+    span = float(durations.sum()) or 1.0
+    return {name: float((states[name] * durations).sum()) / span for name in states.columns if name != "time"}
+
+
 def _both(binaries, platform, workload, folder, options=()) -> tuple[dict, dict]:
     """Run the case with each binary; check the outputs match; the two runs' metrics."""
     runs = {}
@@ -76,17 +93,19 @@ def _both(binaries, platform, workload, folder, options=()) -> tuple[dict, dict]
     stock, patched = runs["stock"], runs["patched"]
     assert (stock / "out_consumed_energy.csv").exists() and not (patched / "out_consumed_energy.csv").exists()
     jobs = [
-        pl.read_csv(run / "out_jobs.csv").select("job_id", "final_state", "starting_time", "finish_time").sort("job_id")
+        pl.read_csv(run / "out_jobs.csv", schema_overrides={"job_id": pl.String})
+        .select("job_id", "final_state", "starting_time", "finish_time")
+        .sort("job_id")
         for run in (stock, patched)
     ]
     assert jobs[0]["job_id"].to_list() == jobs[1]["job_id"].to_list()
     assert jobs[0]["final_state"].to_list() == jobs[1]["final_state"].to_list()
     for column in ("starting_time", "finish_time"):
-        # a timer and a model action end at the same instant, to the solver's precision
-        assert jobs[0][column].to_numpy() == pytest.approx(jobs[1][column].to_numpy(), rel=1e-9, abs=1e-6, nan_ok=True)
-    states = [pl.read_csv(run / "out_machine_states.csv") for run in (stock, patched)]
-    assert states[0].drop("time").equals(states[1].drop("time"))
-    assert states[0]["time"].to_numpy() == pytest.approx(states[1]["time"].to_numpy(), rel=1e-9, abs=1e-6)
+        gaps = (jobs[0][column] - jobs[1][column]).abs()
+        assert (gaps.fill_null(0.0) <= TIME_TOLERANCE_S).all() and gaps.null_count() == jobs[0][column].null_count()
+    states = [_mean_machine_states(run) for run in (stock, patched)]
+    for state in states[0]:
+        assert states[1][state] == pytest.approx(states[0][state], abs=STATE_TOLERANCE * MACHINES)
     metrics = [json.loads((run / "metrics.json").read_text()) for run in (stock, patched)]
     assert metrics[0]["batsim_energy_j"] > 0
     assert metrics[1]["batsim_energy_j"] == pytest.approx(metrics[0]["batsim_energy_j"], rel=ENERGY_TOLERANCE)
