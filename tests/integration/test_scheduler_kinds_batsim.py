@@ -113,3 +113,16 @@ def test_a_policy_class_runs_through_the_batsim_py_front_end_too(tmp_path, batsi
     with (tmp_path / "out" / "out_jobs.csv").open() as handle:
         starts = sorted(float(row["starting_time"]) for row in csv.DictReader(handle))
     assert max(starts[:4]) < 1.0 and min(starts[4:]) >= 100.0  # four machines, one task each
+
+
+def test_a_pybatsim_scheduler_gives_the_same_run_twice(tmp_path, batsim_binary):
+    """fillerSched iterates a set of job ids: with the fixed hash seed of its process, two runs of
+    the same inputs write the same jobs, starts and machines."""
+    workload = tmp_path / "workload.json"
+    write_generated_workload(workload, preset("google"), load_request_law(), 11, tasks=200, nb_res=4)
+    runs = []
+    for name in ("first", "second"):
+        scheduler = Scheduler("pybatsim", "fillerSched")
+        run_scheduler(scheduler, PLATFORM, [workload], tmp_path / name, timeout=120, batsim=batsim_binary)
+        runs.append((tmp_path / name / "out_jobs.csv").read_text())
+    assert runs[0].count("\n") == 201 and runs[0] == runs[1]
