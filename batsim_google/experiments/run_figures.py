@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from batsim_google.experiments.figures import time_unit, machine_states_panel, suspension, waiting  # noqa: E402
+from batsim_google.experiments.figures import machine_states_panel, suspension, time_unit, waiting  # noqa: E402
 from batsim_google.experiments.metrics import (  # noqa: E402
     cpu_capacity,
     cpu_utilization_over_time,
