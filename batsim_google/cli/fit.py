@@ -306,7 +306,11 @@ def compare_workload_command(workload: Path, reference: Path, output: Path | Non
     gap = rates.worst_profile_gap
     click.echo(
         f"inter-arrivals KS {check.interarrival_ks:.4f}; submissions per hour {shown[0]} vs {shown[1]}; hourly "
-        + ("profile: no whole hour in common" if gap is None else f"profile over {rates.hours} h: largest gap {gap:.3g}")
+        + (
+            "profile: no whole hour in common"
+            if gap is None
+            else f"profile over {rates.hours} h: largest gap {gap:.3g}"
+        )
     )
     if check.jobs is not None:
         click.echo(

@@ -16,9 +16,7 @@ from batsim_google.model.request_law import load_request_law
 
 
 def generated(path: Path, seed: int, model: str = "google", tasks: int = 3000, scale: float = 100.0) -> Path:
-    write_generated_workload(
-        path, preset(model), load_request_law(), seed, tasks=tasks, nb_res=64, arrival_scale=scale
-    )
+    write_generated_workload(path, preset(model), load_request_law(), seed, tasks=tasks, nb_res=64, arrival_scale=scale)
     return path
 
 
@@ -63,9 +61,7 @@ def _report(tmp_path: Path, workload: Path, reference: Path) -> str:
 
 def test_a_workload_against_an_swf_log_compares_its_tasks(tmp_path):
     """An SWF log has tasks only (no services), one job a minute for five hours."""
-    lines = [
-        f"{i + 1} {i * 60} 0 {100 + 10 * (i % 7)} 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1" for i in range(300)
-    ]
+    lines = [f"{i + 1} {i * 60} 0 {100 + 10 * (i % 7)} 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1" for i in range(300)]
     log = tmp_path / "log.swf"
     log.write_text("; a synthetic log\n" + "\n".join(lines) + "\n")
     output = compare(str(generated(tmp_path / "w.json", 1)), str(log))
