@@ -11,10 +11,10 @@ memory it had before ``exec``, which for a child of this (large) Python process 
 process's; so Batsim is started by a minimal launcher (``python -S``, a few MB), the way
 ``/usr/bin/time`` does it, which reports its child's peak.
 
-Every process runs with a fixed ``PYTHONHASHSEED`` (:data:`SCHEDULER_HASH_SEED`): pybatsim's
-schedulers iterate sets of job ids (fillerSched, ...), whose order follows string hashes that
-Python otherwise draws anew in each process, so two runs of the same inputs made different
-decisions.
+Runs are reproducible: pybatsim's schedulers iterate sets of jobs (fillerSched, ...), whose
+order followed the jobs' memory addresses and, once jobs hash by their id
+(:mod:`.pybatsim_launcher`), string hashes, which Python draws anew in each process unless
+``PYTHONHASHSEED`` is set: every process runs with a fixed one (:data:`SCHEDULER_HASH_SEED`).
 """
 
 from __future__ import annotations
@@ -107,13 +107,17 @@ class Simulation:
         return command + list(self.batsim_options)
 
 
+#: pybatsim's launcher, with jobs that hash by their id (see the module).
+PYBATSIM_LAUNCHER = "batsim_google.simulation.pybatsim_launcher"
+
+
 def pybatsim_scheduler(
     scheduler: str, options: dict | None = None, timeout_ms: int = 60_000
 ) -> Callable[[str], list[str]]:
     """Command line of a pybatsim scheduler (a bundled name or a file path) for an endpoint."""
 
     def command(endpoint: str) -> list[str]:
-        line = [sys.executable, "-m", "batsim.cmds.launcher", scheduler, "-s", endpoint, "-v", "warning"]
+        line = [sys.executable, "-m", PYBATSIM_LAUNCHER, scheduler, "-s", endpoint, "-v", "warning"]
         return line + ["-t", str(timeout_ms), "-o", json.dumps(options or {})]
 
     return command
