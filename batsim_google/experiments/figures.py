@@ -290,7 +290,8 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
             **styles[policy],
         )
     cdf.set_xscale("symlog", linthresh=1.0)  # linear below 1 s: suspensions of 0 s are shown
-    cdf.set_xlim(left=-0.5)
+    if any(len(line.get_xdata()) for line in cdf.lines):
+        cdf.set_xlim(left=-0.5)
     cdf.set_xlabel("time suspended per task (s)")
     cdf.set_ylabel("share of suspended tasks")
     cdf.set_title("CDF of suspension time (all replications)")

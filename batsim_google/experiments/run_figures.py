@@ -9,8 +9,8 @@
   submission and their median per time slice;
 - ``waiting.png``: the CDFs of the tasks' waiting time and bounded slowdown (the campaign's
   figure, :func:`.figures.waiting`);
-- ``suspension.png``, with the ledger: the CDF of the time tasks spent suspended, its zeros shown,
-  and the tasks suspended over time (:func:`.figures.suspension`).
+- ``suspension.png``, when the ledger counts suspended tasks: the CDF of the time tasks spent
+  suspended, its zeros shown, and the tasks suspended over time (:func:`.figures.suspension`).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> lis
         }
     )
     waiting(written[1], runs)
-    if outputs.has_ledger():
+    if metrics.get("suspended_tasks"):  # the ledger's, null for other schedulers
         written.append(directory / SUSPENSION)
         suspension(written[-1], runs)
     return written
