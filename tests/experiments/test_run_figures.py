@@ -101,3 +101,29 @@ def test_power_is_the_slope_of_batsims_energy_and_waits_a_median_per_slice():
 def test_runs_of_different_lengths_share_the_measured_span():
     runs = pl.DataFrame({"makespan_s": [2_747_520.0, 3600.0], "window_end_s": [19_724.0, 3600.0]})
     assert common_time_axis(runs) == 19_724.0
+
+
+def test_a_campaign_timeline_of_runs_of_different_lengths_ends_with_their_windows(tmp_path, monkeypatch):
+    from batsim_google.experiments.figures import timeline
+
+    rows = []
+    for policy, end in (("short", 100.0), ("long", 168.75)):
+        shutil.copytree(FIXTURES / "run4", tmp_path / policy)
+        rows.append(
+            {
+                "platform": "cell4",
+                "workload": "w",
+                "failures": "none",
+                "policy": policy,
+                "status": "done",
+                "workload_seed": 1,
+                "failure_seed": None,
+                "directory": str(tmp_path / policy),
+                "makespan_s": 225.0,
+                "window_start_s": 0.0,
+                "window_end_s": end,
+            }
+        )
+    saved = _saved(monkeypatch)
+    timeline(tmp_path / "timeline.png", pl.DataFrame(rows), PLATFORM)
+    assert saved[0].axes[-1].get_xlim() == (0.0, 168.75)  # not the makespan: Batsim's states after it
