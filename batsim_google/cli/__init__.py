@@ -15,7 +15,7 @@ import click
 from batsim_google import __version__
 from batsim_google.cli.estimate import estimate_command
 from batsim_google.cli.experiments import compare_command, validate_command
-from batsim_google.cli.fit import fit_command
+from batsim_google.cli.fit import compare_workload_command, fit_command
 from batsim_google.cli.generate import demo, generate, requests_command
 from batsim_google.cli.metrics import metrics_command, per_core_jobs_command
 from batsim_google.cli.platform import failures_command, platform_command
@@ -53,6 +53,7 @@ for command in (
     platform_command,
     failures_command,
     fit_command,
+    compare_workload_command,
     trace,
     swf,
     compare_command,

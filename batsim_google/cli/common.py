@@ -80,7 +80,8 @@ warmup_option = click.option(
     type=click.FloatRange(min=0),
     default=0.0,
     show_default=True,
-    help="Simulated seconds left out of the metrics: their window runs from then to the horizon, if any, or the end.",
+    help="Simulated seconds left out of the metrics: their window runs from then to the horizon, if any, or the end "
+    "(run: the end of the workload's span, see --window).",
 )
 
 

@@ -256,3 +256,71 @@ def fit_command(
         written = write_plots(plots, result, check)
         click.echo(f"wrote {len(written)} figures to {plots}")
     click.echo(f"wrote model {output}")
+
+
+@click.command("compare-workload")
+@click.argument("workload", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("reference", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the report: comparison.md and comparison.json.",
+)
+@click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
+def compare_workload_command(workload: Path, reference: Path, output: Path | None, strict: bool) -> None:
+    """Compare a Batsim workload with a trace, an SWF log, another workload or a task table: fit's fidelity report."""
+    import json
+
+    from batsim_google.fitting.fidelity import compare_inputs
+    from batsim_google.fitting.report import comparison_markdown
+    from batsim_google.fitting.table import task_table
+    from batsim_google.output_files import output_folder, write_text
+    from batsim_google.trace.row_accounting import RowAccount, TraceError
+
+    if workload.suffix.lower() != ".json":
+        fail_usage(f"{workload}: WORKLOAD is a Batsim workload (.json)")
+    if output:
+        checked_output_folder(output, workload, reference)
+    tables = []
+    for source in (reference, workload):
+        frame = _fit_input(source, strict)
+        account = RowAccount(strict=strict)
+        try:
+            table = task_table(frame, account, str(source)).frame
+        except (TraceError, ValueError) as error:
+            fail(f"{source}: {error}")
+        if table.height < 2:
+            fail(f"{source}: fewer than 2 valid tasks to compare ({account.summary()})")
+        tables.append((table, account.summary()))
+    check = compare_inputs(tables[0][0], tables[1][0])
+    for c in check.classes:
+        click.echo(
+            f"{c.name}: {c.generated_tasks} tasks in the workload, {c.original_tasks} in the reference; frequency "
+            f"{c.generated_frequency:.4g} vs {c.original_frequency:.4g}; makespan KS {c.makespan_ks:.4f}; "
+            f"mean priority {c.generated_mean_priority:.4g} vs {c.original_mean_priority:.4g}"
+            + ("" if c.width_ks is None else f"; width KS {c.width_ks:.4f}")
+        )
+    rates = check.rates
+    shown = [f"{r:.4g}" if r is not None else "-" for r in (rates.other_rate, rates.original_rate)]
+    gap = rates.worst_profile_gap
+    click.echo(
+        f"inter-arrivals KS {check.interarrival_ks:.4f}; submissions per hour {shown[0]} vs {shown[1]}; hourly "
+        + (
+            "profile: no whole hour in common"
+            if gap is None
+            else f"profile over {rates.hours} h: largest gap {gap:.3g}"
+        )
+    )
+    if check.jobs is not None:
+        click.echo(
+            f"jobs: {check.jobs.generated_jobs} vs {check.jobs.original_jobs}; KS task gaps {check.jobs.task_gap_ks:.4f}, "
+            f"job gaps {check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}"
+        )
+    if output:
+        folder = output_folder(output, [workload, reference])
+        rows = (tables[0][1], tables[1][1])
+        write_text(folder / "comparison.md", comparison_markdown(check, str(workload), str(reference), rows))
+        mapping = {"workload": str(workload), "reference": str(reference), "rows": rows, **check.to_mapping()}
+        write_text(folder / "comparison.json", json.dumps(mapping, indent=1, default=float) + "\n")
+        click.echo(f"wrote {folder / 'comparison.md'} and {folder / 'comparison.json'}")

@@ -16,6 +16,10 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
 from batsim_google.simulation.batsim_binary import batsim_binary as batsim_program
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
+from batsim_google.units import DAY, HOUR
+
+#: ``--window``: the end of the metrics' window without a horizon.
+MEASURED = ("span", "run")
 
 
 @click.command()
@@ -63,6 +67,21 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
     show_default=True,
     help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.",
 )
+@click.option(
+    "--window",
+    "measure",
+    type=click.Choice(MEASURED),
+    default="span",
+    show_default=True,
+    help="Without --horizon, the metrics' window ends at the end of the workload's span (its last submission "
+    "plus the mean gap between submissions: the cell under its load, not the drain after) or of the run.",
+)
+@click.option(
+    "--figures/--no-figures",
+    default=True,
+    show_default=True,
+    help="Draw the run's figures (utilization, power, machines, waits over time; suspensions) into the output folder.",
+)
 @BATSIM_OPTION
 @click.option(
     "--batsim-log",
@@ -89,6 +108,8 @@ def run(
     warmup,
     timeout,
     energy_outputs,
+    measure,
+    figures,
     batsim_binary,
     batsim_log,
     progress,
@@ -101,7 +122,7 @@ def run(
     """Simulate workloads with Batsim and the Google-cell scheduler (or --scheduler); exit 1 if accounting fails."""
     from batsim_google.experiments.metrics import run_metrics, write_metrics
     from batsim_google.experiments.outputs import RunOutputs
-    from batsim_google.experiments.window import window_of
+    from batsim_google.experiments.window import span_window, window_of
 
     try:
         window = window_of(warmup, policy["horizon"])
@@ -132,12 +153,23 @@ def run(
             frontend,
             policy,
         )
+    outputs = RunOutputs(output)
     try:
-        metrics = run_metrics(RunOutputs(output), platform, window, workloads)
+        span = None if policy["horizon"] or measure == "run" else span_window(outputs.submissions(), warmup)
+        metrics = run_metrics(outputs, platform, span or window, workloads)
     except ValueError as error:
         fail(str(error))
+    click.echo(measured_line(metrics, "horizon" if policy["horizon"] else measure, span is not None))
     for line in summary_lines(metrics):
         click.echo(line)
+    if figures:
+        from batsim_google.experiments.run_figures import write_run_figures  # matplotlib, only for figures
+
+        try:
+            drawn = write_run_figures(outputs, metrics, platform)
+        except ValueError as error:
+            fail(str(error))
+        click.echo(f"figures: {', '.join(path.name for path in drawn)}")
     if metrics["not_restarted"]:
         click.echo(
             f"{metrics['not_restarted']} task(s) stopped and not restarted (--restart {policy['restart']}, "
@@ -147,6 +179,30 @@ def run(
     if summary is not None and not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)
+
+
+def measured_line(metrics: dict, chosen: str, spanned: bool) -> str:
+    """What the metrics were measured over (``chosen``: "horizon", or the --window asked for,
+    ``spanned`` whether the workload had a span to measure) and how to measure something else."""
+    low, high, end = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
+    over = f"{_time(low)} to {_time(high)}"
+    if chosen == "horizon":
+        return f"measured from the warm-up to the horizon, {over}: --warmup and --horizon set the window"
+    if spanned:
+        return (
+            f"measured over the workload's span, {over}, of a run that ended at {_time(end)}: "
+            "--window run measures to the run's end, --warmup and --horizon set the window"
+        )
+    why = "" if chosen == "run" else " (no workload span: one submission time, or a warm-up past the span)"
+    return f"measured to the run's end{why}, {over}: --warmup and --horizon set the window"
+
+
+def _time(seconds: float) -> str:
+    """Simulated seconds, in hours or days too when that many."""
+    for unit, name in ((DAY, "days"), (HOUR, "h")):
+        if seconds >= 2 * unit:
+            return f"{seconds:.6g} s ({seconds / unit:.3g} {name})"
+    return f"{seconds:.6g} s"
 
 
 def _run_other(

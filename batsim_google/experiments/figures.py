@@ -11,8 +11,12 @@
   unavailable = machines in none of them), for the first
   replication of each policy;
 - ``suspension-SCENARIO.png``: the CDF of the time tasks spent suspended (all replications
-  together), and the number of tasks suspended over time (first replication), per policy (the
+  together; a symlog axis, linear below 1 s, shows the suspensions of 0 s, their share in the
+  legend), and the number of tasks suspended over time (first replication), per policy (the
   ICCP study's Figures 1 and 2); "n/a" for a scheduler without the ledger.
+
+Runs of different lengths share one time axis, in seconds, hours or days, up to the latest end of
+their measurement windows (:func:`common_time_axis`): a long idle tail is left out.
 
 A scenario is a platform, workload and failures combination.
 """
@@ -59,7 +63,7 @@ STATES = (
 TIME_UNITS = ((2 * HOUR, 1.0, "s"), (WEEK, HOUR, "h"), (np.inf, DAY, "days"))
 
 
-def _time_unit(span: float) -> tuple[float, str]:
+def time_unit(span: float) -> tuple[float, str]:
     return next((scale, name) for limit, scale, name in TIME_UNITS if span <= limit)
 
 
@@ -130,12 +134,41 @@ def _first_replications(runs: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def common_time_axis(runs: pl.DataFrame) -> float:
+    """Where the time axis of runs of different lengths ends: the latest end of their measurement
+    windows (``window_end_s``; the makespan without a window), so that a run with a long idle tail
+    (or Batsim's states after a horizon) does not squeeze the measured span into a sliver."""
+    column = "window_end_s" if "window_end_s" in runs.columns else "makespan_s"
+    return float(runs[column].max() or runs["makespan_s"].max() or 1.0)
+
+
+def machine_states_panel(ax, outputs: RunOutputs, machines: int, scale: float) -> None:
+    """The run's machines by state over time (time divided by ``scale``), stacked."""
+    states = corrected_machine_states(outputs.machine_states(), outputs.sleeping())
+    counted = [name for name, _ in STATES[:-1]]
+    states = states.with_columns((machines - pl.sum_horizontal(counted)).alias("unavailable"))
+    ax.stackplot(
+        states["time"] / scale,
+        *[states[name] for name, _ in STATES],
+        labels=[label for _, label in STATES],
+        step="post",
+    )
+    if states["mislabelled"].max():
+        ax.set_title(
+            f"up to {states['mislabelled'].max()} machines Batsim labels idle shown asleep (scheduler's log)",
+            fontsize=8,
+        )
+    ax.set_ylim(0, machines)
+    ax.legend(fontsize=7, loc="upper right", ncols=3)
+
+
 def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     """``runs``: one scenario's runs."""
     first = _first_replications(runs)
     capacity, machines = cpu_capacity(platform_file), len(compute_hosts(platform_file))
     styles = _styles(first["policy"].to_list())
-    scale, unit = _time_unit(float(first["makespan_s"].max()))
+    shown_until = common_time_axis(first)
+    scale, unit = time_unit(shown_until)
     figure, axes = plt.subplots(1 + first.height, 1, figsize=(9, 2.6 * (1 + first.height)), sharex=True)
     for row in first.iter_rows(named=True):
         outputs = RunOutputs(Path(row["directory"]))
@@ -148,26 +181,10 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     axes[0].legend(fontsize=8)
     axes[0].set_title(f"{scenario_name(first.row(0, named=True))}: first replication of each policy")
     for ax, row in zip(axes[1:], first.iter_rows(named=True)):
-        outputs = RunOutputs(Path(row["directory"]))
-        states = corrected_machine_states(outputs.machine_states(), outputs.sleeping())
-        counted = [name for name, _ in STATES[:-1]]
-        states = states.with_columns((machines - pl.sum_horizontal(counted)).alias("unavailable"))
-        ax.stackplot(
-            states["time"] / scale,
-            *[states[name] for name, _ in STATES],
-            labels=[label for _, label in STATES],
-            step="post",
-        )
+        machine_states_panel(ax, RunOutputs(Path(row["directory"])), machines, scale)
         ax.set_ylabel(f"machines\n({row['policy']})")
-        if states["mislabelled"].max():
-            ax.set_title(
-                f"up to {states['mislabelled'].max()} machines Batsim labels idle shown asleep (scheduler's log)",
-                fontsize=8,
-            )
-        ax.set_ylim(0, machines)
-        ax.legend(fontsize=7, loc="upper right", ncols=3)
     axes[-1].set_xlabel(f"time ({unit})")
-    axes[-1].set_xlim(0, float(first["makespan_s"].max()) / scale)  # Batsim's states go on after a horizon
+    axes[-1].set_xlim(0, shown_until / scale)
     if "window_start_s" in first.columns and first["window_start_s"].max():
         for ax in axes:  # the warm-up, left out of the metrics
             ax.axvline(float(first["window_start_s"].max()) / scale, color="grey", linestyle=":", linewidth=1)
@@ -222,6 +239,22 @@ def _intervals(directory: str) -> pl.DataFrame:
     return suspension_intervals(jobs, outputs.tasks(), float(jobs["finish_time"].max() or 0.0))
 
 
+def suspension_cdf(ax, totals: np.ndarray, label: str, style: dict) -> None:
+    """The CDF of the tasks' times suspended (non-empty ``totals``), from 0: a task evicted and
+    restarted at once was suspended 0 s, a point mass drawn as a dot at 0 and counted in the label
+    (on a symlog axis, linear below 1 s, so that 0 has a place)."""
+    zeros = float(np.mean(totals == 0))
+    values, shares = ecdf_points(totals)
+    ax.step(
+        np.r_[0.0, values],
+        np.r_[0.0, shares],
+        where="post",
+        label=f"{label} ({totals.size} tasks, {zeros:.0%} at 0 s)",
+        **style,
+    )
+    ax.plot([0.0], [zeros], marker="o", color=style["color"], linestyle="none")
+
+
 def suspension(path: Path, runs: pl.DataFrame) -> None:
     """``runs``: one scenario's runs."""
     ended = runs.filter(pl.col("status") != "failed")
@@ -238,15 +271,15 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
         if totals.size == 0:
             cdf.plot([], [], label=f"{policy}: no suspension", **styles[policy])
             continue
-        values, shares = ecdf_points(totals)
-        cdf.step(values, shares, where="post", label=f"{policy} ({totals.size} tasks)", **styles[policy])
+        suspension_cdf(cdf, totals, policy, styles[policy])
     first = {
         row["policy"]: _intervals(row["directory"])
         for row in _first_replications(ended).iter_rows(named=True)
         if row["directory"] in with_ledger
     }
     last = max((float(intervals["end"].max()) for intervals in first.values() if intervals.height), default=1.0)
-    scale, unit = _time_unit(last)  # the axis spans the suspensions, not the whole run
+    last = min(last, common_time_axis(ended))  # the suspensions, in the measured span
+    scale, unit = time_unit(last)
     for policy, intervals in first.items():
         steps = suspended_over_time(intervals)
         count.step(
@@ -256,10 +289,13 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
             label=policy,
             **styles[policy],
         )
-    cdf.set_xscale("log")
+    cdf.set_xscale("symlog", linthresh=1.0)  # linear below 1 s: suspensions of 0 s are shown
+    if any(len(line.get_xdata()) for line in cdf.lines):
+        cdf.set_xlim(left=-0.5)
     cdf.set_xlabel("time suspended per task (s)")
     cdf.set_ylabel("share of suspended tasks")
     cdf.set_title("CDF of suspension time (all replications)")
+    count.set_xlim(0, last / scale)
     count.set_xlabel(f"time ({unit})")
     count.set_ylabel("tasks suspended")
     count.set_title("Suspended tasks over time (first replication)")

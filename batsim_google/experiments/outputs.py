@@ -97,6 +97,11 @@ class RunOutputs:
         jobs = _read_csv(self.path(JOBS), JOB_COLUMNS)
         return jobs.with_columns(pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"))
 
+    def submissions(self) -> pl.Series:
+        """The submission times of the jobs of the user's workloads (resubmissions left out)."""
+        jobs = _read_csv(self.path(JOBS), {"workload_name": pl.String, "submission_time": pl.Float64})
+        return jobs.filter(pl.col("workload_name") != RESUBMITTED)["submission_time"]
+
     def attempts(self) -> pl.DataFrame:
         return _read_csv(self.path(ATTEMPTS), ATTEMPT_COLUMNS)
 

@@ -11,6 +11,14 @@ warm-up, ``end``: the horizon, or the run's end) keeps the metrics to that span:
   its records the power is constant (Batsim writes one at every job start and end and power state
   change), so the reading is a linear interpolation, exact;
 - waiting times and slowdowns are those of the tasks (jobs) *submitted* in ``[start, end)``.
+
+``run``'s default window is the workload's *span* (:func:`span_window`): from the first submission
+to the last one plus the mean gap between two submissions. That is the time the arrivals stand
+for (n submissions spaced g apart stand for n x g seconds, and the last one's own slot is inside,
+so every task is counted), the cell under the workload's load. After it the cell only drains:
+the longest jobs end alone (a Google workload's services run for weeks), and a window to the
+run's end measures that tail, not the cell. The span depends on no single job's duration, as
+"the last submission + its duration" would.
 """
 
 from __future__ import annotations
@@ -51,6 +59,18 @@ def window_of(warmup: float = 0.0, horizon: float | None = None) -> Window | Non
     if not warmup and not horizon:
         return None
     return Window(float(warmup), float(horizon) if horizon else None)
+
+
+def span_window(submissions: np.ndarray, warmup: float = 0.0) -> Window | None:
+    """The workload's span (see the module) from its jobs' submission times, started at the
+    ``warmup`` if later than the first submission; None when there is no span to measure (one
+    job, all at once, or a warm-up past it)."""
+    times = np.asarray(submissions, dtype=float)
+    if times.size < 2 or times.min() == times.max():
+        return None
+    first, last = float(times.min()), float(times.max())
+    end = last + (last - first) / (times.size - 1)
+    return Window(max(first, float(warmup)), end) if warmup < end else None
 
 
 def seconds_inside(start: str, finish: str, low: float, high: float) -> pl.Expr:

@@ -285,24 +285,84 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         for row in clustering.clusters.iter_rows():
             lines.append("| " + " | ".join(_g(v) if isinstance(v, float) else str(v) for v in row) + " |")
     if fidelity is not None:
-        lines += [
-            "",
-            f"## Fidelity (generated with seed {fidelity.seed} vs original)",
-            "",
-            "| class | tasks orig. / gen. | frequency orig. / gen. | makespan KS (two-sample) | mean priority orig. / gen. | width KS |",
-            "| --- | --- | --- | --- | --- | --- |",
-            *(
-                f"| {c.name} | {c.original_tasks} / {c.generated_tasks} | {_g(c.original_frequency)} / "
-                f"{_g(c.generated_frequency)} | {_g(c.makespan_ks)} | {_g(c.original_mean_priority)} / "
-                f"{_g(c.generated_mean_priority)} | {'-' if c.width_ks is None else _g(c.width_ks)} |"
-                for c in fidelity.classes
-            ),
-            "",
-            f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
-        ]
+        lines += ["", *fidelity_lines(fidelity, f"## Fidelity (generated with seed {fidelity.seed} vs original)")]
     if fit.jobs is not None:
         lines += job_report_lines(fit.jobs, fit.model.arrival_profile, None if fidelity is None else fidelity.jobs)
     return "\n".join(lines) + "\n"
+
+
+def fidelity_lines(fidelity: Fidelity, heading: str, names: tuple[str, str] = ("orig.", "gen.")) -> list[str]:
+    """The Markdown table of a :class:`Fidelity` per class, and its inter-arrival KS; ``names``:
+    the two inputs' short names."""
+    a, b = names
+    return [
+        heading,
+        "",
+        f"| class | tasks {a} / {b} | frequency {a} / {b} | makespan KS (two-sample) | mean priority {a} / {b} | width KS |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *(
+            f"| {c.name} | {c.original_tasks} / {c.generated_tasks} | {_g(c.original_frequency)} / "
+            f"{_g(c.generated_frequency)} | {_g(c.makespan_ks)} | {_g(c.original_mean_priority)} / "
+            f"{_g(c.generated_mean_priority)} | {'-' if c.width_ks is None else _g(c.width_ks)} |"
+            for c in fidelity.classes
+        ),
+        "",
+        f"Inter-arrival times, two-sample KS: {_g(fidelity.interarrival_ks)}.",
+    ]
+
+
+def comparison_markdown(fidelity: Fidelity, workload: str, reference: str, rows: tuple[str, str]) -> str:
+    """The report of ``compare-workload``: ``fidelity`` of :func:`.fidelity.compare_inputs`
+    (the reference first), the inputs' ``rows`` accounts."""
+    rates = fidelity.rates
+    lines = [
+        f"# {workload} against {reference}",
+        "",
+        f"Reference ({reference}): {rows[0]}.",
+        f"Workload ({workload}): {rows[1]}.",
+        "Classes: the model paper's a-priori split (Finish-ended tasks, Kill-ended services).",
+        "",
+        *fidelity_lines(fidelity, "## Laws", ("ref.", "wl.")),
+        "",
+        "## Rates",
+        "",
+        f"Submissions per hour over each one's span: reference {_rate(rates.original_rate)}, "
+        f"workload {_rate(rates.other_rate)}"
+        + (
+            f" ({rates.other_rate / rates.original_rate:.4g} times the reference's)."
+            if rates.original_rate and rates.other_rate
+            else "."
+        ),
+        "",
+    ]
+    if rates.hours:
+        lines += [
+            f"Hourly profile over the {rates.hours} whole hour(s) both span, from each one's first submission "
+            f"(an hour's count over its input's mean hourly count): largest gap {_g(rates.worst_profile_gap)}.",
+            "",
+            "| hour | reference | workload |",
+            "| --- | --- | --- |",
+            *(
+                f"| {hour} | {_g(x)} | {_g(y)} |"
+                for hour, (x, y) in enumerate(zip(rates.original_profile, rates.other_profile))
+            ),
+        ]
+    else:
+        lines.append("No whole hour in common: no hourly profile.")
+    if fidelity.jobs is not None:
+        jobs = fidelity.jobs
+        lines += [
+            "",
+            "## Jobs of tasks",
+            "",
+            f"Jobs: reference {jobs.original_jobs}, workload {jobs.generated_jobs}. Two-sample KS: task gaps "
+            f"{_g(jobs.task_gap_ks)}, job gaps {_g(jobs.job_gap_ks)}, tasks per job {_g(jobs.tasks_per_job_ks)}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _rate(rate: float | None) -> str:
+    return "- (all at once)" if rate is None else _g(rate)
 
 
 def write_report(path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> None:

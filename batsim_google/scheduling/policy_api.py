@@ -14,14 +14,26 @@ decisions of :mod:`.decisions` (``Execute``, ``Kill``, ``Reject``, ``SwitchOn``/
 - ``user_kill(now, task_id)``: a user asked to kill a task;
 - ``woken(now)``: a wake-up asked for with ``WakeAt`` came.
 
+A policy is built with ``cpu`` and ``memory``, each machine's capacities (numpy arrays in
+Batsim's resource order, normalized: 1 is the largest machine), then the scheduler's ``options``
+as keyword arguments. A job comes as a :class:`.tasks.JobRequest`: ``job_id`` (``w0!17``),
+``subtime``, ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], normalized ``cpu`` and
+``memory``, ``work`` (a task's seconds, a service's lifetime) and ``machines``. The base event
+handlers keep the tasks, the cluster and the ledger: an override calls ``super()`` first.
+
 State it can read: ``cluster`` (:class:`.cluster.Cluster`: capacities, allocations, power and
 availability of each machine, in resource-id order), ``pending`` and ``running`` tasks
 (:class:`.tasks.Task`), ``no_more_jobs`` and ``no_more_events``. The ``ledger`` records every
 task and attempt; a policy built on :class:`Policy` keeps it through the helpers ``execute``,
 ``reject`` and ``kill``, so that every task provably ends once, whatever the policy.
 
-:class:`.policy.CellPolicy`, the Google-cell scheduler, is the first implementation; the two
-examples in ``examples/policies/`` are short ones. A policy declares in ``needs`` what it asks of
+What it returns: nothing directly. ``decide`` runs :meth:`Policy.schedule` and returns the
+decisions the helpers recorded (``execute`` a pending task on a usable machine, ``reject`` a
+pending one, ``kill`` running ones, ``switch_on``/``switch_off``, ``wake_at`` a later time), in
+order. It must not leave a task pending for ever once nothing more will come: Batsim would wait.
+
+:class:`.policy.CellPolicy`, the Google-cell scheduler, is the first implementation;
+``examples/policies/deadline_best_fit.py`` is a complete example, the two others short ones. A policy declares in ``needs`` what it asks of
 Batsim, which the runner turns into Batsim's options and checks against the inputs before launch.
 """
 

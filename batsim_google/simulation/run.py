@@ -47,6 +47,9 @@ PROGRESS_FILE = "progress.txt"
 BATSIM_PY = "batsim-py"
 #: Files of a run besides Batsim's and the scheduler's ``OUTPUT_PREFIX_*``.
 RUN_FILES = (PROGRESS_FILE, PEAK_RSS_FILE, *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)))
+#: The figures ``run`` draws beside its outputs (:mod:`batsim_google.experiments.run_figures`),
+#: an earlier run's cleared like its files.
+RUN_FIGURES = ("timeline.png", "waiting.png", "suspension.png")
 
 
 def earlier_run_files(output: Path) -> list[Path]:
@@ -56,7 +59,7 @@ def earlier_run_files(output: Path) -> list[Path]:
     return sorted(
         path
         for path in output.iterdir()
-        if path.is_file() and (path.name.startswith(f"{OUTPUT_PREFIX}_") or path.name in RUN_FILES)
+        if path.is_file() and (path.name.startswith(f"{OUTPUT_PREFIX}_") or path.name in RUN_FILES + RUN_FIGURES)
     )
 
 

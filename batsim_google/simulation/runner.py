@@ -10,6 +10,11 @@ Batsim's peak resident memory is its own rusage (``wait4``). A process keeps in 
 memory it had before ``exec``, which for a child of this (large) Python process would be this
 process's; so Batsim is started by a minimal launcher (``python -S``, a few MB), the way
 ``/usr/bin/time`` does it, which reports its child's peak.
+
+Runs are reproducible: pybatsim's schedulers iterate sets of jobs (fillerSched, ...), whose
+order followed the jobs' memory addresses and, once jobs hash by their id
+(:mod:`.pybatsim_launcher`), string hashes, which Python draws anew in each process unless
+``PYTHONHASHSEED`` is set: every process runs with a fixed one (:data:`SCHEDULER_HASH_SEED`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,8 +55,15 @@ GOOGLE_CELL_BATSIM_OPTIONS = (
 
 #: Wall-clock limit of one simulation, seconds, unless told otherwise.
 DEFAULT_TIMEOUT_S = 3600.0
+#: ``PYTHONHASHSEED`` of the processes of a simulation (see the module): a run is reproducible.
+SCHEDULER_HASH_SEED = "0"
 #: The protocol libraries the scheduler can run through, between Batsim and the policy.
 FRONTENDS = ("pybatsim", "batsim-py")
+
+
+def seeded_environment(environment: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environment`` (None: this process's) with the fixed hash seed of :data:`SCHEDULER_HASH_SEED`."""
+    return {**(os.environ if environment is None else environment), "PYTHONHASHSEED": SCHEDULER_HASH_SEED}
 
 
 def free_port() -> int:
@@ -105,13 +117,17 @@ class Simulation:
         return command + log_options(self.batsim_log) + list(self.batsim_options)
 
 
+#: pybatsim's launcher, with jobs that hash by their id (see the module).
+PYBATSIM_LAUNCHER = "batsim_google.simulation.pybatsim_launcher"
+
+
 def pybatsim_scheduler(
     scheduler: str, options: dict | None = None, timeout_ms: int = 60_000
 ) -> Callable[[str], list[str]]:
     """Command line of a pybatsim scheduler (a bundled name or a file path) for an endpoint."""
 
     def command(endpoint: str) -> list[str]:
-        line = [sys.executable, "-m", "batsim.cmds.launcher", scheduler, "-s", endpoint, "-v", "warning"]
+        line = [sys.executable, "-m", PYBATSIM_LAUNCHER, scheduler, "-s", endpoint, "-v", "warning"]
         return line + ["-t", str(timeout_ms), "-o", json.dumps(options or {})]
 
     return command
@@ -221,8 +237,9 @@ def _supervise(
     on_poll: Callable[[], None] | None,
     unlogged: Set[str] = frozenset(),
 ) -> float:
-    """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) and wait for
-    all; stop all when one fails.
+    """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) in
+    ``environment`` (None: this process's) with the fixed hash seed, and wait for all; stop all
+    when one fails.
 
     Returns the wall-clock seconds the run took.
     """
@@ -236,7 +253,7 @@ def _supervise(
                 command,
                 stdout=logs.get(name, subprocess.DEVNULL),
                 stderr=subprocess.STDOUT,
-                env=environment,
+                env=seeded_environment(environment),
                 start_new_session=True,
             )
         while any(process.poll() is None for process in processes.values()):

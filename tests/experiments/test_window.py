@@ -13,7 +13,7 @@ from batsim_google.errors import ParameterError
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.queue_metrics import queue_metrics
-from batsim_google.experiments.window import Window, energy_between, seconds_inside, window_of
+from batsim_google.experiments.window import Window, energy_between, seconds_inside, span_window, window_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUN = RunOutputs(FIXTURES / "run4")
@@ -77,3 +77,23 @@ def test_queue_metrics_over_a_window():
     assert metrics["mean_execution_s"] == pytest.approx((20 + 4 + 33 + 20) / 4)
     # every job's seconds inside [10, 150]: 100 + 5 + 50 + 20 + 15 + 125 + 4 + 20 + 5 + 8 + 20
     assert metrics["mean_running_tasks"] == pytest.approx(372 / 140)
+
+
+def test_runs_default_window_is_the_workloads_span():
+    """run4's user jobs are submitted from 0 to 150 s, nine of them: the span ends one mean gap
+    (150 / 8 s) after the last, so that the last task is measured, and the drain after is not."""
+    window = span_window(RUN.submissions())
+    assert window == Window(0.0, 150.0 + 150.0 / 8)
+    metrics = run_metrics(RUN, PLATFORM, window)
+    assert metrics["window_end_s"] == 168.75 < metrics["makespan_s"] == MAKESPAN
+    whole = run_metrics(RUN, PLATFORM)
+    assert metrics["mean_waiting_s"] == whole["mean_waiting_s"]  # every user job's wait is inside
+    assert metrics["utilization"] != whole["utilization"]
+
+
+def test_the_span_starts_at_a_later_warm_up_and_is_none_when_there_is_none():
+    assert span_window([10.0, 20.0, 30.0], warmup=15.0) == Window(15.0, 40.0)
+    assert span_window([10.0, 20.0, 30.0], warmup=5.0) == Window(10.0, 40.0)  # nothing before the first
+    assert span_window([10.0, 20.0, 30.0], warmup=40.0) is None  # past the span: to the run's end
+    assert span_window([0.0, 0.0, 0.0]) is None  # all at once (a warm start alone)
+    assert span_window([5.0]) is None

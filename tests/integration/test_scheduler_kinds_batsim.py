@@ -11,12 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.experiments.metrics import run_metrics
-from batsim_google.experiments.outputs import RunOutputs
+from batsim_google.experiments.outputs import RunOutputs, started_jobs
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
@@ -113,3 +114,31 @@ def test_a_policy_class_runs_through_the_batsim_py_front_end_too(tmp_path, batsi
     with (tmp_path / "out" / "out_jobs.csv").open() as handle:
         starts = sorted(float(row["starting_time"]) for row in csv.DictReader(handle))
     assert max(starts[:4]) < 1.0 and min(starts[4:]) >= 100.0  # four machines, one task each
+
+
+def test_a_pybatsim_scheduler_gives_the_same_run_twice(tmp_path, batsim_binary):
+    """fillerSched iterates a set of job ids: with the fixed hash seed of its process, two runs of
+    the same inputs write the same jobs, starts and machines."""
+    workload = tmp_path / "workload.json"
+    write_generated_workload(workload, preset("google"), load_request_law(), 11, tasks=200, nb_res=4)
+    runs = []
+    for name in ("first", "second"):
+        scheduler = Scheduler("pybatsim", "fillerSched")
+        run_scheduler(scheduler, PLATFORM, [workload], tmp_path / name, timeout=120, batsim=batsim_binary)
+        runs.append((tmp_path / name / "out_jobs.csv").read_text())
+    assert runs[0].count("\n") == 201 and runs[0] == runs[1]
+
+
+def test_the_complete_example_policy_shares_machines_and_ends_every_task(tmp_path, batsim_binary, workload):
+    scheduler = Scheduler("python", f"{EXAMPLES / 'deadline_best_fit.py'}:DeadlineBestFit", {"max_wait": 600})
+    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    assert run.summary["balanced"] and run.summary["submitted"] == 40
+    jobs = started_jobs(RunOutputs(tmp_path)).sort("machine", "starting_time")
+    overlapping = jobs.filter(
+        (pl.col("machine") == pl.col("machine").shift(1))
+        & (pl.col("starting_time") < pl.col("finish_time").shift(1).cum_max().over("machine"))
+    )
+    assert overlapping.height > 0  # tasks shared machines (Batsim's compute sharing)
+    tasks = RunOutputs(tmp_path).tasks()
+    waited = tasks.filter(pl.col("outcome") == "rejected")
+    assert (waited["ended"] - waited["submit"] <= 600 + 1e-3).all()

@@ -3,13 +3,14 @@ logs, failures that name their side, deadlines, and output that is not kept."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import pytest
 
 from batsim_google.errors import SimulationError
-from batsim_google.simulation.runner import _supervise
+from batsim_google.simulation.runner import SCHEDULER_HASH_SEED, _supervise, seeded_environment
 
 
 def python(code: str) -> list[str]:
@@ -52,3 +53,18 @@ def test_unlogged_output_is_discarded_and_its_failure_still_reported(tmp_path):
     assert not (tmp_path / "scheduler.log").exists()
     with pytest.raises(SimulationError, match=r"scheduler exited with status 2 \(its output was not logged\)"):
         _supervise({"scheduler": python("raise SystemExit(2)")}, tmp_path, 30, None, None, unlogged={"scheduler"})
+
+
+def test_every_process_runs_with_the_fixed_hash_seed_so_set_order_repeats(tmp_path):
+    """pybatsim's fillerSched iterates a set of job ids: its order must be the same in every run,
+    whatever hash seed the caller's environment asks for."""
+    code = "import os; print(os.environ['PYTHONHASHSEED']); print(list({f'w0!{i}' for i in range(40)}))"
+    orders = []
+    for run, caller_seed in enumerate(("random", "12345")):
+        folder = tmp_path / str(run)
+        _supervise({"scheduler": python(code)}, folder, 30, {**os.environ, "PYTHONHASHSEED": caller_seed}, None)
+        seed, order = (folder / "scheduler.log").read_text().splitlines()
+        assert seed == SCHEDULER_HASH_SEED
+        orders.append(order)
+    assert orders[0] == orders[1]
+    assert seeded_environment({"PATH": "/bin"}) == {"PATH": "/bin", "PYTHONHASHSEED": SCHEDULER_HASH_SEED}

@@ -1,0 +1,145 @@
+"""The figures of one run, drawn by ``run`` into its output folder (PNG, matplotlib).
+
+- ``timeline.png``: over a time axis in seconds, hours or days that ends with the measurement
+  window (a drain long after it would squeeze the measured span into a sliver; the title says
+  when the run went on), with the window's ends dotted: CPU utilization (machines allocated, for
+  a scheduler without the ledger) and its mean over the window; Batsim's power (``-E``: idle,
+  sleep and switching power and, with this package's scheduler, none of the load's, which the
+  metrics' ``load_energy_j`` adds); the machines by state; each task's waiting time at its
+  submission and their median per time slice;
+- ``waiting.png``: the CDFs of the tasks' waiting time and bounded slowdown (the campaign's
+  figure, :func:`.figures.waiting`);
+- ``suspension.png``, when the ledger counts suspended tasks: the CDF of the time tasks spent
+  suspended, its zeros shown, and the tasks suspended over time (:func:`.figures.suspension`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+
+from batsim_google.experiments.figures import machine_states_panel, suspension, time_unit, waiting  # noqa: E402
+from batsim_google.experiments.metrics import (  # noqa: E402
+    cpu_capacity,
+    cpu_utilization_over_time,
+    machine_utilization_over_time,
+)
+from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs  # noqa: E402
+from batsim_google.output_files import AtomicFile  # noqa: E402
+from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
+from batsim_google.simulation.run import RUN_FIGURES  # noqa: E402
+
+TIMELINE, WAITING, SUSPENSION = RUN_FIGURES
+#: Time slices of the waiting times' median.
+WAIT_SLICES = 60
+KW = 1e3
+
+
+def power_over_time(records: pl.DataFrame) -> pl.DataFrame:
+    """Watts between Batsim's cumulative energy records (``time``, ``energy``), as a step function
+    (``time``, ``value``): constant between two records, the energy's slope."""
+    times = np.concatenate([[0.0], records["time"].to_numpy()])
+    energy = np.concatenate([[0.0], records["energy"].to_numpy()])
+    spans = np.diff(times)
+    kept = spans > 0
+    watts = np.diff(energy)[kept] / spans[kept]
+    return pl.DataFrame({"time": times[:-1][kept], "value": watts})
+
+
+def sliced_median(times: np.ndarray, values: np.ndarray, end: float, slices: int = WAIT_SLICES) -> tuple:
+    """The median of ``values`` per slice of ``[0, end]`` by their ``times``: slice middles and
+    medians, for the slices that hold any."""
+    edges = np.linspace(0.0, end, slices + 1)
+    index = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, slices - 1)
+    middles, medians = [], []
+    for slice_index in np.unique(index):
+        middles.append((edges[slice_index] + edges[slice_index + 1]) / 2)
+        medians.append(float(np.median(values[index == slice_index])))
+    return np.array(middles), np.array(medians)
+
+
+def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> None:
+    low, high, makespan = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
+    hosts = compute_hosts(platform)
+    scale, unit = time_unit(high)
+    figure, (usage, power, states, waits) = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
+    if outputs.has_ledger():
+        steps, label = cpu_utilization_over_time(outputs, cpu_capacity(platform)), "CPU utilization"
+    else:
+        steps, label = machine_utilization_over_time(outputs, len(hosts)), "machines allocated"
+    usage.step(steps["time"] / scale, steps["value"], where="post", color="tab:blue")
+    if metrics["utilization"] is not None:
+        usage.axhline(metrics["utilization"], color="tab:blue", linestyle="--", linewidth=1)
+        usage.set_title(f"mean over the window: {metrics['utilization']:.3g}", fontsize=9)
+    usage.set_ylabel(label)
+    records = outputs.energy_records()
+    if records is None or records.height == 0:
+        power.text(0.5, 0.5, "no energy output (run with --energy-outputs)", ha="center", transform=power.transAxes)
+    else:
+        watts = power_over_time(records)
+        until = np.r_[watts["time"].to_numpy(), records["time"][-1]]  # the last level holds to the last record
+        power.step(
+            until / scale, np.r_[watts["value"].to_numpy(), watts["value"][-1]] / KW, where="post", color="tab:red"
+        )
+        if outputs.has_ledger():
+            power.set_title("Batsim's power: idle, sleep and switching (the load adds load_energy_j)", fontsize=9)
+    power.set_ylabel("power (kW)")
+    machine_states_panel(states, outputs, len(hosts), scale)
+    states.set_ylabel("machines")
+    jobs = outputs.jobs().filter(pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED))
+    submitted, waited = jobs["submission_time"].to_numpy(), jobs["waiting_time"].to_numpy()
+    waits.scatter(submitted / scale, waited, s=8, alpha=0.4, color="tab:grey", label="a task's first wait")
+    if submitted.size:
+        middles, medians = sliced_median(submitted, waited, high)
+        waits.plot(
+            middles / scale,
+            medians,
+            color="black",
+            marker="o",
+            markersize=3,
+            linewidth=1,
+            label="median per time slice",
+        )
+    waits.set_yscale("symlog", linthresh=1.0)
+    waits.set_ylabel("waiting time (s)")
+    waits.set_xlabel(f"time of submission or simulated time ({unit})")
+    waits.legend(fontsize=8, loc="upper left")
+    for ax in (usage, power, states, waits):
+        ax.grid(alpha=0.3)
+        for edge in (low, high):
+            ax.axvline(edge / scale, color="grey", linestyle=":", linewidth=1)
+    waits.set_xlim(0, high / scale)
+    went_on = f"; the run went on to {makespan / scale:.3g} {unit} (not shown)" if makespan > high * 1.001 else ""
+    figure.suptitle(f"{outputs.directory}: measurement window {low / scale:.3g}-{high / scale:.3g} {unit}{went_on}")
+    figure.tight_layout()
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=110)
+    plt.close(figure)
+
+
+def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> list[Path]:
+    """Draw the run's figures (see the module) into its folder; the paths written."""
+    directory = Path(outputs.directory)
+    written = [directory / TIMELINE, directory / WAITING]
+    timeline(written[0], outputs, metrics, platform)
+    runs = pl.DataFrame(  # a campaign's table of runs, of this one
+        {
+            "policy": ["this run"],
+            "status": ["done"],
+            "directory": [str(directory)],
+            "workload_seed": [None],
+            "failure_seed": [None],
+            "window_end_s": [metrics["window_end_s"]],
+        }
+    )
+    waiting(written[1], runs)
+    if metrics.get("suspended_tasks"):  # the ledger's, null for other schedulers
+        written.append(directory / SUSPENSION)
+        suspension(written[-1], runs)
+    return written

@@ -1,0 +1,34 @@
+"""pybatsim's scheduler launcher, made reproducible: ``python -m`` this module takes the
+arguments of ``batsim.cmds.launcher`` (``SCHEDULER -s ENDPOINT -o OPTIONS ...``).
+
+pybatsim 3.2.1's schedulers keep jobs in sets (fillerSched's ``openJobs``) and iterate them; its
+``Job`` hashes by identity, that is by memory address, which changes from run to run, and so did
+the order of the set and the scheduler's decisions. Here a job hashes by its id, a string, whose
+hash the fixed ``PYTHONHASHSEED`` every simulation process runs with (:mod:`.runner`) makes the
+same in every run. Equality stays identity: pybatsim keeps one object per job.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from batsim.batsim import Job
+from batsim.cmds import launcher
+
+
+def _hash_by_id(job: Job) -> int:
+    return hash(job.id)
+
+
+def reproducible_jobs() -> None:
+    """Make pybatsim's jobs hash by their id."""
+    Job.__hash__ = _hash_by_id
+
+
+def main() -> int:
+    reproducible_jobs()
+    return launcher.main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""pybatsim's launcher made reproducible: jobs hash by their id, so a set of jobs (fillerSched's
+``openJobs``) is iterated in the same order in every scheduler process."""
+
+from __future__ import annotations
+
+import sys
+
+from batsim_google.simulation.runner import PYBATSIM_LAUNCHER, _supervise, pybatsim_scheduler
+
+#: A scheduler process's view: a set of pybatsim jobs, created in an order that moves their addresses.
+SET_ORDER = f"""
+import random
+from batsim.batsim import Job
+import {PYBATSIM_LAUNCHER} as launcher
+if {{patched}}:
+    launcher.reproducible_jobs()
+padding = [bytearray(random.randrange(1, 4096)) for _ in range(random.randrange(1, 200))]
+jobs = {{{{Job(f"w0!{{{{i}}}}", 0.0, -1, 1, "p", {{{{}}}}) for i in range(200)}}}}
+print([job.id for job in jobs][:20])
+"""
+
+
+def _orders(tmp_path, patched: bool) -> list[str]:
+    orders = []
+    for run in range(3):
+        folder = tmp_path / f"{patched}-{run}"
+        _supervise({"scheduler": [sys.executable, "-c", SET_ORDER.format(patched=patched)]}, folder, 60, None, None)
+        orders.append((folder / "scheduler.log").read_text())
+    return orders
+
+
+def test_a_set_of_jobs_has_the_same_order_in_every_scheduler_process(tmp_path):
+    assert len(set(_orders(tmp_path, patched=True))) == 1
+    assert len(set(_orders(tmp_path, patched=False))) > 1  # by address: what pybatsim does alone
+
+
+def test_pybatsim_schedulers_are_launched_through_it():
+    command = pybatsim_scheduler("fillerSched")("tcp://*:1")
+    assert command[:4] == [sys.executable, "-m", PYBATSIM_LAUNCHER, "fillerSched"]
