@@ -18,8 +18,10 @@ from batsim_google.model.laws import Empirical, Exponential
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
-#: sha256 of the google preset's first 70,000 tasks from seed 5, drawn before job arrivals existed.
-PRESET_DIGEST = "58bb796ee67aee295041b500238dc9b37c900235aeea3428322e592d31864bfc"
+#: sha256 of the google preset's first 70,000 tasks from seed 5, drawn before job arrivals existed,
+#: their times and requests rounded to float32: numpy's exp and log take the processor's SIMD paths,
+#: whose last bits differ from one machine to another (the float64 digest did, between two).
+PRESET_DIGEST = "92fdc0c42b8bcb8c458c142ec766e06f50421a7182ac5e235c181e0590d77739"
 
 
 def drawn(model, tasks=200_000, seed=1, **bounds):
@@ -44,7 +46,8 @@ def test_models_without_jobs_draw_byte_for_byte_as_before():
     for batch in generate(preset("google"), load_request_law(), np.random.default_rng(5), tasks=70_000):
         assert batch.job is None
         for name in ("subtime", "class_index", "makespan", "priority", "cpu", "memory"):
-            digest.update(getattr(batch, name).tobytes())
+            values = getattr(batch, name)
+            digest.update((values.astype(np.float32) if values.dtype.kind == "f" else values).tobytes())
     assert digest.hexdigest() == PRESET_DIGEST
 
 
