@@ -20,6 +20,7 @@ DEBIAN_PACKAGES=(
     build-essential ca-certificates cmake git meson ninja-build patch pkg-config
     libsimgrid-dev libboost-dev rapidjson-dev libpugixml-dev libdocopt-dev
     cppzmq-dev libzmq3-dev libhiredis-dev libev-dev
+    libgtest-dev # intervalset's own tests
 )
 
 ENGINE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
