@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Build Batsim 4.2.1, stock or with engine/timer-delays.patch, on Debian (bookworm or newer) with
+# Debian's SimGrid 3.32, outside this repository.
+#
+#   engine/build-batsim.sh --prefix /opt/batsim/patched            # patched, sources cloned
+#   engine/build-batsim.sh --prefix /opt/batsim/stock --stock      # stock Batsim 4.2.1
+#
+# Batsim's two small dependencies that Debian lacks, intervalset and redox, are built as static
+# libraries in the build directory, so the installed binary needs only Debian's shared libraries.
+# Every source is cloned from its public repository unless given as a local tree (--source,
+# --intervalset-source, --redox-source); a given tree is copied, never modified.
+set -euo pipefail
+
+BATSIM_REPO=https://gitlab.inria.fr/batsim/batsim.git
+BATSIM_REF=v4.2.1
+INTERVALSET_REPO=https://gitlab.inria.fr/batsim/intervalset.git
+INTERVALSET_REF=v1.2.0
+REDOX_REPO=https://github.com/hmartiro/redox.git
+DEBIAN_PACKAGES=(
+    build-essential ca-certificates cmake git meson ninja-build patch pkg-config
+    libsimgrid-dev libboost-dev rapidjson-dev libpugixml-dev libdocopt-dev
+    cppzmq-dev libzmq3-dev libhiredis-dev libev-dev
+    libgtest-dev # intervalset's own tests
+)
+
+ENGINE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO_DIR=$(dirname "$ENGINE_DIR")
+PATCH_FILE=$ENGINE_DIR/timer-delays.patch
+
+usage() {
+    cat <<EOF
+Usage: $0 --prefix DIR [options]
+
+  --prefix DIR               install Batsim into DIR (DIR/bin/batsim); required
+  --stock                    build stock Batsim 4.2.1 (default: with timer-delays.patch)
+  --source DIR               Batsim $BATSIM_REF source tree (default: clone $BATSIM_REPO)
+  --intervalset-source DIR   intervalset source tree (default: clone $INTERVALSET_REPO)
+  --redox-source DIR         redox source tree (default: clone $REDOX_REPO)
+  --build-dir DIR            where to build (default: a new temporary directory, removed at the end)
+  --no-apt                   do not install the Debian packages (they are installed when root)
+  --jobs N                   parallel compile jobs (default: nproc)
+EOF
+}
+
+die() {
+    echo "build-batsim.sh: $*" >&2
+    exit 1
+}
+
+prefix=""
+stock=false
+batsim_source=""
+intervalset_source=""
+redox_source=""
+build_dir=""
+use_apt=true
+jobs=$(nproc)
+while (($#)); do
+    case "$1" in
+    --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+    --stock) stock=true; shift ;;
+    --source) batsim_source=${2:?--source needs a directory}; shift 2 ;;
+    --intervalset-source) intervalset_source=${2:?--intervalset-source needs a directory}; shift 2 ;;
+    --redox-source) redox_source=${2:?--redox-source needs a directory}; shift 2 ;;
+    --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
+    --no-apt) use_apt=false; shift ;;
+    --jobs) jobs=${2:?--jobs needs a number}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option: $1" ;;
+    esac
+done
+[[ -n $prefix ]] || { usage >&2; die "--prefix is required"; }
+
+# Nothing is written inside the repository: neither the build nor the installation.
+inside_repo() {
+    [[ $1 == "$REPO_DIR" || $1 == "$REPO_DIR"/* ]]
+}
+prefix=$(realpath -m "$prefix")
+inside_repo "$prefix" && die "--prefix $prefix is inside the repository $REPO_DIR"
+if [[ -n $build_dir ]]; then
+    build_dir=$(realpath -m "$build_dir")
+    inside_repo "$build_dir" && die "--build-dir $build_dir is inside the repository $REPO_DIR"
+else
+    build_dir=$(mktemp -d -t batsim-build.XXXXXX)
+    trap 'rm -rf "$build_dir"' EXIT
+fi
+mkdir -p "$prefix" "$build_dir"
+deps=$build_dir/deps
+
+if $use_apt && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${DEBIAN_PACKAGES[@]}"
+fi
+
+# fetch NAME SOURCE_DIR REPO [REF]: a private copy of a given tree, or a shallow clone.
+fetch() {
+    local name=$1 source=$2 repo=$3 ref=${4:-}
+    local dest=$build_dir/$name
+    rm -rf "$dest"
+    if [[ -n $source ]]; then
+        [[ -d $source ]] || die "$name source $source is not a directory"
+        cp -a "$source" "$dest"
+    else
+        git clone --quiet --depth 1 ${ref:+--branch "$ref"} "$repo" "$dest"
+    fi
+}
+
+echo "== intervalset"
+fetch intervalset "$intervalset_source" "$INTERVALSET_REPO" "$INTERVALSET_REF"
+meson setup "$build_dir/intervalset/build" "$build_dir/intervalset" --buildtype=release \
+    --default-library=static --prefix="$deps" --libdir=lib
+ninja -C "$build_dir/intervalset/build" -j "$jobs" install
+[[ -f $deps/lib/libintervalset.a ]] || die "intervalset did not install a static library"
+
+echo "== redox"
+fetch redox "$redox_source" "$REDOX_REPO"
+# LIB_SUFFIX=/ keeps redox's library in lib/ (its CMakeLists.txt picks lib64 on 64-bit systems).
+cmake -S "$build_dir/redox" -B "$build_dir/redox/build" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$deps" -DLIB_SUFFIX=/ -Dlib=OFF -Dstatic_lib=ON \
+    -DCMAKE_POLICY_VERSION_MINIMUM=3.5
+cmake --build "$build_dir/redox/build" -j "$jobs" --target install
+# redox installs no pkg-config file; Batsim's meson.build asks pkg-config for 'redox'.
+mkdir -p "$deps/lib/pkgconfig"
+cat >"$deps/lib/pkgconfig/redox.pc" <<EOF
+prefix=$deps
+Name: redox
+Description: C++11 client for Redis (static)
+Version: 0.3.0
+Cflags: -I\${prefix}/include
+Libs: -L\${prefix}/lib -lredox_static -lhiredis -lev -lpthread
+EOF
+
+echo "== batsim ($($stock && echo stock || echo patched))"
+fetch batsim "$batsim_source" "$BATSIM_REPO" "$BATSIM_REF"
+grep -q "version: '4.2.1'" "$build_dir/batsim/meson.build" || die "the Batsim source is not version 4.2.1"
+if ! $stock; then
+    patch -p1 -d "$build_dir/batsim" <"$PATCH_FILE"
+fi
+# Batsim names its version after `git describe` when it can (v4.2.1, or v4.2.1-dirty once patched);
+# hiding git gives the project's own version, 4.2.1 or 4.2.1+timer-delays, whatever the source.
+GIT_DIR=/nonexistent PKG_CONFIG_PATH=$deps/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+    meson setup "$build_dir/batsim/build" "$build_dir/batsim" --buildtype=release --prefix="$prefix"
+ninja -C "$build_dir/batsim/build" -j "$jobs" install
+
+echo "== installed $prefix/bin/batsim, version $("$prefix/bin/batsim" --version)"
