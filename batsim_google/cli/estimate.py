@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail
-
 MB = 1 << 20
 
 
@@ -19,11 +17,8 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
     from batsim_google.platform.simgrid_xml import compute_hosts
     from batsim_google.simulation.cost_model import MEASURED_BURST, MEASURED_ON, estimate, read_workload_cost
 
-    try:
-        machines = len(compute_hosts(platform))
-        cost = read_workload_cost(*workloads)
-    except ValueError as error:
-        fail(str(error))
+    machines = len(compute_hosts(platform))
+    cost = read_workload_cost(*workloads)
     predicted = estimate(cost, machines)
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "

@@ -11,7 +11,6 @@ from batsim_google.cli.common import (
     checked_output_file,
     checked_output_folder,
     chosen_model,
-    fail,
     fail_usage,
     show_progress,
 )
@@ -83,23 +82,20 @@ def generate(
         fail_usage("give exactly one of --tasks and --duration")
     checked_output_file(output, model_file, requests_file)
     model = chosen_model(preset_name, model_file)
-    try:
-        requests = load_request_law(requests_file)
-        count = write_generated_workload(
-            output,
-            model,
-            requests,
-            seed,
-            tasks=tasks,
-            duration=duration,
-            nb_res=nb_res,
-            grain=grain,
-            progress=show_progress(progress),
-            arrival_scale=arrival_scale,
-            warm=warm_start,
-        )
-    except ValueError as error:
-        fail(str(error))
+    requests = load_request_law(requests_file)
+    count = write_generated_workload(
+        output,
+        model,
+        requests,
+        seed,
+        tasks=tasks,
+        duration=duration,
+        nb_res=nb_res,
+        grain=grain,
+        progress=show_progress(progress),
+        arrival_scale=arrival_scale,
+        warm=warm_start,
+    )
     click.echo(f"wrote {count} jobs to {output}")
 
 
@@ -181,10 +177,7 @@ def requests_command(sources, output: Path, note: str, strict: bool) -> None:
 
     checked_output_file(output, *sources)
     account = RowAccount(strict=strict)
-    try:
-        law = derive_request_law(sources, account, note=note)
-    except ValueError as error:  # TraceError included: it names the file and line
-        fail(str(error))
+    law = derive_request_law(sources, account, note=note)
     law.save(output)
     used = law.provenance["rows_used"]
     for kind in used:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import checked_output_file, fail, warmup_option
+from batsim_google.cli.common import checked_output_file, warmup_option
 
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
@@ -81,10 +81,7 @@ def metrics_command(
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import window_of
 
-    try:
-        metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
-    except ValueError as error:
-        fail(str(error))
+    metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
     for name, value in metrics.items():
         click.echo(f"{name:<24}{_shown(value)}")
     if json_file:
@@ -122,10 +119,7 @@ def per_core_jobs_command(directory: Path, platform: Path, output: Path, cores: 
     from batsim_google.output_files import AtomicFile
 
     checked_output_file(output, platform)
-    try:
-        allocation = core_allocation(RunOutputs(directory), platform, cores)
-    except ValueError as error:
-        fail(str(error))
+    allocation = core_allocation(RunOutputs(directory), platform, cores)
     with AtomicFile(output) as temporary:
         allocation.jobs.write_csv(temporary)
     click.echo(

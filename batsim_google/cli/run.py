@@ -12,7 +12,7 @@ from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS
 
 
 @click.command()
@@ -92,10 +92,7 @@ def run(
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import window_of
 
-    try:
-        window = window_of(warmup, policy["horizon"])
-    except ValueError as error:
-        fail(str(error))
+    window = window_of(warmup, policy["horizon"])
     if scheduler_text is not None:
         changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
         if changed or frontend != "pybatsim":
@@ -109,10 +106,7 @@ def run(
         summary = _run_built_in(
             platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress, frontend, policy
         )
-    try:
-        metrics = run_metrics(RunOutputs(output), platform, window, workloads)
-    except ValueError as error:
-        fail(str(error))
+    metrics = run_metrics(RunOutputs(output), platform, window, workloads)
     for line in summary_lines(metrics):
         click.echo(line)
     if metrics["not_restarted"]:
@@ -138,23 +132,18 @@ def _run_other(
             f"warning: no progress bar: a {scheduler.kind} scheduler does not report its simulated time", err=True
         )
 
-    try:
-        summary = run_scheduler(
-            scheduler,
-            platform,
-            list(workloads),
-            output,
-            events=list(events),
-            timeout=timeout,
-            batsim=batsim_binary,
-            energy=energy_outputs,
-            progress=show_progress(progress),
-            warn=lambda message: click.echo(f"warning: {message}", err=True),
-        ).summary
-    except SimulationError as error:
-        raise click.ClickException(str(error)) from error
-    except ValueError as error:  # a pairing refused, a policy that does not load
-        fail(str(error))
+    summary = run_scheduler(
+        scheduler,
+        platform,
+        list(workloads),
+        output,
+        events=list(events),
+        timeout=timeout,
+        batsim=batsim_binary,
+        energy=energy_outputs,
+        progress=show_progress(progress),
+        warn=lambda message: click.echo(f"warning: {message}", err=True),
+    ).summary
     if summary is not None:
         _echo_summary(summary)
     return summary
@@ -181,10 +170,6 @@ def _run_built_in(
         ).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")
-    except SimulationError as error:
-        raise click.ClickException(str(error)) from error
-    except ValueError as error:  # what the batsim-py front-end cannot run
-        fail(str(error))
     _echo_summary(summary)
     return summary
 

@@ -18,13 +18,15 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.errors import BatsimGoogleError, InputFileError, ParameterError
 from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
@@ -223,6 +225,23 @@ def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "es" if noun.endswith("s") else "s")
 
 
+def _naming_the_source(fit: Callable[..., ModelFit]) -> Callable[..., ModelFit]:
+    """A fit's plain ValueError (a sample too small for a law, ...) names the fitted source, as the
+    package's own errors do."""
+
+    @functools.wraps(fit)
+    def fitting(frame: pl.DataFrame, **options: Any) -> ModelFit:
+        try:
+            return fit(frame, **options)
+        except BatsimGoogleError:
+            raise
+        except ValueError as error:
+            raise InputFileError(f"{options.get('source', 'task table')}: {error}") from error
+
+    return fitting
+
+
+@_naming_the_source
 def fit_model(
     frame: pl.DataFrame,
     *,
@@ -252,9 +271,9 @@ def fit_model(
     rows = RowAccount(strict=strict)
     table = task_table(frame, rows, source)
     if groups is not None and "width" not in table.frame.columns:
-        raise InputFileError(f"makespan laws per group of widths ({groups}) need a width column")
+        raise InputFileError(f"{source}: makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
-        raise InputFileError(f"no valid task: {rows.summary()}")
+        raise InputFileError(f"{source}: no valid task: {rows.summary()}")
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)

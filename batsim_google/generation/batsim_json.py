@@ -20,6 +20,7 @@ under any scheduler.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -87,8 +88,8 @@ class WorkloadWriter:
         try:
             self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
             self._out = self._target.temporary.open("wb")
-        except BaseException:
-            self._target.discard()
+        except BaseException as error:
+            self._target.discard(error)
             raise
         header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [\n')
@@ -100,17 +101,22 @@ class WorkloadWriter:
         if error is None:
             try:
                 self.close()
-            except BaseException:  # e.g. the last batch's write failed: no half-written file either
-                self._discard()
+            except BaseException as failure:  # e.g. the last batch's write failed: no half-written file either
+                self._discard(failure)
                 raise
         else:
-            self._discard()
+            self._discard(error)
 
-    def _discard(self) -> None:
-        self._formatter.shutdown(cancel_futures=True)
-        self._out.close()
-        self._profiles.close()
-        self._target.discard()
+    def _discard(self, error: BaseException) -> None:
+        """Remove the temporary file whatever happens on the way (closing a file on a full disk
+        fails too); an OSError comes out as an OutputFileError naming the workload."""
+        try:
+            self._formatter.shutdown(cancel_futures=True)
+            for handle in (self._out, self._profiles):
+                with contextlib.suppress(OSError):
+                    handle.close()
+        finally:
+            self._target.discard(error)
 
     def write(self, jobs: pl.DataFrame) -> None:
         """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
