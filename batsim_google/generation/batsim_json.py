@@ -34,14 +34,13 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from batsim_google.errors import ParameterError
+from batsim_google.generation.job_times import NO_WALLTIME, check_job_times
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 from batsim_google.output_files import AtomicFile
 from batsim_google.units import HOUR
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
 MIN_DELAY = 1e-6
-#: Batsim's walltime for "no walltime".
-NO_WALLTIME = -1
 #: Decimals kept for times (the trace's own resolution is the microsecond).
 TIME_DECIMALS = 6
 REQUIRED = ("id", "subtime", "delay")
@@ -126,13 +125,11 @@ class WorkloadWriter:
             raise ValueError(f"jobs lack column(s) {missing}")
         if jobs.height == 0:
             return
-        numbers = [name for name in ("subtime", "delay", "walltime") if name in jobs.columns]
-        not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite().fill_null(False) for name in numbers))
-        if not_finite.height:
-            row = not_finite.row(0, named=True)
-            raise ValueError(
-                f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers"
-            )
+        given_walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(None, pl.Float64)
+        times = jobs.select(
+            "id", "subtime", pl.col("delay").clip(lower_bound=MIN_DELAY), given_walltime.alias("walltime")
+        )
+        check_job_times(times, str(self.path))
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
         profile, profiles = self._profiles_of(jobs, is_service)
         if not self._service_profile_written and jobs.select(is_service.any()).item():

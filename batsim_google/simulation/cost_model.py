@@ -25,12 +25,9 @@ are measured once, on the machine named in :data:`MEASURED_ON`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from batsim_google.errors import InputFileError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -85,20 +82,18 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
 
 
 def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs; a job's makespan
-    is its profile's delay, cut at its walltime when it has one (services)."""
-    import numpy as np
+    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs, refused as Batsim
+    would refuse it; a job's makespan is its profile's delay (0 for another kind of profile), cut at
+    its walltime when it has one (services)."""
+    import polars as pl
 
-    try:
-        workload = json.loads(Path(path).read_text())
-        delays = {name: float(profile.get("delay", 0.0)) for name, profile in workload["profiles"].items()}
-        jobs = workload["jobs"]
-        submit = np.array([job["subtime"] for job in jobs], dtype=float)
-        makespan = np.array([delays[job["profile"]] for job in jobs], dtype=float)
-        walltime = np.array([job.get("walltime", -1) for job in jobs], dtype=float)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputFileError(f"{path}: not a Batsim workload of delay jobs ({type(error).__name__}: {error})") from None
-    return submit, np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
+    from batsim_google.fitting.batsim_input import job_times
+
+    times = job_times(path)
+    delay = pl.col("delay").fill_null(0.0)
+    makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal(delay, "walltime")).otherwise(delay)
+    times = times.select("subtime", makespan.alias("makespan"))
+    return times["subtime"].to_numpy().astype(float), times["makespan"].to_numpy().astype(float)
 
 
 def read_workload_cost(*paths: str | Path) -> WorkloadCost:
