@@ -11,6 +11,7 @@ from batsim_google.cli.common import (
     checked_output_file,
     checked_output_folder,
     chosen_model,
+    fail,
     fail_usage,
     show_progress,
 )
@@ -134,8 +135,13 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     from batsim_google.platform.failures import FailureLaw, draw_failures
     from batsim_google.platform.simgrid_xml import write_platform
 
-    checked_output_folder(output).mkdir(parents=True, exist_ok=True)
+    checked_output_folder(output)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
+    readme = output / "README.txt"
+    existing = [path for path in (platform, workload, failures, readme) if path.exists()]
+    if existing:
+        fail(f"{existing[0]} exists: demo never replaces a file; give -o a new folder")
+    output.mkdir(parents=True, exist_ok=True)
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
     count = write_generated_workload(
         workload,
@@ -153,7 +159,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         f"--events {failures} -o {output / 'results'}"
     )
     write_text(
-        output / "README.txt",
+        readme,
         "An experiment written by 'batsim-google demo':\n"
         f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
         f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"

@@ -81,6 +81,8 @@ def metrics_command(
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import window_of
 
+    if json_file:
+        checked_output_file(json_file, directory, platform, *workloads)
     metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
     for name, value in metrics.items():
         click.echo(f"{name:<24}{_shown(value)}")
@@ -118,7 +120,7 @@ def per_core_jobs_command(directory: Path, platform: Path, output: Path, cores: 
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.output_files import AtomicFile
 
-    checked_output_file(output, platform)
+    checked_output_file(output, directory, platform)
     allocation = core_allocation(RunOutputs(directory), platform, cores)
     with AtomicFile(output) as temporary:
         allocation.jobs.write_csv(temporary)

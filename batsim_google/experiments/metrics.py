@@ -78,6 +78,7 @@ from batsim_google.experiments.window import Window, clipped_jobs, energy_betwee
 from batsim_google.output_files import write_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
+from batsim_google.simulation.run import METRICS_FILE
 from batsim_google.units import HOUR
 
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
@@ -107,7 +108,6 @@ LEDGER_METRICS = (
     "censored_suspensions",
     "balanced",
 )
-METRICS_FILE = "metrics.json"
 
 
 def cpu_capacity(platform: str | Path) -> float:
