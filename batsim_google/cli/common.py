@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from batsim_google.errors import BatsimGoogleError, OutputFileError, SimulationError
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class DataError(click.ClickException):
 #: The start of the metrics' measurement window (``run``, ``metrics``, ``validate``).
 warmup_option = click.option(
     "--warmup",
-    type=click.FloatRange(min=0),
+    type=NumberRange(min=0, max=MAX_TIME_S),
     default=0.0,
     show_default=True,
     help="Simulated seconds left out of the metrics: their window runs from then to the horizon, if any, or the end.",

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from batsim_google.cli.common import (
+    NumberRange,
     cell_workload_options,
     checked_output_file,
     checked_output_folder,
@@ -16,6 +17,7 @@ from batsim_google.cli.common import (
     show_progress,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
+from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
 
@@ -30,8 +32,12 @@ from batsim_google.units import DAY
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A model file (.toml or .json).",
 )
-@click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
-@click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
+@click.option("--tasks", type=click.IntRange(min=0, max=MAX_TASKS), help="Number of tasks to generate.")
+@click.option(
+    "--duration",
+    type=NumberRange(min=0, max=MAX_TIME_S),
+    help="Generate the tasks submitted within this many seconds.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
 @cell_workload_options
 @click.option(
@@ -113,7 +119,7 @@ DEMO_HORIZON_S = 2 * DAY
     show_default=True,
     help="Folder to write.",
 )
-@click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--tasks", type=click.IntRange(min=1, max=MAX_TASKS), default=2000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
     """Write a ready-to-simulate experiment folder from the embedded defaults.

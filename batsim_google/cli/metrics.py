@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import checked_output_file, warmup_option
+from batsim_google.cli.common import NumberRange, checked_output_file, warmup_option
+from batsim_google.parameters import MAX_TIME_S
 
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
@@ -57,7 +58,7 @@ def summary_lines(metrics: dict) -> list[str]:
 @warmup_option
 @click.option(
     "--horizon",
-    type=click.FloatRange(min=0),
+    type=NumberRange(min=0, max=MAX_TIME_S),
     default=0.0,
     show_default=True,
     help="End of the measurement window, simulated seconds; 0: the run's end.",

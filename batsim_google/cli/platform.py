@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from batsim_google.cli.common import TRACE_PATH, NumberRange, checked_output_file, fail, fail_usage
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.units import DAY
@@ -92,7 +93,7 @@ def _law_value(ctx: click.Context, param: click.Parameter, value: float | None) 
 )
 @click.option(
     "--horizon",
-    type=NumberRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True, max=MAX_TIME_S),
     help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].",
 )
 @click.option("--seed", type=click.IntRange(min=0), help="Seed of the random generator [default: 0].")

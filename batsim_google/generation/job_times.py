@@ -3,10 +3,10 @@
 ``metrics --workload``, campaigns): one rule, one bound, the first bad job named.
 
 Batsim refuses a delay profile's delay that is not > 0 and a walltime that is neither -1 (none)
-nor > 0; it takes a negative submission time, and aborts on delays of 1e44 s and more. SimGrid keeps
-the simulated clock as a double: below :data:`MAX_TIME_S` = 2^42 s (about 139,000 years) doubles
-are at most 2^-10 s apart, so every time of a job is kept to the millisecond; the services' nominal
-delay (:data:`~batsim_google.generation.service_profile.SERVICE_DELAY`, 1e12 s) is within it.
+nor > 0; it takes a negative submission time, and aborts on delays of 1e44 s and more. No time may
+exceed :data:`batsim_google.parameters.MAX_TIME_S` (2^42 s, where SimGrid's double clock still
+keeps the millisecond); the services' nominal delay
+(:data:`~batsim_google.generation.service_profile.SERVICE_DELAY`, 1e12 s) is within it.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from __future__ import annotations
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.parameters import MAX_TIME_S
 
-#: The longest submission time, delay or walltime a workload may give a job, seconds.
-MAX_TIME_S = float(2**42)
 #: The walltime Batsim reads as "none".
 NO_WALLTIME = -1.0
 #: Columns :func:`check_job_times` reads: a job's id, submission time, its delay profile's delay
