@@ -66,6 +66,13 @@ def pids(paths: list[Path]) -> list[int]:
     return [int(path.read_text()) for path in paths]
 
 
+def end(pids_: list[int]) -> None:
+    """Kill what survived a failed test."""
+    for pid in pids_:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
 def start(script: str, tmp_path: Path, *arguments: str) -> subprocess.Popen:
     (tmp_path / "script.py").write_text(script)
     return subprocess.Popen([sys.executable, str(tmp_path / "script.py"), *arguments], cwd=tmp_path)
@@ -81,6 +88,7 @@ def test_a_campaigns_worker_dies_when_the_campaign_is_killed(tmp_path):
         assert wait_for(lambda: not alive(worker), 30), f"worker {worker} survived its campaign"
     finally:
         campaign.kill()
+        end([int(path.read_text()) for path in [tmp_path / "worker.pid"] if path.is_file() and path.read_text()])
 
 
 def test_a_simulation_dies_when_its_worker_is_killed(tmp_path):
@@ -93,3 +101,10 @@ def test_a_simulation_dies_when_its_worker_is_killed(tmp_path):
         assert wait_for(lambda: not any(alive(pid) for pid in children), 30), "a simulation survived its worker"
     finally:
         worker.kill()
+        end(
+            [
+                int(p.read_text())
+                for p in (tmp_path / "scheduler.pid", tmp_path / "batsim.pid")
+                if p.is_file() and p.read_text()
+            ]
+        )
