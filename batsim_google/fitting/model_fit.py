@@ -226,17 +226,19 @@ def _counted(count: int, noun: str) -> str:
 
 
 def _naming_the_source(fit: Callable[..., ModelFit]) -> Callable[..., ModelFit]:
-    """A fit's plain ValueError (a sample too small for a law, ...) names the fitted source, as the
-    package's own errors do."""
+    """A fit's refusal (a sample too small for a law, too few tasks in a class...) names the fitted
+    source, unless it names a file already (a bad row of a trace in strict mode)."""
 
     @functools.wraps(fit)
     def fitting(frame: pl.DataFrame, **options: Any) -> ModelFit:
+        source = options.get("source", "task table")
         try:
             return fit(frame, **options)
-        except BatsimGoogleError:
-            raise
         except ValueError as error:
-            raise InputFileError(f"{options.get('source', 'task table')}: {error}") from error
+            if str(error).startswith(source):
+                raise
+            kind = type(error) if isinstance(error, BatsimGoogleError) else InputFileError
+            raise kind(f"{source}: {error}") from error
 
     return fitting
 

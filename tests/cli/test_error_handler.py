@@ -176,3 +176,21 @@ def test_the_package_errors_keep_their_message_and_status(inputs):
     bad.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1}], "profiles": {}}))
     message = one_line(invoke(["estimate", inputs / "cell4.xml", bad]), 2)
     assert str(bad) in message
+
+
+def test_a_request_law_without_a_kind_the_model_needs_names_its_file(tmp_path):
+    law = tmp_path / "law.json"
+    law.write_text(json.dumps({"kinds": {"task": {"cpu": [0.1], "memory": [0.1], "count": [1]}}}))
+    message = one_line(invoke(["generate", "--tasks", "10", "--requests", law, "-o", tmp_path / "w.json"]), 2)
+    assert message == f"Error: {law}: the request law has no 'service' entry"
+
+
+@pytest.mark.parametrize("jobs", [1, 12])
+def test_a_fit_refused_for_its_data_names_the_source(tmp_path, jobs):
+    workload = tmp_path / "tiny.json"
+    profiles = {f"p{i}": {"type": "delay", "delay": 10.0 + i} for i in range(jobs)}
+    rows = [{"id": i, "subtime": float(i), "res": 1, "profile": f"p{i}", "kind": "task"} for i in range(jobs)]
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": rows, "profiles": profiles}))
+    message = one_line(invoke(["fit", workload, "-o", tmp_path / "m.toml"]), 2)
+    assert message.startswith(f"Error: {workload}: ")
+    assert not (tmp_path / "m.toml").exists()
