@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,22 @@ def test_a_fit_refused_for_its_data_names_the_source(tmp_path, jobs):
     message = one_line(invoke(["fit", workload, "-o", tmp_path / "m.toml"]), 2)
     assert message.startswith(f"Error: {workload}: ")
     assert not (tmp_path / "m.toml").exists()
+
+
+def test_a_real_schedulers_traceback_ends_in_one_line(inputs):
+    """A scheduler process that raises as it starts (Batsim, a stand-in, waits): its exception, not
+    its traceback, and where its log is."""
+    batsim = inputs / "waiting-batsim"
+    batsim.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n")
+    batsim.chmod(0o755)
+    scheduler = f"command={sys.executable} -c 'import sys; 1 / 0' {{socket}}"
+    workload = inputs / "w.json"
+    workload.write_text('{"nb_res": 4, "jobs": [], "profiles": {}}')
+    result = invoke(
+        ["run", "--platform", inputs / "cell4.xml", "--workload", workload, "-o", inputs / "out"]
+        + ["--no-energy-outputs", "--batsim", batsim, "--timeout", "60", "--scheduler", scheduler]
+    )
+    message = one_line(result, 1)
+    log = inputs / "out" / "scheduler.log"
+    assert message == f"Error: scheduler exited with status 1; see {log}: ZeroDivisionError: division by zero"
+    assert "Traceback" in log.read_text()
