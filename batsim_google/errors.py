@@ -6,7 +6,7 @@ gave, ``RuntimeError`` for a simulation that failed), so ``except ValueError`` k
 
 from __future__ import annotations
 
-__all__ = ["BatsimGoogleError", "InputFileError", "ParameterError", "SimulationError"]
+__all__ = ["BatsimGoogleError", "InputFileError", "OutputFileError", "ParameterError", "SimulationError"]
 
 
 class BatsimGoogleError(Exception):
@@ -25,3 +25,8 @@ class InputFileError(BatsimGoogleError, ValueError):
 
 class SimulationError(BatsimGoogleError, RuntimeError):
     """The simulation failed or timed out; the message says which side and where its log is."""
+
+
+class OutputFileError(BatsimGoogleError, OSError):
+    """An output that could not be written (disk full, no permission, a name too long for the file
+    system); the message names the file, which keeps its earlier content."""

@@ -11,10 +11,11 @@ be writable, and it must not be one of the command's inputs, nor a file already 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from batsim_google.errors import ParameterError
+from batsim_google.errors import BatsimGoogleError, OutputFileError, ParameterError
 
 __all__ = [
     "TEMPORARY_PREFIX",
@@ -23,6 +24,7 @@ __all__ = [
     "check_output_folder",
     "output_folder",
     "refuse_inputs",
+    "system_reason",
     "write_text",
 ]
 
@@ -31,6 +33,12 @@ __all__ = [
 TEMPORARY_PREFIX = ".partial-"
 
 Inputs = Iterable[str | os.PathLike[str] | None]
+
+
+def system_reason(error: OSError) -> str:
+    """What went wrong, in the system's words ("No space left on device"): polars' OSErrors carry
+    only a message, sometimes "[Errno 28] ..."."""
+    return error.strerror or re.sub(r"^\[Errno \d+\] ", "", str(error))
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -106,8 +114,9 @@ class AtomicFile:
     """A temporary file beside ``path`` that replaces ``path`` only on success.
 
     As a context manager it gives the temporary path to write to, renamed into place when the block
-    ends normally and removed on any exception (KeyboardInterrupt and SystemExit included). A writer
-    that outlives a ``with`` block (a streamed workload) calls :meth:`commit` or :meth:`discard`.
+    ends normally and removed on any exception (KeyboardInterrupt and SystemExit included); an OSError
+    (a full disk) comes out as an :class:`OutputFileError` naming the target. A writer that outlives a
+    ``with`` block (a streamed workload) calls :meth:`commit` or :meth:`discard`.
     """
 
     def __init__(self, path: str | os.PathLike[str], inputs: Inputs = ()) -> None:
@@ -129,13 +138,18 @@ class AtomicFile:
         """Put the complete temporary file in place of the target."""
         try:
             os.replace(self.temporary, self.path)
-        except BaseException:
-            self.discard()
+        except BaseException as error:
+            self.discard(error)
             raise
 
-    def discard(self) -> None:
-        """Remove the temporary file; the target stays as it was."""
+    def discard(self, error: BaseException | None = None) -> None:
+        """Remove the temporary file; the target stays as it was. The OSError that made the write
+        fail, if it is one, is raised again as an OutputFileError naming the target."""
         self.temporary.unlink(missing_ok=True)
+        if isinstance(error, OSError) and not isinstance(error, BatsimGoogleError):
+            raise OutputFileError(
+                f"{self.path}: not written ({system_reason(error)}); an earlier file there is kept"
+            ) from error
 
     def __enter__(self) -> Path:
         return self.temporary
@@ -144,7 +158,7 @@ class AtomicFile:
         if error is None:
             self.commit()
         else:
-            self.discard()
+            self.discard(error)
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -17,6 +17,15 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 
+#: The longest simulated time any parameter or workload may give, seconds: 2^42 s (about 139,000
+#: years). Batsim aborts on delays of 1e44 s and more; below 2^42 s SimGrid's clock, a double, keeps
+#: times to the millisecond (doubles there are at most 2^-10 s apart). Durations, horizons and the
+#: times of a workload's jobs beyond it are refused at once (see docs/generating.md).
+MAX_TIME_S = float(2**42)
+#: The most tasks a command generates: 10^9, 40 times the 2011 trace's month (25 million tasks);
+#: more would run for hours and write a workload Batsim could not hold in memory.
+MAX_TASKS = 10**9
+
 
 def read_parameter_file(path: str | Path) -> Any:
     """The data of a ``.toml`` or ``.json`` file; errors are ParameterErrors naming the file."""

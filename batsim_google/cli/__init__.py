@@ -1,5 +1,7 @@
 """Command line: ``batsim-google SUBCOMMAND``, one module per group of commands.
 
+Errors end a command in one line, by one handler at the group (:class:`.common.Commands`).
+
 SIGTERM (``timeout``, ``kill``, a batch system's end of allocation) ends a command as Ctrl-C does,
 so that what it was writing is cleaned up (see :mod:`batsim_google.output_files`), never left
 half-written under its final name.
@@ -13,6 +15,7 @@ import threading
 import click
 
 from batsim_google import __version__
+from batsim_google.cli.common import Commands
 from batsim_google.cli.estimate import estimate_command
 from batsim_google.cli.experiments import compare_command, validate_command
 from batsim_google.cli.fit import compare_workload_command, fit_command
@@ -23,7 +26,7 @@ from batsim_google.cli.run import run
 from batsim_google.cli.trace import swf, trace
 
 
-@click.group()
+@click.group(cls=Commands)
 @click.version_option(__version__)
 def main() -> None:
     """Google-like workloads, platforms and scheduling for Batsim/SimGrid."""

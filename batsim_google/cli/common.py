@@ -1,7 +1,9 @@
-"""What the commands share: how a user error ends, the model a user chose, progress bars.
+"""What the commands share: how an error ends a command, the model a user chose, progress bars.
 
-Errors in user input (bad parameters, unreadable files) end with a one-line message naming the
-parameter or file and exit status 2, never a traceback.
+One handler, at the command group (:class:`Commands`), ends every command on an error: the package's
+own (bad parameters, unreadable files: exit status 2; a failed simulation: 1), an OSError (a full
+disk, a permission, a name too long for the file system: 1) or a MemoryError (1) become one line
+``Error: <message>`` on stderr, never a traceback; no command catches them itself.
 
 The command modules import the package's working modules (and so numpy, polars, scipy...) inside
 the commands, and declare their options with the light ``vocabulary`` modules: ``--help`` and
@@ -11,6 +13,7 @@ the shell's start-up stay fast.
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from batsim_google.errors import BatsimGoogleError, OutputFileError, SimulationError
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 if TYPE_CHECKING:
@@ -77,7 +82,7 @@ class DataError(click.ClickException):
 #: The start of the metrics' measurement window (``run``, ``metrics``, ``validate``).
 warmup_option = click.option(
     "--warmup",
-    type=click.FloatRange(min=0),
+    type=NumberRange(min=0, max=MAX_TIME_S),
     default=0.0,
     show_default=True,
     help="Simulated seconds left out of the metrics: their window runs from then to the horizon, if any, or the end "
@@ -100,20 +105,14 @@ def checked_output_file(path: Path, *inputs: Path | None) -> Path:
     is none of the command's ``inputs`` (``None``: an input not given)."""
     from batsim_google.output_files import check_output_file
 
-    try:
-        return check_output_file(path, inputs)
-    except ValueError as error:
-        fail(str(error))
+    return check_output_file(path, inputs)
 
 
 def checked_output_folder(path: Path, *inputs: Path | None) -> Path:
     """An output folder option, checked likewise (created later, by what writes into it)."""
     from batsim_google.output_files import check_output_folder
 
-    try:
-        return check_output_folder(path, inputs)
-    except ValueError as error:
-        fail(str(error))
+    return check_output_folder(path, inputs)
 
 
 def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadModel:
@@ -123,12 +122,64 @@ def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadMo
 
     if preset_name and model_file:
         fail_usage("give --preset or --model, not both")
-    try:
-        return load_model(model_file) if model_file else preset(preset_name or "google")
-    except ValueError as error:  # ParameterError included: it names the parameter
-        fail(str(error))
+    return load_model(model_file) if model_file else preset(preset_name or "google")
 
 
 def show_progress(progress: bool | None) -> bool:
     """``--progress/--no-progress``, by default on when stderr is a terminal."""
     return sys.stderr.isatty() if progress is None else progress
+
+
+def _system_message(error: OSError) -> str:
+    from batsim_google.output_files import system_reason
+
+    return f"{error.filename}: {system_reason(error)}" if error.filename else system_reason(error)
+
+
+def _simulation_message(error: SimulationError) -> str:
+    """The first line of a failed simulation's message and, of the log's tail after it, the last
+    line that reads like an error (a scheduler's traceback ends with its exception)."""
+    first, *tail = str(error).strip().splitlines() or [""]
+    if not tail:
+        return first
+    reason = next((line for line in reversed(tail) if _ERROR_LINE.search(line)), tail[-1])
+    return f"{first.rstrip(':')}: {reason.strip()}"
+
+
+_ERROR_LINE = re.compile(r"Error|Exception|CRITICAL|error|abort", re.ASCII)
+
+
+def _memory_message(error: MemoryError) -> str:
+    return "out of memory: the input is too large for this machine (try a smaller window or sample)"
+
+
+#: How an error ends a command: exit status and one line, by the first of the error's classes found
+#: here. ValueError: what the package's own kinds refine, raised by a library on bad input.
+ENDINGS: dict[type[BaseException], tuple[int, Callable[[Any], str]]] = {
+    SimulationError: (1, _simulation_message),
+    OutputFileError: (1, str),
+    BatsimGoogleError: (2, str),
+    ValueError: (2, str),
+    MemoryError: (1, _memory_message),
+    OSError: (1, _system_message),
+}
+
+
+def command_error(error: BaseException) -> click.ClickException:
+    """The one-line ending of ``error`` (one of :data:`ENDINGS`' kinds)."""
+    kind = next(kind for kind in type(error).__mro__ if kind in ENDINGS)
+    status, message = ENDINGS[kind]
+    ending = click.ClickException(next(iter(message(error).strip().splitlines()), type(error).__name__))
+    ending.exit_code = status
+    return ending
+
+
+class Commands(click.Group):
+    """A command group whose commands end on :data:`ENDINGS`' errors with one line (its sub-groups
+    run inside it, so they are covered too)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except tuple(ENDINGS) as error:
+            raise command_error(error) from error

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail
-
 MB = 1 << 20
 
 
@@ -25,11 +23,8 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
         read_workload_cost,
     )
 
-    try:
-        machines = len(compute_hosts(platform))
-        cost = read_workload_cost(*workloads)
-    except ValueError as error:
-        fail(str(error))
+    machines = len(compute_hosts(platform))
+    cost = read_workload_cost(*workloads)
     predicted = {kind: estimate(cost, machines, kind) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "

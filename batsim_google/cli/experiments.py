@@ -16,7 +16,7 @@ from batsim_google.cli.common import (
     show_progress,
     warmup_option,
 )
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, SimulationError
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 
 _WORKERS = click.option(
     "--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core]."
@@ -127,19 +127,16 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     from batsim_google.experiments.compare import compare
 
     checked_output_folder(output, campaign_file)
-    try:
-        campaign = load_campaign(campaign_file)
-        with _resumable():
-            result = compare(
-                campaign,
-                output,
-                batsim=batsim_binary,
-                workers=workers,
-                dask_address=dask_address,
-                progress=show_progress(progress),
-            )
-    except ValueError as error:
-        fail(str(error))
+    campaign = load_campaign(campaign_file)
+    with _resumable():
+        result = compare(
+            campaign,
+            output,
+            batsim=batsim_binary,
+            workers=workers,
+            dask_address=dask_address,
+            progress=show_progress(progress),
+        )
     counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
     click.echo(
         f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed"
@@ -238,29 +235,22 @@ def validate_command(
         window_of(warmup, policy.horizon)  # a window that leaves nothing is refused before any run
     except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
-    except ValueError as error:
-        fail_usage(str(error))
-    try:
-        with _resumable():
-            result = validate(
-                original,
-                platform,
-                output,
-                replications=replications,
-                seed=seed,
-                model=model_file,
-                policy=policy,
-                warmup=warmup,
-                timeout=timeout,
-                batsim=batsim_binary,
-                workers=workers,
-                dask_address=dask_address,
-                progress=show_progress(progress),
-            )
-    except SimulationError as error:
-        raise click.ClickException(str(error)) from error
-    except ValueError as error:
-        fail(str(error))
+    with _resumable():
+        result = validate(
+            original,
+            platform,
+            output,
+            replications=replications,
+            seed=seed,
+            model=model_file,
+            policy=policy,
+            warmup=warmup,
+            timeout=timeout,
+            batsim=batsim_binary,
+            workers=workers,
+            dask_address=dask_address,
+            progress=show_progress(progress),
+        )
 
     def show(value) -> str:
         return "-" if value is None else f"{value:.4g}"

@@ -135,7 +135,6 @@ def fit_command(
     from batsim_google.fitting.model_fit import fit_model
     from batsim_google.fitting.report import describe, write_report
     from batsim_google.model.workload_model import save_model
-    from batsim_google.trace.row_accounting import TraceError
 
     if classes == "apriori" and k is not None:
         fail_usage("--k needs --classes kmeans")
@@ -147,25 +146,20 @@ def fit_command(
     if plots:
         checked_output_folder(plots, source)
     frame = _fit_input(source, strict)
-    try:
-        result = fit_model(
-            frame,
-            classes=classes or ("kmeans" if k else "apriori"),
-            k=k,
-            profile=profile,
-            criterion=criterion,
-            methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
-            seed=seed,
-            strict=strict,
-            name=f"fitted from {source.name}",
-            groups=None if groups == "none" else groups,
-            source=str(source),
-            jobs=jobs,
-        )
-    except TraceError as error:  # a bad row in strict mode: the message names the file and row
-        fail(str(error))
-    except ValueError as error:  # ParameterError included: it names the parameter
-        fail(f"{source}: {error}")
+    result = fit_model(
+        frame,
+        classes=classes or ("kmeans" if k else "apriori"),
+        k=k,
+        profile=profile,
+        criterion=criterion,
+        methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
+        seed=seed,
+        strict=strict,
+        name=f"fitted from {source.name}",
+        groups=None if groups == "none" else groups,
+        source=str(source),
+        jobs=jobs,
+    )
     save_model(result.model, output)
     table = result.table
     click.echo(f"fit table: {table.rows.summary()}")

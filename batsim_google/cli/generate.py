@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from batsim_google.cli.common import (
+    NumberRange,
     cell_workload_options,
     checked_output_file,
     checked_output_folder,
@@ -16,6 +17,7 @@ from batsim_google.cli.common import (
     show_progress,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
+from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
 
@@ -30,8 +32,12 @@ from batsim_google.units import DAY
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A model file (.toml or .json).",
 )
-@click.option("--tasks", type=click.IntRange(min=0), help="Number of tasks to generate.")
-@click.option("--duration", type=click.FloatRange(min=0), help="Generate the tasks submitted within this many seconds.")
+@click.option("--tasks", type=click.IntRange(min=0, max=MAX_TASKS), help="Number of tasks to generate.")
+@click.option(
+    "--duration",
+    type=NumberRange(min=0, max=MAX_TIME_S),
+    help="Generate the tasks submitted within this many seconds.",
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
 @cell_workload_options
 @click.option(
@@ -83,23 +89,20 @@ def generate(
         fail_usage("give exactly one of --tasks and --duration")
     checked_output_file(output, model_file, requests_file)
     model = chosen_model(preset_name, model_file)
-    try:
-        requests = load_request_law(requests_file)
-        count = write_generated_workload(
-            output,
-            model,
-            requests,
-            seed,
-            tasks=tasks,
-            duration=duration,
-            nb_res=nb_res,
-            grain=grain,
-            progress=show_progress(progress),
-            arrival_scale=arrival_scale,
-            warm=warm_start,
-        )
-    except ValueError as error:
-        fail(str(error))
+    requests = load_request_law(requests_file)
+    count = write_generated_workload(
+        output,
+        model,
+        requests,
+        seed,
+        tasks=tasks,
+        duration=duration,
+        nb_res=nb_res,
+        grain=grain,
+        progress=show_progress(progress),
+        arrival_scale=arrival_scale,
+        warm=warm_start,
+    )
     click.echo(f"wrote {count} jobs to {output}")
 
 
@@ -116,7 +119,7 @@ DEMO_HORIZON_S = 2 * DAY
     show_default=True,
     help="Folder to write.",
 )
-@click.option("--tasks", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--tasks", type=click.IntRange(min=1, max=MAX_TASKS), default=2000, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
     """Write a ready-to-simulate experiment folder from the embedded defaults.
@@ -138,8 +141,13 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     from batsim_google.platform.failures import FailureLaw, draw_failures
     from batsim_google.platform.simgrid_xml import write_platform
 
-    checked_output_folder(output).mkdir(parents=True, exist_ok=True)
+    checked_output_folder(output)
     platform, workload, failures = output / "platform.xml", output / "workload.json", output / "failures.jsonl"
+    readme = output / "README.txt"
+    existing = [path for path in (platform, workload, failures, readme) if path.exists()]
+    if existing:
+        fail(f"{existing[0]} exists: demo never replaces a file; give -o a new folder")
+    output.mkdir(parents=True, exist_ok=True)
     write_platform(platform, google_2011_cell(DEMO_MACHINES), load_energy_model())
     count = write_generated_workload(
         workload,
@@ -157,7 +165,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         f"--events {failures} -o {output / 'results'}"
     )
     write_text(
-        output / "README.txt",
+        readme,
         "An experiment written by 'batsim-google demo':\n"
         f"- {platform.name}: {DEMO_MACHINES} machines of the Google 2011 cell, with energy model\n"
         f"- {workload.name}: {count} tasks of the paper's 'google' model (seed {seed}), at the whole\n"
@@ -181,10 +189,7 @@ def requests_command(sources, output: Path, note: str, strict: bool) -> None:
 
     checked_output_file(output, *sources)
     account = RowAccount(strict=strict)
-    try:
-        law = derive_request_law(sources, account, note=note)
-    except ValueError as error:  # TraceError included: it names the file and line
-        fail(str(error))
+    law = derive_request_law(sources, account, note=note)
     law.save(output)
     used = law.provenance["rows_used"]
     for kind in used:

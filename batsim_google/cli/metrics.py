@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import checked_output_file, fail, warmup_option
+from batsim_google.cli.common import NumberRange, checked_output_file, warmup_option
+from batsim_google.parameters import MAX_TIME_S
 
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
@@ -57,7 +58,7 @@ def summary_lines(metrics: dict) -> list[str]:
 @warmup_option
 @click.option(
     "--horizon",
-    type=click.FloatRange(min=0),
+    type=NumberRange(min=0, max=MAX_TIME_S),
     default=0.0,
     show_default=True,
     help="End of the measurement window, simulated seconds; 0: the run's end.",
@@ -81,10 +82,9 @@ def metrics_command(
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import window_of
 
-    try:
-        metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
-    except ValueError as error:
-        fail(str(error))
+    if json_file:
+        checked_output_file(json_file, directory, platform, *workloads)
+    metrics = run_metrics(RunOutputs(directory), platform, window_of(warmup, horizon), workloads)
     for name, value in metrics.items():
         click.echo(f"{name:<24}{_shown(value)}")
     if json_file:
@@ -121,11 +121,8 @@ def per_core_jobs_command(directory: Path, platform: Path, output: Path, cores: 
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.output_files import AtomicFile
 
-    checked_output_file(output, platform)
-    try:
-        allocation = core_allocation(RunOutputs(directory), platform, cores)
-    except ValueError as error:
-        fail(str(error))
+    checked_output_file(output, directory, platform)
+    allocation = core_allocation(RunOutputs(directory), platform, cores)
     with AtomicFile(output) as temporary:
         allocation.jobs.write_csv(temporary)
     click.echo(

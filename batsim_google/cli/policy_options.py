@@ -18,7 +18,7 @@ def _click_option(field: dataclasses.Field) -> Callable:
     if option["choices"]:
         kind = click.Choice(list(option["choices"]))
     elif option["min"] is not None:
-        kind = _RANGES[field.type](min=option["min"], min_open=option["min_open"])
+        kind = _RANGES[field.type](min=option["min"], min_open=option["min_open"], max=option["max"])
     else:
         kind = None  # a flag pair: click takes it as a boolean
     return click.option(*flags, field.name, type=kind, default=field.default, show_default=True, help=option["help"])

@@ -124,10 +124,7 @@ def run(
     from batsim_google.experiments.outputs import RunOutputs
     from batsim_google.experiments.window import span_window, window_of
 
-    try:
-        window = window_of(warmup, policy["horizon"])
-    except ValueError as error:
-        fail(str(error))
+    window = window_of(warmup, policy["horizon"])
     with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
         click.echo(batsim_program(batsim_binary).describe())
     if scheduler_text is not None:
@@ -154,21 +151,15 @@ def run(
             policy,
         )
     outputs = RunOutputs(output)
-    try:
-        span = None if policy["horizon"] or measure == "run" else span_window(outputs.submissions(), warmup)
-        metrics = run_metrics(outputs, platform, span or window, workloads)
-    except ValueError as error:
-        fail(str(error))
+    span = None if policy["horizon"] or measure == "run" else span_window(outputs.submissions(), warmup)
+    metrics = run_metrics(outputs, platform, span or window, workloads)
     click.echo(measured_line(metrics, "horizon" if policy["horizon"] else measure, span is not None))
     for line in summary_lines(metrics):
         click.echo(line)
     if figures:
         from batsim_google.experiments.run_figures import write_run_figures  # matplotlib, only for figures
 
-        try:
-            drawn = write_run_figures(outputs, metrics, platform)
-        except ValueError as error:
-            fail(str(error))
+        drawn = write_run_figures(outputs, metrics, platform)
         click.echo(f"figures: {', '.join(path.name for path in drawn)}")
     if metrics["not_restarted"]:
         click.echo(
@@ -217,24 +208,19 @@ def _run_other(
             f"warning: no progress bar: a {scheduler.kind} scheduler does not report its simulated time", err=True
         )
 
-    try:
-        summary = run_scheduler(
-            scheduler,
-            platform,
-            list(workloads),
-            output,
-            events=list(events),
-            timeout=timeout,
-            batsim=batsim_binary,
-            energy=energy_outputs,
-            progress=show_progress(progress),
-            warn=lambda message: click.echo(f"warning: {message}", err=True),
-            batsim_log=batsim_log,
-        ).summary
-    except SimulationError as error:
-        raise click.ClickException(str(error)) from error
-    except ValueError as error:  # a pairing refused, a policy that does not load
-        fail(str(error))
+    summary = run_scheduler(
+        scheduler,
+        platform,
+        list(workloads),
+        output,
+        events=list(events),
+        timeout=timeout,
+        batsim=batsim_binary,
+        energy=energy_outputs,
+        progress=show_progress(progress),
+        warn=lambda message: click.echo(f"warning: {message}", err=True),
+        batsim_log=batsim_log,
+    ).summary
     if summary is not None:
         _echo_summary(summary)
     return summary
@@ -262,10 +248,6 @@ def _run_built_in(
         ).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")
-    except SimulationError as error:
-        raise click.ClickException(str(error)) from error
-    except ValueError as error:  # what the batsim-py front-end cannot run
-        fail(str(error))
     _echo_summary(summary)
     return summary
 

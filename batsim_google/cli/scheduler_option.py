@@ -63,8 +63,5 @@ def parse_scheduler(text: str, options_json: str, needs_json: str | None):
             )
     else:
         target = value
-    try:
-        declared = None if needs is None else declared_needs(needs, "--scheduler-needs")
-    except ValueError as error:
-        raise click.BadParameter(str(error), param_hint="--scheduler") from error
+    declared = None if needs is None else declared_needs(needs, "--scheduler-needs")  # its errors name the option
     return Scheduler(kind, target, options, declared)

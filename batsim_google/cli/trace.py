@@ -86,10 +86,9 @@ def trace_stats(
     sources, json_file, csv_file, plots, bin_width, strict, drop_synthesized, grace, verify, workers, progress
 ) -> None:
     """Print the model paper's Tables 1-7 for the task_events in SOURCES (trace folders or parts)."""
-    from batsim_google.errors import ParameterError
     from batsim_google.output_files import write_text
     from batsim_google.trace.rebuild import rebuild
-    from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.stats import TraceStats
     from batsim_google.trace.stats_render import render_csv, render_json, render_text
 
@@ -100,14 +99,9 @@ def trace_stats(
         checked_output_folder(plots, *sources)
     rows = RowAccount(strict=strict)
     stats = TraceStats(bin_width, synthesized=not drop_synthesized)
-    try:
-        for batch in rebuild(
-            sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)
-        ):
-            stats.update(batch)
-        tables = stats.tables()
-    except (TraceError, ParameterError) as error:
-        fail(str(error))
+    for batch in rebuild(sources, rows, grace=grace, verify=verify, workers=workers, progress=show_progress(progress)):
+        stats.update(batch)
+    tables = stats.tables()
     click.echo(render_text(tables), nl=False)
     if json_file:
         write_text(json_file, render_json({**tables, "rows": rows.to_json()}))
@@ -116,11 +110,8 @@ def trace_stats(
     if plots:
         from batsim_google.trace.stats_figures import draw_figures  # matplotlib, only for figures
 
-        try:
-            for path in draw_figures(stats, plots):
-                click.echo(f"wrote {path}")
-        except ParameterError as error:
-            fail(str(error))
+        for path in draw_figures(stats, plots):
+            click.echo(f"wrote {path}")
     click.echo(rows.summary())
 
 
@@ -219,7 +210,7 @@ def trace_convert(
 ) -> None:
     """Convert the task_events in SOURCES into a Batsim workload."""
     from batsim_google.trace.convert import Selection, convert_trace
-    from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.sampling import MachineSample
 
     checked_output_file(output, *sources)
@@ -229,32 +220,29 @@ def trace_convert(
                 fail_usage(f"--nb-res {nb_res} differs from --sample-cell {sample_cell}: give one")
         nb_res = sample_cell
     rows = RowAccount(strict=strict)
-    try:
-        selection = Selection(
-            start=start,
-            end=end,
-            per=per,
-            priority_groups=priority_groups or tuple(PRIORITY_GROUPS),
-            end_events=end_events or ("finish", "kill"),
-            scheduling_classes=scheduling_classes or (0, 1, 2, 3),
-            synthesized=not drop_synthesized,
-            initial_state=initial_state,
-            sample=None if sample_cell is None else MachineSample(sample_cell, seed),
-        )
-        jobs = convert_trace(
-            sources,
-            output,
-            selection,
-            rows,
-            nb_res=nb_res,
-            grain=grain,
-            grace=grace,
-            verify=verify,
-            workers=workers,
-            progress=show_progress(progress),
-        )
-    except (TraceError, ValueError) as error:
-        fail(str(error))
+    selection = Selection(
+        start=start,
+        end=end,
+        per=per,
+        priority_groups=priority_groups or tuple(PRIORITY_GROUPS),
+        end_events=end_events or ("finish", "kill"),
+        scheduling_classes=scheduling_classes or (0, 1, 2, 3),
+        synthesized=not drop_synthesized,
+        initial_state=initial_state,
+        sample=None if sample_cell is None else MachineSample(sample_cell, seed),
+    )
+    jobs = convert_trace(
+        sources,
+        output,
+        selection,
+        rows,
+        nb_res=nb_res,
+        grain=grain,
+        grace=grace,
+        verify=verify,
+        workers=workers,
+        progress=show_progress(progress),
+    )
     click.echo(f"wrote {jobs.written} jobs to {output}")
     click.echo(jobs.summary(per))
     click.echo(rows.summary())
@@ -316,29 +304,26 @@ def swf() -> None:
 def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memory, grain, strict) -> None:
     """Convert an SWF log (.swf or .swf.gz) into a Batsim workload: one job per line."""
     from batsim_google.trace.convert import Selection, write_records
-    from batsim_google.trace.row_accounting import RowAccount, TraceError
+    from batsim_google.trace.row_accounting import RowAccount
     from batsim_google.trace.swf import header_processors, read_swf
     from batsim_google.trace.swf import read_header as read_swf_header
 
     checked_output_file(output, log)
     rows = RowAccount(strict=strict)
-    try:
-        header = read_swf_header(log)
-        nb_res = nb_res or header_processors(header)
-        if nb_res is None:
-            fail(f"{log}: no MaxProcs/MaxNodes in the header; give --nb-res")
-        selection = Selection(
-            start=start,
-            end=end,
-            end_events=end_events or END_EVENT_NAMES,
-            kill_is_service=False,
-            require_requests=False,
-            unknown_priority=priority,
-        )
-        meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}
-        jobs = write_records(output, read_swf(log, rows, node_memory), selection, nb_res, grain=grain, meta=meta)
-    except (TraceError, ValueError) as error:
-        fail(str(error))
+    header = read_swf_header(log)
+    nb_res = nb_res or header_processors(header)
+    if nb_res is None:
+        fail(f"{log}: no MaxProcs/MaxNodes in the header; give --nb-res")
+    selection = Selection(
+        start=start,
+        end=end,
+        end_events=end_events or END_EVENT_NAMES,
+        kill_is_service=False,
+        require_requests=False,
+        unknown_priority=priority,
+    )
+    meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}
+    jobs = write_records(output, read_swf(log, rows, node_memory), selection, nb_res, grain=grain, meta=meta)
     click.echo(f"wrote {jobs.written} jobs to {output} (nb_res {nb_res})")
     click.echo(jobs.summary("job"))
     click.echo(rows.summary())

@@ -30,6 +30,7 @@ from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
 from batsim_google.simulation.external import run_scheduler
+from batsim_google.simulation.parent_death import die_with_parent
 
 MARKER = "done.json"
 
@@ -158,14 +159,25 @@ def execute_runs(
                 finally:  # on an interruption, runs not started are dropped
                     client.cancel(list(futures))
         elif todo:
-            context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
-            pool = ProcessPoolExecutor(max_workers=workers or os.cpu_count(), mp_context=context)
+            pool = local_pool(workers)
             futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
             try:
                 _collect(local_as_completed(futures), futures, runs, records, bar)
             finally:  # on an interruption (Ctrl-C stops the running ones), runs not started are dropped
                 pool.shutdown(wait=True, cancel_futures=True)
     return [records[index] for index in range(len(runs))]
+
+
+def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
+    """``workers`` processes (default: one per core) that end with this one, even killed with
+    SIGKILL (:mod:`batsim_google.simulation.parent_death`), and so do the simulations they run."""
+    context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
+    return ProcessPoolExecutor(
+        max_workers=workers or os.cpu_count(),
+        mp_context=context,
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm) -> None:

@@ -72,12 +72,14 @@ from batsim_google.errors import InputFileError
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
 from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
+from batsim_google.experiments.simulated_workloads import check_simulated_workloads
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
 from batsim_google.experiments.window import Window, clipped_jobs, energy_between, submitted_inside
 from batsim_google.output_files import write_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
+from batsim_google.simulation.run import METRICS_FILE
 from batsim_google.units import HOUR
 
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
@@ -107,7 +109,6 @@ LEDGER_METRICS = (
     "censored_suspensions",
     "balanced",
 )
-METRICS_FILE = "metrics.json"
 
 
 def cpu_capacity(platform: str | Path) -> float:
@@ -138,6 +139,8 @@ def run_metrics(
         raise InputFileError(f"{outputs.directory}: no Batsim outputs in this folder (no {outputs.path(JOBS).name})")
     hosts = None if platform is None else compute_hosts(platform)
     all_jobs = outputs.jobs()
+    if workloads:
+        check_simulated_workloads(all_jobs, workloads, outputs.directory)
     makespan = float(all_jobs["finish_time"].max() or 0.0)
     low, high = (0.0, makespan) if window is None else window.bounds(makespan)
     ran = all_jobs.filter(pl.col("starting_time").is_not_null())

@@ -22,6 +22,7 @@ from batsim_google.experiments.pstate_energy import pstate_energy_records
 from batsim_google.platform.simgrid_xml import PlatformHost
 from batsim_google.scheduling.ledger_files import ATTEMPTS, SUMMARY, TASKS
 from batsim_google.scheduling.sleep_log import SLEEP_LOG
+from batsim_google.simulation.run import INCOMPLETE
 from batsim_google.simulation.runner import OUTPUT_PREFIX
 
 JOBS = "jobs.csv"
@@ -93,7 +94,12 @@ class RunOutputs:
         return all(self.path(name).is_file() for name in (TASKS, ATTEMPTS, SUMMARY))
 
     def jobs(self) -> pl.DataFrame:
-        """Batsim's jobs with their full id ``job`` (``workload!job_id``); times null if never started."""
+        """Batsim's jobs with their full id ``job`` (``workload!job_id``); times null if never started.
+        A folder marked incomplete (a run interrupted or failed) is refused: its files are not a run's."""
+        if (Path(self.directory) / INCOMPLETE).exists():
+            raise InputFileError(
+                f"{self.directory}: the run there did not end (interrupted or failed: see {INCOMPLETE}); run it again"
+            )
         jobs = _read_csv(self.path(JOBS), JOB_COLUMNS)
         return jobs.with_columns(pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"))
 

@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 
 from batsim_google.errors import ParameterError
+from batsim_google.parameters import MAX_TIME_S
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,10 @@ class Window:
     end: float | None = None
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.start) and self.start >= 0):
-            raise ParameterError(f"warmup must be a finite number >= 0 seconds (got {self.start})")
+        if not (math.isfinite(self.start) and 0 <= self.start <= MAX_TIME_S):
+            raise ParameterError(f"warmup must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {self.start})")
+        if self.end is not None and not self.end <= MAX_TIME_S:
+            raise ParameterError(f"the horizon must be <= {MAX_TIME_S:.4g} seconds (got {self.end:g})")
         if self.end is not None and not self.end > self.start:
             raise ParameterError(f"the horizon ({self.end:g} s) must come after the warm-up ({self.start:g} s)")
 

@@ -18,10 +18,13 @@ import ijson
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.generation.job_times import COLUMNS as JOB_TIME_COLUMNS
+from batsim_google.generation.job_times import check_job_times
 
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
 JOB_FIELDS = {
+    "id": pl.String,
     "subtime": pl.Float64,
     "walltime": pl.Float64,
     "profile": pl.String,
@@ -94,17 +97,34 @@ def _profile_delays(path: Path) -> pl.DataFrame:
     return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
 
 
-def read_batsim_workload(path: str | Path) -> pl.DataFrame:
-    """One row per job: ``subtime``, ``makespan``, ``kind``, ``priority`` and, if any job has
-    them, ``class`` and ``scheduling_class`` (null where a job lacks the field)."""
-    path = Path(path)
+def _read(path: Path) -> pl.DataFrame:
+    """The jobs with their profile's ``delay``, the times checked as everywhere (:mod:`.job_times`)."""
     try:
         jobs = _jobs(path)
         delays = _profile_delays(path)
     except (ijson.JSONError, OSError) as error:
         raise BatsimInputError(f"{path}: not a readable Batsim workload ({error})") from error
+    unknown = jobs.join(delays, on="profile", how="anti")
+    if unknown.height:
+        job = unknown.row(0, named=True)
+        raise BatsimInputError(f"{path}: job {job['id']}: profile {job['profile']!r} is not among the profiles")
+    table = jobs.join(delays, on="profile", how="left", maintain_order="left")
+    check_job_times(table, str(path))
+    return table
+
+
+def job_times(path: str | Path) -> pl.DataFrame:
+    """Every job's ``id``, ``subtime``, ``delay`` (its delay profile's, else null) and ``walltime``
+    (null when absent), refused as Batsim would refuse them (:func:`.job_times.check_job_times`)."""
+    return _read(Path(path)).select(JOB_TIME_COLUMNS)
+
+
+def read_batsim_workload(path: str | Path) -> pl.DataFrame:
+    """One row per job: ``subtime``, ``makespan``, ``kind``, ``priority`` and, if any job has
+    them, ``class`` and ``scheduling_class`` (null where a job lacks the field); a workload Batsim
+    would refuse is refused."""
     makespan = pl.when(pl.col("kind") == "service").then(pl.col("walltime")).otherwise(pl.col("delay"))
-    table = jobs.join(delays, on="profile", how="left", maintain_order="left").select(
+    table = _read(Path(path)).select(
         "subtime", makespan.alias("makespan"), "kind", "priority", "class", "scheduling_class"
     )
     # Optional fields that no job carries are dropped rather than read as missing on every row.

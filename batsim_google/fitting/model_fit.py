@@ -18,13 +18,15 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.errors import BatsimGoogleError, InputFileError, ParameterError
 from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
@@ -223,6 +225,25 @@ def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "es" if noun.endswith("s") else "s")
 
 
+def _naming_the_source(fit: Callable[..., ModelFit]) -> Callable[..., ModelFit]:
+    """A fit's refusal (a sample too small for a law, too few tasks in a class...) names the fitted
+    source, unless it names a file already (a bad row of a trace in strict mode)."""
+
+    @functools.wraps(fit)
+    def fitting(frame: pl.DataFrame, **options: Any) -> ModelFit:
+        source = options.get("source", "task table")
+        try:
+            return fit(frame, **options)
+        except ValueError as error:
+            if str(error).startswith(source):
+                raise
+            kind = type(error) if isinstance(error, BatsimGoogleError) else InputFileError
+            raise kind(f"{source}: {error}") from error
+
+    return fitting
+
+
+@_naming_the_source
 def fit_model(
     frame: pl.DataFrame,
     *,
@@ -252,9 +273,9 @@ def fit_model(
     rows = RowAccount(strict=strict)
     table = task_table(frame, rows, source)
     if groups is not None and "width" not in table.frame.columns:
-        raise InputFileError(f"makespan laws per group of widths ({groups}) need a width column")
+        raise InputFileError(f"{source}: makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
-        raise InputFileError(f"no valid task: {rows.summary()}")
+        raise InputFileError(f"{source}: no valid task: {rows.summary()}")
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)

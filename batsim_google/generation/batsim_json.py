@@ -20,6 +20,7 @@ under any scheduler.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,14 +34,13 @@ from typing import Any, BinaryIO
 import polars as pl
 
 from batsim_google.errors import ParameterError
+from batsim_google.generation.job_times import NO_WALLTIME, check_job_times
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
 from batsim_google.output_files import AtomicFile
 from batsim_google.units import HOUR
 
 #: Shortest delay written: a Batsim job must last a positive time at the printed precision.
 MIN_DELAY = 1e-6
-#: Batsim's walltime for "no walltime".
-NO_WALLTIME = -1
 #: Decimals kept for times (the trace's own resolution is the microsecond).
 TIME_DECIMALS = 6
 REQUIRED = ("id", "subtime", "delay")
@@ -87,8 +87,8 @@ class WorkloadWriter:
         try:
             self._profiles = tempfile.TemporaryFile("w+b", dir=self.path.parent)
             self._out = self._target.temporary.open("wb")
-        except BaseException:
-            self._target.discard()
+        except BaseException as error:
+            self._target.discard(error)
             raise
         header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [\n')
@@ -100,17 +100,22 @@ class WorkloadWriter:
         if error is None:
             try:
                 self.close()
-            except BaseException:  # e.g. the last batch's write failed: no half-written file either
-                self._discard()
+            except BaseException as failure:  # e.g. the last batch's write failed: no half-written file either
+                self._discard(failure)
                 raise
         else:
-            self._discard()
+            self._discard(error)
 
-    def _discard(self) -> None:
-        self._formatter.shutdown(cancel_futures=True)
-        self._out.close()
-        self._profiles.close()
-        self._target.discard()
+    def _discard(self, error: BaseException) -> None:
+        """Remove the temporary file whatever happens on the way (closing a file on a full disk
+        fails too); an OSError comes out as an OutputFileError naming the workload."""
+        try:
+            self._formatter.shutdown(cancel_futures=True)
+            for handle in (self._out, self._profiles):
+                with contextlib.suppress(OSError):
+                    handle.close()
+        finally:
+            self._target.discard(error)
 
     def write(self, jobs: pl.DataFrame) -> None:
         """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
@@ -120,13 +125,11 @@ class WorkloadWriter:
             raise ValueError(f"jobs lack column(s) {missing}")
         if jobs.height == 0:
             return
-        numbers = [name for name in ("subtime", "delay", "walltime") if name in jobs.columns]
-        not_finite = jobs.filter(pl.any_horizontal(~pl.col(name).is_finite().fill_null(False) for name in numbers))
-        if not_finite.height:
-            row = not_finite.row(0, named=True)
-            raise ValueError(
-                f"job {row['id']}: {', '.join(f'{n} = {row[n]}' for n in numbers)}: times must be finite numbers"
-            )
+        given_walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(None, pl.Float64)
+        times = jobs.select(
+            "id", "subtime", pl.col("delay").clip(lower_bound=MIN_DELAY), given_walltime.alias("walltime")
+        )
+        check_job_times(times, str(self.path))
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
         profile, profiles = self._profiles_of(jobs, is_service)
         if not self._service_profile_written and jobs.select(is_service.any()).item():

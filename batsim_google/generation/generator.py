@@ -11,6 +11,7 @@ tasks (:mod:`.jobs`), then the same task attributes; models without them draw ex
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
+from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
 
 BATCH_SIZE = 65_536
 
@@ -163,6 +165,17 @@ def _draw_attributes(
     return TaskBatch(ids, subtime, class_index, width, makespan, priority, cpu, memory, job)
 
 
+def _refuse_too_many(drawn: int, span: float, duration: float) -> None:
+    """Refuse at once a ``duration`` whose tasks, at the rate of the first ``drawn`` ones (over
+    ``span`` s), would outnumber :data:`~batsim_google.parameters.MAX_TASKS`: it would run for hours."""
+    expected = drawn * duration / span if span > 0 else math.inf
+    if expected > MAX_TASKS and duration > span:
+        raise ParameterError(
+            f"duration {duration:g} s would give about {expected:.3g} tasks at this model's rate, more than "
+            f"{MAX_TASKS:.0e}: give a shorter duration"
+        )
+
+
 def generate(
     model: WorkloadModel,
     requests: RequestLaw,
@@ -187,10 +200,10 @@ def generate(
     """
     if (tasks is None) == (duration is None):
         raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
-    if tasks is not None and tasks < 0:
-        raise ParameterError(f"tasks must be >= 0 (got {tasks})")
-    if duration is not None and not (duration >= 0 and np.isfinite(duration)):
-        raise ParameterError(f"duration must be a finite number >= 0 of seconds (got {duration})")
+    if tasks is not None and not 0 <= tasks <= MAX_TASKS:
+        raise ParameterError(f"tasks must be >= 0 and <= {MAX_TASKS:.0e} (got {tasks})")
+    if duration is not None and not (0 <= duration <= MAX_TIME_S):
+        raise ParameterError(f"duration must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {duration})")
     if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
         raise ParameterError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
     for kind in {c.kind for c in model.classes}:
@@ -206,6 +219,8 @@ def generate(
                 model, job_sizes, requests, rng, produced, first_job, clock, arrival_scale
             )
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
+        if duration is not None and not produced:
+            _refuse_too_many(len(batch), float(batch.subtime[-1]), duration)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))
         if keep:

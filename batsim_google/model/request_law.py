@@ -52,12 +52,14 @@ class RequestLaw:
 
     kinds: Mapping[str, EmpiricalRequests]
     provenance: Mapping[str, Any]
+    #: Where it was read from, for the errors.
+    source: str = "the request law"
 
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:
             return self.kinds[kind]
         except KeyError:
-            raise InputFileError(f"the request law has no {kind!r} entry") from None
+            raise InputFileError(f"{self.source}: the request law has no {kind!r} entry") from None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -96,7 +98,7 @@ def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
                     f"{source}: kinds.{kind}.{resource} holds {largest:g}, above 1 (requests are fractions "
                     "of the largest machine's capacity)"
                 )
-    return RequestLaw(kinds, data.get("provenance", {}))
+    return RequestLaw(kinds, data.get("provenance", {}), source)
 
 
 def load_request_law(path: str | Path | None = None) -> RequestLaw:

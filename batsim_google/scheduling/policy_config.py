@@ -12,7 +12,7 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
-from batsim_google.parameters import known_keys
+from batsim_google.parameters import MAX_TIME_S, known_keys
 
 #: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
 PLACEMENT_NAMES = ("first-fit", "best-fit")
@@ -35,10 +35,12 @@ def _option(
     choices: tuple[str, ...] = (),
     min: float | None = None,
     min_open: bool = False,
+    max: float | None = None,
     unit: str = "",
 ) -> Any:
     """A field of :class:`PolicyConfig` and how it is offered: ``flags`` on the command line
-    (default: ``--field-name``), ``choices``, values ``>= min`` (``> min`` if ``min_open``) in ``unit``."""
+    (default: ``--field-name``), ``choices``, values ``>= min`` (``> min`` if ``min_open``) and
+    ``<= max`` in ``unit``; a time in seconds is at most :data:`~batsim_google.parameters.MAX_TIME_S`."""
     return field(
         default=default,
         metadata={
@@ -47,6 +49,7 @@ def _option(
             "choices": choices,
             "min": min,
             "min_open": min_open,
+            "max": MAX_TIME_S if max is None and unit == "seconds" else max,
             "unit": unit,
         },
     )
@@ -127,3 +130,7 @@ class PolicyConfig:
             ):
                 bound = f"{'>' if option['min_open'] else '>='} {option['min']:g}{' ' + option['unit'] if option['unit'] else ''}"
                 raise ParameterError(f"{f.name} must be {bound} (got {value})")
+            if option["max"] is not None and not value <= option["max"]:
+                raise ParameterError(
+                    f"{f.name} must be <= {option['max']:.4g}{' ' + option['unit'] if option['unit'] else ''} (got {value})"
+                )

@@ -25,12 +25,9 @@ are measured once, on the machine named in :data:`MEASURED_ON`.
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from batsim_google.errors import InputFileError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -85,25 +82,18 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
 
 
 def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs, read as a stream;
-    a job's makespan is its profile's delay, cut at its walltime when it has one (services)."""
-    import ijson
-    import numpy as np
+    """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs, refused as Batsim
+    would refuse it; a job's makespan is its profile's delay (0 for another kind of profile), cut at
+    its walltime when it has one (services)."""
+    import polars as pl
 
-    try:
-        with open(path, "rb") as handle:
-            delays = {name: float(profile.get("delay", 0.0)) for name, profile in ijson.kvitems(handle, "profiles")}
-        submit, profile, walltime = array("d"), [], array("d")
-        with open(path, "rb") as handle:
-            for job in ijson.items(handle, "jobs.item", use_float=True):
-                submit.append(job["subtime"])
-                profile.append(job["profile"])
-                walltime.append(job.get("walltime", -1))
-        makespan = np.array([delays[name] for name in profile], dtype=float)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, ijson.JSONError) as error:
-        raise InputFileError(f"{path}: not a Batsim workload of delay jobs ({type(error).__name__}: {error})") from None
-    walltime = np.frombuffer(walltime, dtype=float)
-    return np.frombuffer(submit, dtype=float), np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
+    from batsim_google.fitting.batsim_input import job_times
+
+    times = job_times(path)
+    delay = pl.col("delay").fill_null(0.0)
+    makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal(delay, "walltime")).otherwise(delay)
+    times = times.select("subtime", makespan.alias("makespan"))
+    return times["subtime"].to_numpy().astype(float), times["makespan"].to_numpy().astype(float)
 
 
 def read_workload_cost(*paths: str | Path) -> WorkloadCost:

@@ -18,7 +18,7 @@ from batsim_google.output_files import output_folder
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.simulation.progress_bar import ProgressBar
-from batsim_google.simulation.run import PROGRESS_FILE, clear_earlier_run, run_google_cell
+from batsim_google.simulation.run import PROGRESS_FILE, clear_earlier_run, mark_complete, run_google_cell
 from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, OUTPUT_PREFIX, SimulationResult, run_simulation
 from batsim_google.simulation.schedulers import REPORTS_PROGRESS, Scheduler, external_simulation, refusal
@@ -94,4 +94,5 @@ def run_scheduler(
         result = run_simulation(simulation, on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
+    mark_complete(output)
     return SchedulerRun(summary, result)

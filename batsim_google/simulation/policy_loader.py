@@ -34,6 +34,10 @@ def load_policy_class(spec: str) -> type[Policy]:
             module = importlib.import_module(target)
     except ImportError as error:
         raise ParameterError(f"policy {spec!r}: {error}") from error
+    except ParameterError:
+        raise
+    except Exception as error:  # whatever a user's module raises as it runs
+        raise ParameterError(f"policy {spec!r}: loading it raised {type(error).__name__}: {error}") from error
     policy = getattr(module, name, None)
     if not (isinstance(policy, type) and issubclass(policy, Policy)):
         raise ParameterError(f"policy {spec!r}: {name} is not a subclass of batsim_google Policy")

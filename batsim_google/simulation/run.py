@@ -6,7 +6,9 @@ The scheduler runs through pybatsim (all features) or batsim-py (what it can do 
 see :mod:`batsim_google.simulation.batsimpy_frontend`).
 
 An output folder that holds an earlier run's files is cleared of them first (only of the files a
-run writes, by name), so that no stale file is read as this run's.
+run writes, by name, its metrics included), so that no stale file is read as this run's; the file
+:data:`INCOMPLETE` then marks the folder until the simulation has ended well, so that an
+interrupted or failed run is never read as a complete one (the metrics refuse such a folder).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from batsim_google.errors import ParameterError, SimulationError
-from batsim_google.output_files import output_folder, refuse_inputs
+from batsim_google.output_files import output_folder, refuse_inputs, write_text
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -43,10 +45,20 @@ from batsim_google.simulation.runner import (
 )
 
 PROGRESS_FILE = "progress.txt"
+#: Present in a run's folder while its files are not those of a run that ended well.
+INCOMPLETE = "INCOMPLETE"
+#: The metrics ``run`` writes beside the outputs once the simulation ended.
+METRICS_FILE = "metrics.json"
 #: The process that runs the scheduler and, inside it, Batsim, with the batsim-py front-end.
 BATSIM_PY = "batsim-py"
 #: Files of a run besides Batsim's and the scheduler's ``OUTPUT_PREFIX_*``.
-RUN_FILES = (PROGRESS_FILE, PEAK_RSS_FILE, *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)))
+RUN_FILES = (
+    PROGRESS_FILE,
+    PEAK_RSS_FILE,
+    METRICS_FILE,
+    INCOMPLETE,
+    *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)),
+)
 #: The figures ``run`` draws beside its outputs (:mod:`batsim_google.experiments.run_figures`),
 #: an earlier run's cleared like its files.
 RUN_FIGURES = ("timeline.png", "waiting.png", "suspension.png")
@@ -70,6 +82,14 @@ def clear_earlier_run(output: Path, inputs: list[Path]) -> None:
         refuse_inputs(path, inputs)
     for path in stale:
         path.unlink()
+    write_text(
+        output / INCOMPLETE, "A run is under way here, or was interrupted or failed: these files are not complete.\n"
+    )
+
+
+def mark_complete(output: Path) -> None:
+    """The run in ``output`` ended well: its files are complete (see :data:`INCOMPLETE`)."""
+    (output / INCOMPLETE).unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -152,4 +172,6 @@ def run_google_cell(
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
     if not summary_path.exists():
         raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
-    return GoogleCellRun(json.loads(summary_path.read_text()), result)
+    summary = json.loads(summary_path.read_text())
+    mark_complete(output)
+    return GoogleCellRun(summary, result)

@@ -60,8 +60,14 @@ def _workload(path: Path, wanted: set[str]) -> tuple[int | None, set[str]]:
 
 
 def check_run_inputs(machines: int, platform: Path, workloads: Iterable[Path], events: Iterable[Path]) -> list[str]:
-    """Refuse events of unknown machines or jobs (InputFileError naming the file and line); return
-    warnings for workloads whose ``nb_res`` is not the platform's ``machines``."""
+    """Refuse events of unknown machines or jobs (InputFileError naming the file and line) and
+    workloads with times Batsim cannot take (:mod:`batsim_google.generation.job_times`, naming the
+    job); return warnings for workloads whose ``nb_res`` is not the platform's ``machines``."""
+    from batsim_google.fitting.batsim_input import job_times
+
+    workloads = [Path(path) for path in workloads]
+    for path in workloads:
+        job_times(path)
     kills: dict[str, tuple[Path, int]] = {}
     for path in map(Path, events):
         for number, event in _events(path):

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from batsim_google.errors import SimulationError
 from batsim_google.simulation.batsim_binary import DISABLE_ENERGY_TRACING, BatsimBinary, batsim_binary, log_options
+from batsim_google.simulation.parent_death import child_dies_with_this_process
 
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
@@ -150,8 +151,14 @@ class SimulationResult:
 #: Runs argv[2:] as a child and writes the child's peak resident memory (bytes) to argv[1].
 _LAUNCHER = """
 import os, sys
+parent = os.getpid()
 pid = os.fork()
 if pid == 0:
+    if sys.platform.startswith("linux"):  # Batsim ends with the launcher (parent_death.py)
+        import ctypes
+        ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+        if os.getppid() != parent:
+            os._exit(1)
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as out:
@@ -255,6 +262,7 @@ def _supervise(
                 stderr=subprocess.STDOUT,
                 env=seeded_environment(environment),
                 start_new_session=True,
+                **child_dies_with_this_process(),  # even if this process is killed (a campaign's worker)
             )
         while any(process.poll() is None for process in processes.values()):
             _raise_on_failure(processes, logs)

@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from batsim_google.errors import InputFileError
@@ -24,7 +25,9 @@ GOOGLE_JOBS = {0: 100, 1: 100, 2: 200, 5: 200, 6: 300, 7: 300, 8: 400}
 
 
 def _workload(path: Path, google_jobs: dict[int, int]) -> Path:
-    jobs = [{"id": i, "subtime": 0.0, "res": 1, "profile": "p"} for i in range(9)]
+    """The workload run4 simulated (its jobs' ids and submission times), with ``google_jobs``."""
+    submitted = dict(RUN.jobs().filter(pl.col("workload_name") == "w0").select("job_id", "submission_time").iter_rows())
+    jobs = [{"id": i, "subtime": submitted[str(i)], "res": 1, "profile": "p"} for i in range(9)]
     for job in jobs:
         if job["id"] in google_jobs:
             job["google_job"] = google_jobs[job["id"]]

@@ -8,6 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from batsim_google.errors import InputFileError
 from batsim_google.generation.batsim_json import IN_FLIGHT, MAX_GRAIN, WorkloadWriter
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
@@ -176,14 +177,35 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
         )
 
 
+@pytest.mark.parametrize(
+    "column, value, message",
+    [
+        ("subtime", -1.0, "subtime -1 must be >= 0"),
+        ("subtime", 2.0**43, "subtime 8.79609e+12 must be >= 0 and at most 4.398e+12 s"),
+        ("delay", 1e44, "delay 1e+44 must be > 0 and at most 4.398e+12 s"),
+        ("walltime", 1e300, "walltime 1e+300 must be -1 (none), or > 0"),
+        ("walltime", 0.0, "walltime 0 must be -1 (none), or > 0"),
+    ],
+)
+def test_writer_refuses_times_batsim_cannot_take_naming_the_job(tmp_path, column, value, message):
+    path = tmp_path / "w.json"
+    jobs = pl.DataFrame({"id": [0, 7], "subtime": [0.0, 1.0], "delay": [5.0, 5.0], "walltime": [-1.0, 10.0]})
+    jobs = jobs.with_columns(pl.when(pl.col("id") == 7).then(value).otherwise(pl.col(column)).alias(column))
+    with pytest.raises(InputFileError) as refused:
+        with WorkloadWriter(path, 4) as writer:
+            writer.write(jobs)
+    assert str(refused.value).startswith(f"{path}: job 7: {message}")
+    assert not path.exists()
+
+
 def test_writer_refuses_times_that_are_not_finite_and_leaves_no_file(tmp_path, monkeypatch):
     path = tmp_path / "w.json"
     jobs = pl.DataFrame({"id": [0, 1], "subtime": [0.0, 1.0], "delay": [5.0, float("inf")]})
-    with pytest.raises(ValueError, match=r"job 1: subtime = 1.0, delay = inf: times must be finite"):
+    with pytest.raises(InputFileError, match=r"w.json: job 1: delay inf must be > 0 and at most 4.398e\+12 s"):
         with WorkloadWriter(path, 4) as writer:
             writer.write(jobs)
     assert not path.exists()
-    with pytest.raises(ValueError, match=r"job 1: subtime = None, delay = 2.0: times must be finite"):
+    with pytest.raises(InputFileError, match=r"job 1: subtime missing must be >= 0"):
         with WorkloadWriter(path, 4) as writer:
             writer.write(pl.DataFrame({"id": [0, 1], "subtime": [0.0, None], "delay": [1.0, 2.0]}))
     assert not path.exists()
@@ -214,7 +236,7 @@ def test_frequencies_within_the_tolerance_generate_and_no_zero_weight_is_drawn(t
     drawn = draw_categories([(0.5, 0.0), (0.25, 0.75)], np.repeat([0, 1], 10_000), np.random.default_rng(0))
     assert not drawn[:10_000].any()  # a uniform beyond a row's total picks no weight-0 category
     assert abs(drawn[10_000:].mean() - 0.75) < 0.02
-    with pytest.raises(ValueError, match="duration must be a finite number"):
+    with pytest.raises(ValueError, match="duration must be a number of seconds >= 0 and <= 4.398e"):
         write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, duration=float("inf"))
 
 

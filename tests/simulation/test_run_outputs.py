@@ -20,6 +20,8 @@ RUN_FILES = [
     "batsim.log",
     "scheduler.log",
     "batsim-py.log",
+    "metrics.json",
+    "INCOMPLETE",
 ]
 USER_FILES = ["notes.txt", "my.log", "output_jobs.csv", "platform.xml"]
 
@@ -30,7 +32,8 @@ def test_only_the_files_a_run_writes_are_cleared(tmp_path):
     (tmp_path / "out_figures").mkdir()
     assert [path.name for path in earlier_run_files(tmp_path)] == sorted(RUN_FILES)
     clear_earlier_run(tmp_path, [tmp_path / "platform.xml"])
-    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*USER_FILES, "out_figures"])
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([*USER_FILES, "out_figures", "INCOMPLETE"])
+    assert (tmp_path / "INCOMPLETE").read_text() != "earlier"  # marks the new run, until it ends well
 
 
 def test_an_input_among_them_is_refused_and_nothing_cleared(tmp_path):

@@ -9,7 +9,6 @@ import re
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import GOOGLE_2011
 from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
@@ -20,9 +19,9 @@ from batsim_google.trace.row_accounting import RowAccount, TraceError
 from batsim_google.trace.schema import TaskEvent as E
 
 
-def test_the_shipped_law_is_derived_from_the_real_sample_parts():
+def test_the_shipped_law_is_derived_from_the_real_sample_parts(google_2011):
     account = RowAccount()
-    derived = derive_request_law([GOOGLE_2011], account, note="sample")
+    derived = derive_request_law([google_2011], account, note="sample")
     shipped = load_request_law()
     for kind in ("task", "service"):
         ours, theirs = derived.kinds[kind], shipped.kinds[kind]

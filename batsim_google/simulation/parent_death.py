@@ -1,0 +1,63 @@
+"""Processes that die with their parent: a campaign's workers and the simulations they start.
+
+A process killed with SIGKILL cannot stop its children, which would run on, orphaned, for hours.
+On Linux the kernel can do it (``prctl(PR_SET_PDEATHSIG)``): each child asks, as it starts, to get
+SIGKILL when its parent ends. Elsewhere a watchdog thread polls the parent's pid once a second.
+Standard library only: the simulations' launcher uses it too.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+
+#: prctl's option "signal me when my parent ends" (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+WATCHDOG_SECONDS = 1.0
+
+
+def _prctl():
+    """libc's prctl, resolved here rather than in a child between fork and exec (no dlopen there)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def _ask_the_kernel() -> bool:
+    return _PRCTL is not None and _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+
+
+def die_with_parent(parent: int, watchdog: bool = True) -> None:
+    """Make this process end when its parent, pid ``parent``, ends; if the parent already ended
+    (the race between its fork and this call), end now. Without the kernel's help, a ``watchdog``
+    thread does it (none where no thread may run: between fork and exec)."""
+    if not _ask_the_kernel() and watchdog:
+        threading.Thread(target=_watch, args=(parent,), daemon=True, name="parent-watchdog").start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCHDOG_SECONDS)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def child_dies_with_this_process() -> dict:
+    """Popen keyword arguments that make the child end when this process ends (Linux, from the main
+    thread: the kernel signals the child when the thread that started it ends; elsewhere nothing,
+    the runner stops its children itself unless killed)."""
+    if _PRCTL is None or threading.current_thread() is not threading.main_thread():
+        return {}
+    parent = os.getpid()
+    return {"preexec_fn": lambda: die_with_parent(parent, watchdog=False)}
