@@ -422,8 +422,4 @@ def fit_model(
         resident = _resident_fit(residents, model, machines)
         class_fits.append(resident)
         model = _with_resident(model, resident)
-        labelled = pl.concat(
-            [labelled, residents.with_columns(pl.lit(RESIDENT).alias("class"))], how="diagonal_relaxed"
-        )
-        table = TaskTable(labelled, rows)
     return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit)
