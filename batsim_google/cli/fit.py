@@ -15,6 +15,19 @@ if TYPE_CHECKING:
     import polars as pl
 
 
+def _warm_load(model, seed: int):
+    """The model's warm start on the 2011 cell: tasks, CPU and memory at time 0."""
+    import numpy as np
+
+    from batsim_google.fitting.model_fit import StartLoad
+    from batsim_google.generation.warm_start import warm_start
+    from batsim_google.model.request_law import load_request_law
+    from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+
+    batch = warm_start(model, load_request_law(), np.random.default_rng(seed), 1.0, GOOGLE_2011_MACHINES)
+    return StartLoad(len(batch.makespan), float(batch.cpu.sum()), float(batch.memory.sum()))
+
+
 def _fit_input(source: Path, strict: bool, censored: bool = False) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
@@ -195,6 +208,8 @@ def fit_command(
             f"{c.name} ({c.kind}, {c.tasks} tasks, frequency {c.frequency:.4g}, mass {c.mass:.4g} s, disparity "
             f"{c.disparity:.3g}, lambda {c.priority.rate:.4g}): {describe(c.best.law)} [{c.best.method}, KS {c.best.ks:.4f}]"
         )
+        if c.cpu_share is not None:
+            click.echo(f"  {c.cpu_share:.1%} of the requested CPU")
         if c.censored:
             click.echo(f"  censored: {c.censored} of its lifetimes outlive the input (lower bounds), fitted as such")
         if c.per_machine is not None:
@@ -275,8 +290,17 @@ def fit_command(
                 f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
                 + ("-" if error is None else f"within {error:.1%} (worst hour, {check.jobs.hourly_note()})")
             )
+    warm = None
+    if result.start is not None:
+        from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+
+        warm = _warm_load(result.model, seed)
+        click.echo(
+            f"start: input {result.start.describe()}; model's warm start on {GOOGLE_2011_MACHINES:,} machines "
+            f"(seed {seed}): {warm.describe()}"
+        )
     if report:
-        write_report(report, result, str(source), check)
+        write_report(report, result, str(source), check, warm)
         click.echo(f"wrote report {report}")
     if plots:
         from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures

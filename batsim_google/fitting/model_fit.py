@@ -102,6 +102,8 @@ class ClassFit:
     censored: int = 0
     #: A resident class's tasks per machine at the input's start beyond the other classes'.
     per_machine: float | None = None
+    #: The class's share of the CPU the input's rows request (when the input gives requests).
+    cpu_share: float | None = None
 
     def task_class(self) -> TaskClass:
         law = self.best.law
@@ -171,6 +173,20 @@ class ModelFit:
     elbow: list[KScore] | None = None
     clustering: Clustering | None = None
     jobs: JobArrivalFit | None = None
+    #: The input's start: its residents and the CPU and memory they request (censored fits).
+    start: StartLoad | None = None
+
+
+@dataclass(frozen=True)
+class StartLoad:
+    """Tasks running at a time and the CPU and memory they request."""
+
+    tasks: int
+    cpu: float
+    memory: float
+
+    def describe(self) -> str:
+        return f"{self.tasks:,} tasks, {self.cpu:,.2f} CPU, {self.memory:,.2f} memory"
 
 
 #: How far a selectable inter-arrival law's mean may be from the mean gap (relative).
@@ -236,16 +252,30 @@ def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, method
     return WidthFit(law, grouping, groups, small, small_tasks, tuple(constant))
 
 
+def _unstationary(law) -> str:
+    """Why a lifetime law cannot give a stationary cell ('' when it can): no finite mean, or a tail
+    too heavy for the warm start to tabulate its residual life."""
+    from batsim_google.generation.warm_start import residual_cdf_table
+
+    if law is None:
+        return ""
+    try:
+        residual_cdf_table(law)
+    except ParameterError as error:
+        return f"not selectable: {error}"
+    return ""
+
+
 def _censored_fits(sample: CensoredSample) -> tuple[list[LawFit], LawFit]:
     """Every censored family as a :class:`LawFit` (method ``FAMILY-censored``), the best by AIC
-    among those with a finite mean (a cell whose lifetimes have none never settles)."""
-    fits = []
+    among those with a stationary state the warm start can draw (a finite mean, a residual life it
+    can tabulate)."""
+    fits, selectable = [], []
     for fit in fit_all_censored(sample):
-        note = fit.note
-        if fit.law is not None and not np.isfinite(fit.law.mean()):
-            note = "no finite mean (no stationary state): not selectable"
+        note = fit.note or _unstationary(fit.law)
         fits.append(LawFit(f"{fit.family}-censored", fit.law, fit.ks, fit.loglik, fit.aic, 0.0, note))
-    selectable = [fit for fit in fits if fit.law is not None and np.isfinite(fit.law.mean())]
+        if fit.law is not None and not note:
+            selectable.append(fits[-1])
     if not selectable:
         raise InputFileError("no censored lifetime law with a finite mean fits this class")
     return fits, min(selectable, key=lambda fit: fit.aic)
@@ -318,6 +348,20 @@ def _with_resident(model: WorkloadModel, resident: ClassFit) -> WorkloadModel:
     return replace(model, classes=(*model.classes, resident.task_class()), jobs=jobs)
 
 
+def _with_cpu_shares(
+    class_fits: list[ClassFit], labelled: pl.DataFrame, residents: pl.DataFrame | None, everything: pl.DataFrame
+) -> list[ClassFit]:
+    """Each class's share of the CPU the input's valid rows request (the rest: the rows no class
+    kept, e.g. classes too small to fit)."""
+    total = float(everything["cpu_request"].sum())
+    if not total > 0:
+        return class_fits
+    cpu = dict(labelled.group_by("class").agg(pl.col("cpu_request").sum()).iter_rows())
+    if residents is not None:
+        cpu[RESIDENT] = float(residents["cpu_request"].sum())
+    return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
+
+
 def _counted(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "es" if noun.endswith("s") else "s")
 
@@ -356,7 +400,7 @@ def fit_model(
         raise InputFileError(f"makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
         raise InputFileError(f"no valid task: {rows.summary()}")
-    residents = None
+    everything, residents = table.frame, None
     if "resident" in table.frame.columns:
         residents = table.frame.filter(pl.col("resident"))
         table = TaskTable(table.frame.filter(~pl.col("resident")), rows)
@@ -422,4 +466,11 @@ def fit_model(
         resident = _resident_fit(residents, model, machines)
         class_fits.append(resident)
         model = _with_resident(model, resident)
-    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit)
+    start = None
+    if "cpu_request" in everything.columns:
+        class_fits = _with_cpu_shares(class_fits, labelled, residents, everything)
+        if residents is not None:
+            start = StartLoad(
+                residents.height, float(residents["cpu_request"].sum()), float(residents["memory_request"].sum())
+            )
+    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit, start)

@@ -14,6 +14,8 @@ Columns (other columns are ignored):
   from it, :mod:`.job_arrivals`); ``user``, optional, kept to say what a job's tasks share;
   ``job_submit`` (seconds), ``job_user``, ``job_scheduling_class``, optional: the job's own record
   (the trace's job_events);
+- ``cpu_request``, ``memory_request``, optional (null when unknown): the fit reports each class's
+  share of the requested CPU;
 - ``censored`` and ``resident``, booleans, optional: a makespan that is only a lower bound (the
   task outlived the input), a task running at the input's start (its makespan is then its residual
   life; :mod:`.censored`). Such rows are services whatever their end event, and their lifetimes are
@@ -52,6 +54,9 @@ JOB_RECORD_COLUMNS = {
     "job_user": pl.String,
     "job_scheduling_class": pl.Int64,
 }
+#: Optional requests (fractions of the largest machine; null when unknown): the fit reports each
+#: class's share of them.
+REQUEST_COLUMNS = ("cpu_request", "memory_request")
 #: Optional flags of the tasks an input window cuts (:mod:`.censored`).
 CUT_COLUMNS = ("censored", "resident")
 
@@ -163,6 +168,7 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     for name in CUT_COLUMNS:
         if name in columns:
             selected.append(pl.col(name).cast(pl.Boolean).fill_null(False))
+    selected += [_number(name) for name in REQUEST_COLUMNS if name in columns]
     for name, kind in JOB_RECORD_COLUMNS.items():
         if name in columns:
             selected.append(pl.col(name).cast(kind))

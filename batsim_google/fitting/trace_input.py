@@ -51,11 +51,13 @@ def trace_task_table(
     frames, left_out, cut, now = [], Counter(), [], -np.inf
     for batch in rebuild(sources, account, grace=grace, workers=workers, progress=progress):
         now = max(now, batch.now)
-        if censored:
-            cut.append(_cut(batch))
         tasks = paper_population(batch.tasks)
         known = tasks.filter(pl.col("makespan").is_not_null() & pl.col("first_submit").is_finite())
-        left_out[CENSORED] += tasks.height - known.height
+        if censored:
+            cut.append(_cut(batch))
+            left_out.update(_not_modeled(batch.tasks, known.height))
+        else:
+            left_out[CENSORED] += tasks.height - known.height
         frames.append(
             known.select(
                 pl.col("first_submit").alias("subtime"),
@@ -65,6 +67,8 @@ def trace_task_table(
                 "scheduling_class",
                 "job_id",
                 "user",
+                "cpu_request",
+                "memory_request",
             )
         )
     table = pl.concat(frames)
@@ -74,6 +78,19 @@ def trace_task_table(
             [table.with_columns(flags), *(_cut_rows(frame, now) for frame in cut)], how="vertical_relaxed"
         )
     return table.sort("subtime"), left_out
+
+
+NEVER_SCHEDULED = "submitted in the input, never scheduled (no lifetime)"
+OTHER_LIFECYCLE = "submitted in the input, ended by EVICT, FAIL or LOST or with more than three events"
+
+
+def _not_modeled(tasks: pl.DataFrame, modeled: int) -> Counter:
+    """The tasks submitted in the input that a censored fit leaves out, by reason: neither the
+    paper's population nor still running at the input's end."""
+    submitted = tasks.filter(pl.col("first_submit").is_finite())
+    running = submitted.filter(pl.col("end").is_null() & pl.col("schedule").is_finite()).height
+    never = submitted.filter(pl.col("schedule").is_null()).height
+    return Counter({NEVER_SCHEDULED: never, OTHER_LIFECYCLE: submitted.height - modeled - running - never})
 
 
 def _cut(batch) -> pl.DataFrame:
@@ -92,6 +109,8 @@ def _cut(batch) -> pl.DataFrame:
         "scheduling_class",
         "job_id",
         "user",
+        "cpu_request",
+        "memory_request",
         "resident",
     ]
     return pl.concat(
@@ -112,6 +131,8 @@ def _cut_rows(frame: pl.DataFrame, now: float) -> pl.DataFrame:
         "scheduling_class",
         "job_id",
         "user",
+        "cpu_request",
+        "memory_request",
         (~ended).alias("censored"),
         "resident",
     )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
+from click.testing import CliRunner
 from scipy import stats
 
+from batsim_google.cli import main
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.fitting.table import task_table
 from batsim_google.generation.warm_start import warm_counts, warm_start
@@ -129,3 +133,26 @@ def test_warm_requests_are_those_of_running_tasks(fitted):
     running = law.kinds["resident"]
     mean_cpu = float(np.dot(running.cpu, running.count) / running.count.sum())
     assert batch.cpu.mean() == pytest.approx(mean_cpu, rel=0.03)
+
+
+def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
+    """The first part: its residents are the tasks SCHEDULEd at time 0 (132,982, 7,492.65 CPU); the
+    report says each class's share of the requested CPU and the warm start beside the start."""
+    part = google_2011 / "task_events" / "part-00000-of-00500.csv.gz"
+    model, report = tmp_path / "m.toml", tmp_path / "fit.json"
+    outcome = CliRunner().invoke(
+        main,
+        ["fit", str(part), "--censored", "-o", str(model), "--report", str(report), "--no-fidelity", "--no-jobs",
+         "--laws", "lognormal-ml"],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "submitted in the input, never scheduled" in outcome.output
+    mapping = json.loads(report.read_text())
+    start = mapping["start"]["input"]
+    assert start["tasks"] == 132_982 and start["cpu"] == pytest.approx(7492.65, abs=0.01)
+    shares = {c["name"]: c["cpu_share"] for c in mapping["classes"]}
+    assert set(shares) == {"task", "service", "resident"} and shares["resident"] > 0.8
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+    warm = mapping["start"]["warm_start"]
+    assert warm["tasks"] == pytest.approx(start["tasks"], rel=0.1)
+    assert [c.name for c in load_model(model).classes] == ["task", "service", "resident"]
