@@ -261,7 +261,7 @@ def _unstationary(law) -> str:
         return ""
     try:
         residual_cdf_table(law)
-    except ParameterError as error:
+    except (ValueError, ArithmeticError) as error:  # ParameterError included
         return f"not selectable: {error}"
     return ""
 
