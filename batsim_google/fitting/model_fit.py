@@ -19,9 +19,10 @@ A table with ``censored`` and ``resident`` rows (the tasks an input window cuts,
 gets censored fits: a class with censored rows has its lifetimes fitted by censored maximum
 likelihood (log-normal, gamma, exponential, Lomax; best by AIC, since the Kaplan-Meier KS only sees
 the window), and the tasks running at the input's start make a ``resident`` class (kind service)
-of their own: its law from their residual lives, its share of the arrivals by Little's law, so that
-the model's stationary cell holds as many tasks as the input's start did: the residents are what
-the other classes' stationary tasks (rate x mean lifetime) leave unexplained (:func:`_resident_fit`).
+of their own: its law from their residual lives, and as many per machine as the other classes'
+stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
+start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
+again (frequency 0).
 Arrivals and jobs are fitted without the residents, which were not submitted in the input.
 """
 
