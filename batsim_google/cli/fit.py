@@ -15,7 +15,20 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
+def _warm_load(model, seed: int):
+    """The model's warm start on the 2011 cell: tasks, CPU and memory at time 0."""
+    import numpy as np
+
+    from batsim_google.fitting.model_fit import StartLoad
+    from batsim_google.generation.warm_start import warm_start
+    from batsim_google.model.request_law import load_request_law
+    from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+
+    batch = warm_start(model, load_request_law(), np.random.default_rng(seed), 1.0, GOOGLE_2011_MACHINES)
+    return StartLoad(len(batch.makespan), float(batch.cpu.sum()), float(batch.memory.sum()))
+
+
+def _fit_input(source: Path, strict: bool, censored: bool = False) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
     :mod:`batsim_google.fitting.table`)."""
@@ -36,7 +49,7 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
             return frame
         if source.is_dir() or source.name.lower().endswith(".csv.gz"):
             account = RowAccount(strict=strict)
-            frame, left_out = trace_task_table([source], account, progress=show_progress(None))
+            frame, left_out = trace_task_table([source], account, progress=show_progress(None), censored=censored)
             click.echo(f"task_events: {account.summary()}")
             if left_out:
                 click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
@@ -125,9 +138,30 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
     show_default=True,
     help="Fit job-level arrivals (jobs of tasks) when the input has job ids (the Google trace does).",
 )
+@click.option(
+    "--censored/--no-censored",
+    default=False,
+    show_default=True,
+    help="Google trace: also the tasks the input cuts (running at its start or end), with censored lifetime fits "
+    "and a resident class (see docs/fitting.md).",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(
-    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, jobs, strict
+    source,
+    output,
+    classes,
+    k,
+    profile,
+    criterion,
+    groups,
+    methods,
+    seed,
+    plots,
+    report,
+    fidelity,
+    jobs,
+    censored,
+    strict,
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
@@ -145,7 +179,7 @@ def fit_command(
         checked_output_file(report, source)
     if plots:
         checked_output_folder(plots, source)
-    frame = _fit_input(source, strict)
+    frame = _fit_input(source, strict, censored)
     result = fit_model(
         frame,
         classes=classes or ("kmeans" if k else "apriori"),
@@ -168,6 +202,15 @@ def fit_command(
             f"{c.name} ({c.kind}, {c.tasks} tasks, frequency {c.frequency:.4g}, mass {c.mass:.4g} s, disparity "
             f"{c.disparity:.3g}, lambda {c.priority.rate:.4g}): {describe(c.best.law)} [{c.best.method}, KS {c.best.ks:.4f}]"
         )
+        if c.cpu_share is not None:
+            click.echo(f"  {c.cpu_share:.1%} of the requested CPU")
+        if c.censored:
+            click.echo(f"  censored: {c.censored} of its lifetimes outlive the input (lower bounds), fitted as such")
+        if c.per_machine is not None:
+            click.echo(
+                f"  residents: {c.per_machine:.4g} per machine at the input's start beyond the other classes' "
+                "stationary tasks (the warm start's; not submitted again)"
+            )
         if c.priority.note:
             click.echo(f"  note: {c.priority.note}", err=True)
         if c.widths is not None:
@@ -241,8 +284,17 @@ def fit_command(
                 f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
                 + ("-" if error is None else f"within {error:.1%} (worst hour, {check.jobs.hourly_note()})")
             )
+    warm = None
+    if result.start is not None:
+        from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+
+        warm = _warm_load(result.model, seed)
+        click.echo(
+            f"start: input {result.start.describe()}; model's warm start on {GOOGLE_2011_MACHINES:,} machines "
+            f"(seed {seed}): {warm.describe()}"
+        )
     if report:
-        write_report(report, result, str(source), check)
+        write_report(report, result, str(source), check, warm)
         click.echo(f"wrote report {report}")
     if plots:
         from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures

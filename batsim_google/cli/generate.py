@@ -24,7 +24,10 @@ from batsim_google.units import DAY
 
 @click.command()
 @click.option(
-    "--preset", "preset_name", type=click.Choice(list(PRESET_NAMES)), help="A model from the paper (default: google)."
+    "--preset",
+    "preset_name",
+    type=click.Choice(list(PRESET_NAMES)),
+    help="A model from the paper, or google-2011-cell, fitted from the trace (default: google).",
 )
 @click.option(
     "--model",

@@ -27,7 +27,7 @@ class JobFidelity:
     tasks_per_job_ks: float
     original_jobs: int
     generated_jobs: int
-    #: Tasks submitted per hour, from hour 0, over the whole hours of the input.
+    #: Tasks submitted per hour over the whole hours the input covers.
     original_hourly: list[float]
     #: Per hour, the mean count over the draws (the model's rate), and one draw's standard deviation.
     generated_hourly: list[float]
@@ -61,7 +61,10 @@ class JobFidelity:
         if not self.original_hourly:
             return None
         original, generated = np.array(self.original_hourly), np.array(self.generated_hourly)
-        return float(np.max(np.abs(generated - original) / original))
+        seen = original > 0  # an hour without submissions has no relative error
+        if not seen.any():
+            return None
+        return float(np.max(np.abs(generated[seen] - original[seen]) / original[seen]))
 
 
 def _jobs(subtime: np.ndarray, job: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -71,8 +74,14 @@ def _jobs(subtime: np.ndarray, job: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return np.sort(subtime[order][first]), counts, ids
 
 
-def _hourly(subtime: np.ndarray, hours: int) -> list[float]:
-    return np.bincount((subtime // HOUR).astype(np.int64), minlength=hours)[:hours].astype(float).tolist()
+#: Share of its first hour an input must cover for that hour to be compared.
+FIRST_HOUR_COVER = 0.95
+
+
+def _hourly(subtime: np.ndarray, first: int, hours: int) -> list[float]:
+    """Submissions in each whole hour ``first`` .. ``first + hours - 1`` (hours from time 0)."""
+    index = (subtime // HOUR).astype(np.int64) - first
+    return np.bincount(index[index >= 0], minlength=hours)[:hours].astype(float).tolist()
 
 
 def job_fidelity(
@@ -92,8 +101,11 @@ def job_fidelity(
     original_starts, original_counts, _ = _jobs(original_subtime, original_job)
     generated_starts, generated_counts, generated_ids = _jobs(generated_subtime, generated_job)
     complete = generated_counts[generated_ids != generated_ids.max()]
-    hours = int(original_subtime.max() // HOUR)
-    drawn = np.array([_hourly(subtime, hours) for subtime in hourly_draws]).reshape(len(hourly_draws), hours)
+    # the whole hours the input covers (95 % of the first at least): an input that starts later (a
+    # later part of the trace) is not compared over the hours before it
+    first = int(np.ceil(original_subtime.min() / HOUR - FIRST_HOUR_COVER))
+    hours = max(int(original_subtime.max() // HOUR) - first, 0)
+    drawn = np.array([_hourly(subtime, first, hours) for subtime in hourly_draws]).reshape(len(hourly_draws), hours)
     return JobFidelity(
         float(
             stats.ks_2samp(
@@ -109,7 +121,7 @@ def job_fidelity(
         float(stats.ks_2samp(original_counts, complete).statistic),
         len(original_counts),
         len(generated_counts),
-        _hourly(original_subtime, hours),
+        _hourly(original_subtime, first, hours),
         drawn.mean(axis=0).tolist(),
         drawn.std(axis=0).tolist(),
         len(hourly_draws),

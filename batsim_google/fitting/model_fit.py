@@ -14,19 +14,30 @@ widths (the exact histogram) and, when ``groups`` is given, makespan laws per gr
 (:mod:`batsim_google.model.widths`): a group of at least :data:`MIN_GROUP_TASKS` tasks gets the best law
 fitted to its own makespans; a smaller group gets none, and its jobs draw from the class's law,
 fitted on all the class's tasks (counted in the fit, never dropped).
+
+A table with ``censored`` and ``resident`` rows (the tasks an input window cuts, :mod:`.censored`)
+gets censored fits: a class with censored rows has its lifetimes fitted by censored maximum
+likelihood (log-normal, gamma, exponential, Lomax; best by AIC, since the Kaplan-Meier KS only sees
+the window), and the tasks running at the input's start make a ``resident`` class (kind service)
+of their own: its law from their residual lives, and as many per machine as the other classes'
+stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
+start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
+again (frequency 0).
+Arrivals and jobs are fitted without the residents, which were not submitted in the input.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from batsim_google.errors import BatsimGoogleError, InputFileError, ParameterError
+from batsim_google.fitting.censored import CensoredSample, fit_all_censored
 from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
@@ -34,10 +45,12 @@ from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profi
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
 from batsim_google.fitting.table import TaskTable, task_table
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
+from batsim_google.model.job_arrivals import JobClass
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.vocabulary import Grouping
 from batsim_google.model.widths import group_bounds, group_names
 from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.row_accounting import RowAccount
 
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
@@ -48,6 +61,8 @@ CONSTANT_CLASS = "in a class whose makespans are all equal (no continuous law)"
 MIN_GROUP_TASKS = MIN_CLASS_TASKS
 #: Fewest jobs job-level arrivals are fitted from (two positive job gaps at least).
 MIN_JOBS = 3
+#: The class of the tasks running at the input's start.
+RESIDENT = "resident"
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,12 @@ class ClassFit:
     fits: list[LawFit]
     best: LawFit
     widths: WidthFit | None = None
+    #: Rows whose lifetime is a lower bound (censored fits only).
+    censored: int = 0
+    #: A resident class's tasks per machine at the input's start beyond the other classes'.
+    per_machine: float | None = None
+    #: The class's share of the CPU the input's rows request (when the input gives requests).
+    cpu_share: float | None = None
 
     def task_class(self) -> TaskClass:
         law = self.best.law
@@ -98,9 +119,26 @@ class ClassFit:
         if isinstance(law, LogNormal):  # the paper's own parametrization
             mass = law.mean()
             return TaskClass(
-                self.name, self.kind, self.frequency, mass, mass / law.median(), self.priority.rate, **widths
+                self.name,
+                self.kind,
+                self.frequency,
+                mass,
+                mass / law.median(),
+                self.priority.rate,
+                per_machine=self.per_machine,
+                **widths,
             )
-        return TaskClass(self.name, self.kind, self.frequency, None, None, self.priority.rate, makespan=law, **widths)
+        return TaskClass(
+            self.name,
+            self.kind,
+            self.frequency,
+            None,
+            None,
+            self.priority.rate,
+            makespan=law,
+            per_machine=self.per_machine,
+            **widths,
+        )
 
 
 @dataclass(frozen=True)
@@ -138,6 +176,20 @@ class ModelFit:
     elbow: list[KScore] | None = None
     clustering: Clustering | None = None
     jobs: JobArrivalFit | None = None
+    #: The input's start: its residents and the CPU and memory they request (censored fits).
+    start: StartLoad | None = None
+
+
+@dataclass(frozen=True)
+class StartLoad:
+    """Tasks running at a time and the CPU and memory they request."""
+
+    tasks: int
+    cpu: float
+    memory: float
+
+    def describe(self) -> str:
+        return f"{self.tasks:,} tasks, {self.cpu:,.2f} CPU, {self.memory:,.2f} memory"
 
 
 #: How far a selectable inter-arrival law's mean may be from the mean gap (relative).
@@ -203,7 +255,61 @@ def _fit_widths(rows: pl.DataFrame, grouping: Grouping | None, criterion, method
     return WidthFit(law, grouping, groups, small, small_tasks, tuple(constant))
 
 
+def _unstationary(law) -> str:
+    """Why a lifetime law cannot give a stationary cell ('' when it can): no finite mean, or a tail
+    too heavy for the warm start to tabulate its residual life."""
+    from batsim_google.generation.warm_start import residual_cdf_table
+
+    if law is None:
+        return ""
+    try:
+        residual_cdf_table(law)
+    except (ValueError, ArithmeticError) as error:  # ParameterError included
+        return f"not selectable: {error}"
+    return ""
+
+
+def _censored_fits(sample: CensoredSample) -> tuple[list[LawFit], LawFit]:
+    """Every censored family as a :class:`LawFit` (method ``FAMILY-censored``), the best by AIC
+    among those with a stationary state the warm start can draw (a finite mean, a residual life it
+    can tabulate)."""
+    fits, selectable = [], []
+    for fit in fit_all_censored(sample):
+        note = fit.note or _unstationary(fit.law)
+        fits.append(LawFit(f"{fit.family}-censored", fit.law, fit.ks, fit.loglik, fit.aic, 0.0, note))
+        if fit.law is not None and not note:
+            selectable.append(fits[-1])
+    if not selectable:
+        raise InputFileError("no censored lifetime law with a finite mean fits this class")
+    return fits, min(selectable, key=lambda fit: fit.aic)
+
+
+def _fit_censored_class(name: str, kind: Kind, rows: pl.DataFrame, frequency: float) -> ClassFit:
+    """A class some of whose lifetimes the input cut: censored maximum likelihood."""
+    sample = CensoredSample.of(
+        rows["makespan"].to_numpy(),
+        ~rows["censored"].to_numpy(),
+        rows["resident"].to_numpy() if "resident" in rows.columns else None,
+    )
+    fits, best = _censored_fits(sample)
+    mean = best.law.mean()
+    return ClassFit(
+        name,
+        kind,
+        rows.height,
+        frequency,
+        mean,
+        mean / best.law.median(),
+        fit_priority_rate(rows["priority"].to_numpy()),
+        fits,
+        best,
+        censored=int((~sample.ended).sum()),
+    )
+
+
 def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods, grouping) -> ClassFit:
+    if "censored" in rows.columns and rows["censored"].any() and "width" not in rows.columns:
+        return _fit_censored_class(name, kind, rows, rows.height / total)
     makespans = rows["makespan"].to_numpy()
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
@@ -219,6 +325,44 @@ def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion,
         best_fit(fits, criterion),
         _fit_widths(rows, grouping, criterion, methods) if "width" in rows.columns else None,
     )
+
+
+def _resident_fit(residents: pl.DataFrame, model: WorkloadModel, machines: int) -> ClassFit:
+    """The tasks running at the input's start as a class: their lifetime law from their residual
+    lives (the equilibrium likelihood) and their number per machine. The other classes' stationary
+    tasks (rate x mean lifetime, Little's law) explain part of the start's population; the
+    residents are the rest, over the input's ``machines``. They are not submitted again (frequency
+    0): a window shows how long they have left, not how often such tasks come, and a
+    law fitted on a few hours' residual lives cannot say what their mean lifetime is."""
+    from batsim_google.generation.warm_start import warm_counts
+
+    fit = _fit_censored_class(RESIDENT, "service", residents, 0.0)
+    unexplained = max(residents.height - float(warm_counts(model).sum()), 0.0)
+    return replace(fit, per_machine=unexplained / machines)
+
+
+def _with_resident(model: WorkloadModel, resident: ClassFit) -> WorkloadModel:
+    """``model`` with the resident class (and, with jobs, a job class of none of the jobs)."""
+    jobs = model.jobs
+    if jobs is not None:
+        job_classes = tuple(replace(c, mix=(*c.mix, 0.0)) for c in jobs.classes)
+        single = JobClass(0.0, Empirical((1.0,), (1.0,)), (*(0.0 for _ in model.classes), 1.0))
+        jobs = replace(jobs, classes=(*job_classes, single))
+    return replace(model, classes=(*model.classes, resident.task_class()), jobs=jobs)
+
+
+def _with_cpu_shares(
+    class_fits: list[ClassFit], labelled: pl.DataFrame, residents: pl.DataFrame | None, everything: pl.DataFrame
+) -> list[ClassFit]:
+    """Each class's share of the CPU the input's valid rows request (the rest: the rows no class
+    kept, e.g. classes too small to fit)."""
+    total = float(everything["cpu_request"].sum())
+    if not total > 0:
+        return class_fits
+    cpu = dict(labelled.group_by("class").agg(pl.col("cpu_request").sum()).iter_rows())
+    if residents is not None:
+        cpu[RESIDENT] = float(residents["cpu_request"].sum())
+    return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
 
 
 def _counted(count: int, noun: str) -> str:
@@ -258,6 +402,7 @@ def fit_model(
     groups: Grouping | None = None,
     source: str = "task table",
     jobs: bool = True,
+    machines: int = GOOGLE_2011_MACHINES,
 ) -> ModelFit:
     """Fit a workload model to a task table (columns: see :mod:`.table`; ``source`` names it in
     errors).
@@ -265,7 +410,8 @@ def fit_model(
     ``classes="kmeans"`` clusters the tasks into ``k`` classes, or, without ``k``, into the k of
     2..10 with the best mean silhouette. ``seed`` seeds k-means and the silhouette sample.
     ``groups`` fits makespan laws per group of widths (needs a ``width`` column). ``jobs`` fits
-    job-level arrivals when the table has a ``job_id`` column and at least 3 jobs.
+    job-level arrivals when the table has a ``job_id`` column and at least 3 jobs. ``machines``:
+    the input's cell, over which residents are counted per machine.
     """
     if classes not in CLASSIFICATIONS:
         raise ParameterError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
@@ -276,6 +422,10 @@ def fit_model(
         raise InputFileError(f"{source}: makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
         raise InputFileError(f"{source}: no valid task: {rows.summary()}")
+    everything, residents = table.frame, None
+    if "resident" in table.frame.columns:
+        residents = table.frame.filter(pl.col("resident"))
+        table = TaskTable(table.frame.filter(~pl.col("resident")), rows)
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)
@@ -334,4 +484,15 @@ def fit_model(
         arrival_profile=None if arrivals.profile is None else arrivals.profile.profile,
         jobs=None if job_fit is None else job_fit.jobs,
     )
-    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit)
+    if residents is not None and residents.height >= MIN_CLASS_TASKS:
+        resident = _resident_fit(residents, model, machines)
+        class_fits.append(resident)
+        model = _with_resident(model, resident)
+    start = None
+    if "cpu_request" in everything.columns:
+        class_fits = _with_cpu_shares(class_fits, labelled, residents, everything)
+        if residents is not None:
+            start = StartLoad(
+                residents.height, float(residents["cpu_request"].sum()), float(residents["memory_request"].sum())
+            )
+    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit, start)

@@ -12,7 +12,7 @@ from typing import Any
 from batsim_google.fitting.fidelity import Fidelity
 from batsim_google.fitting.job_arrivals import JobArrivalFit, describe_job_profile
 from batsim_google.fitting.job_fidelity import JobFidelity
-from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
+from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, StartLoad, WidthFit
 from batsim_google.fitting.select import LawFit
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Law
@@ -85,6 +85,9 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 "mean_priority": c.priority.mean,
                 **({"priority_note": c.priority.note} if c.priority.note else {}),
                 "best": c.best.method,
+                **({"cpu_share": c.cpu_share} if c.cpu_share is not None else {}),
+                **({"censored": c.censored} if c.censored else {}),
+                **({"per_machine": c.per_machine} if c.per_machine is not None else {}),
                 "fits": [f.to_mapping() for f in c.fits],
                 **({"widths": _widths_mapping(c.widths)} if c.widths is not None else {}),
             }
@@ -238,6 +241,17 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
             f"{_g(c.priority.rate)} | {_g(c.priority.mean)} | {c.best.method} |"
         )
     lines += [f"- {c.name}: {c.priority.note}" for c in fit.classes if c.priority.note]
+    lines += [
+        f"- {c.name}: {c.cpu_share:.1%} of the requested CPU"
+        + (f", {c.censored} lifetimes censored" if c.censored else "")
+        for c in fit.classes
+        if c.cpu_share is not None
+    ]
+    lines += [
+        f"- {c.name}: {_g(c.per_machine)} per machine at the input's start beyond the other classes' stationary tasks"
+        for c in fit.classes
+        if c.per_machine is not None
+    ]
     for c in fit.classes:
         lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
         if c.widths is not None:
@@ -365,10 +379,25 @@ def _rate(rate: float | None) -> str:
     return "- (all at once)" if rate is None else _g(rate)
 
 
-def write_report(path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> None:
+def _start_lines(start: StartLoad | None, warm: StartLoad | None) -> str:
+    """The load at the input's start against the model's warm start, in Markdown ('' without)."""
+    if start is None:
+        return ""
+    lines = ["", "## Load at the start", "", f"- input (tasks running at its start): {start.describe()}"]
+    if warm is not None:
+        lines.append(f"- the model's warm start on the 2011 cell: {warm.describe()}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None, warm: StartLoad | None = None
+) -> None:
     path = Path(path)
     if path.suffix.lower() == ".json":
-        text = json.dumps(report_mapping(fit, source, fidelity), indent=1, default=float) + "\n"
+        mapping = report_mapping(fit, source, fidelity)
+        if fit.start is not None:
+            mapping["start"] = {"input": vars(fit.start), "warm_start": None if warm is None else vars(warm)}
+        text = json.dumps(mapping, indent=1, default=float) + "\n"
     else:
-        text = render_markdown(fit, source, fidelity)
+        text = render_markdown(fit, source, fidelity) + _start_lines(fit.start, warm)
     write_text(path, text)

@@ -13,7 +13,13 @@ Columns (other columns are ignored):
 - ``job_id``, an integer, optional: the job a task belongs to (the job arrival model is fitted
   from it, :mod:`.job_arrivals`); ``user``, optional, kept to say what a job's tasks share;
   ``job_submit`` (seconds), ``job_user``, ``job_scheduling_class``, optional: the job's own record
-  (the trace's job_events).
+  (the trace's job_events);
+- ``cpu_request``, ``memory_request``, optional (null when unknown): the fit reports each class's
+  share of the requested CPU;
+- ``censored`` and ``resident``, booleans, optional: a makespan that is only a lower bound (the
+  task outlived the input), a task running at the input's start (its makespan is then its residual
+  life; :mod:`.censored`). Such rows are services whatever their end event, and their lifetimes are
+  fitted with censoring (:mod:`.model_fit`).
 
 A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
 (:mod:`.swf_input`) produce it. Rows are accounted for by the project's
@@ -48,6 +54,11 @@ JOB_RECORD_COLUMNS = {
     "job_user": pl.String,
     "job_scheduling_class": pl.Int64,
 }
+#: Optional requests (fractions of the largest machine; null when unknown): the fit reports each
+#: class's share of them.
+REQUEST_COLUMNS = ("cpu_request", "memory_request")
+#: Optional flags of the tasks an input window cuts (:mod:`.censored`).
+CUT_COLUMNS = ("censored", "resident")
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,10 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         event = pl.col("end_event").cast(pl.String).str.to_uppercase()
         kind = event.replace_strict(KIND_OF_END_EVENT, default=None)
         kind_rule = (kind.is_not_null(), "end event is not FINISH or KILL")
+    cut = [pl.col(name).fill_null(False) for name in CUT_COLUMNS if name in columns]
+    if cut:
+        kind = pl.when(pl.any_horizontal(cut)).then(pl.lit("service")).otherwise(kind)
+        kind_rule = (kind.is_in(["task", "service"]).fill_null(False), kind_rule[1])
     if "google_priority" in columns:
         priority = (_number("google_priority") + 1.0) / GOOGLE_PRIORITY_LEVELS
         priority_rule = (
@@ -150,6 +165,10 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         selected.append(_number("width").cast(pl.Int64))
     if "job_id" in columns:
         selected.append(pl.col("job_id").cast(pl.Int64))
+    for name in CUT_COLUMNS:
+        if name in columns:
+            selected.append(pl.col(name).cast(pl.Boolean).fill_null(False))
+    selected += [_number(name) for name in REQUEST_COLUMNS if name in columns]
     for name, kind in JOB_RECORD_COLUMNS.items():
         if name in columns:
             selected.append(pl.col(name).cast(kind))

@@ -6,6 +6,13 @@ makespan of their one attempt, their end event, priority (0-11) and scheduling c
 makespan is unknown (a time before or after the trace window) are counted, not fitted. Their job
 ID and user come along for job-level arrivals; so, when the trace has job_events, does each job's
 own record (:func:`trace_job_records`).
+
+With ``censored``, the tasks the window cuts come too (:mod:`.censored` fits their lifetimes):
+tasks submitted and scheduled in the window and still running at the input's end (``censored``,
+their makespan a lower bound, kind ``service``: they were not seen to finish) and the attempts
+running at the window's start (``resident``: submitted at 0, their makespan the residual life from
+0 to their end, or censored at the input's end; an eviction or a lost task censors it too, since it
+would have gone on). Their ``end_event`` is null when censored.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from batsim_google.trace.population import paper_population
@@ -24,6 +32,8 @@ from batsim_google.trace.schema import TaskEvent, seconds
 from batsim_google.trace.vocabulary import DEFAULT_GRACE
 
 CENSORED = "makespan unknown (a time outside the trace window)"
+#: Ends that stop a resident's life; an eviction or a lost task only censors it.
+LIFE_ENDS = (int(TaskEvent.FINISH), int(TaskEvent.KILL), int(TaskEvent.FAIL))
 
 
 def trace_task_table(
@@ -33,13 +43,21 @@ def trace_task_table(
     grace: float = DEFAULT_GRACE,
     workers: int = 1,
     progress: bool = False,
+    censored: bool = False,
 ) -> tuple[pl.DataFrame, Counter]:
-    """The fitting table of the trace in ``sources`` and the modeled tasks left out, by reason."""
-    frames, left_out = [], Counter()
+    """The fitting table of the trace in ``sources`` and the modeled tasks left out, by reason;
+    with ``censored``, the cut tasks too (module docstring), flagged by ``censored`` and
+    ``resident``."""
+    frames, left_out, cut, now = [], Counter(), [], -np.inf
     for batch in rebuild(sources, account, grace=grace, workers=workers, progress=progress):
+        now = max(now, batch.now)
         tasks = paper_population(batch.tasks)
         known = tasks.filter(pl.col("makespan").is_not_null() & pl.col("first_submit").is_finite())
-        left_out[CENSORED] += tasks.height - known.height
+        if censored:
+            cut.append(_cut(batch))
+            left_out.update(_not_modeled(batch.tasks, known.height))
+        else:
+            left_out[CENSORED] += tasks.height - known.height
         frames.append(
             known.select(
                 pl.col("first_submit").alias("subtime"),
@@ -49,9 +67,75 @@ def trace_task_table(
                 "scheduling_class",
                 "job_id",
                 "user",
+                "cpu_request",
+                "memory_request",
             )
         )
-    return pl.concat(frames).sort("subtime"), left_out
+    table = pl.concat(frames)
+    if censored:
+        flags = [pl.lit(False).alias("censored"), pl.lit(False).alias("resident")]
+        table = pl.concat(
+            [table.with_columns(flags), *(_cut_rows(frame, now) for frame in cut)], how="vertical_relaxed"
+        )
+    return table.sort("subtime"), left_out
+
+
+NEVER_SCHEDULED = "submitted in the input, never scheduled (no lifetime)"
+OTHER_LIFECYCLE = "submitted in the input, ended by EVICT, FAIL or LOST or with more than three events"
+
+
+def _not_modeled(tasks: pl.DataFrame, modeled: int) -> Counter:
+    """The tasks submitted in the input that a censored fit leaves out, by reason: neither the
+    paper's population nor still running at the input's end."""
+    submitted = tasks.filter(pl.col("first_submit").is_finite())
+    running = submitted.filter(pl.col("end").is_null() & pl.col("schedule").is_finite()).height
+    never = submitted.filter(pl.col("schedule").is_null()).height
+    return Counter({NEVER_SCHEDULED: never, OTHER_LIFECYCLE: submitted.height - modeled - running - never})
+
+
+def _cut(batch) -> pl.DataFrame:
+    """Of one batch, the attempts running at the window's start and the tasks submitted and
+    scheduled in it and still open (their end comes from the input's end, known at the last batch)."""
+    resident = batch.attempts.filter(pl.col("schedule") == -np.inf).with_columns(pl.lit(True).alias("resident"))
+    still_open = batch.tasks.filter(
+        pl.col("end").is_null() & pl.col("schedule").is_finite() & pl.col("first_submit").is_finite()
+    ).with_columns(pl.lit(False).alias("resident"))
+    keep = [
+        "first_submit",
+        "schedule",
+        "end",
+        "end_event",
+        "priority",
+        "scheduling_class",
+        "job_id",
+        "user",
+        "cpu_request",
+        "memory_request",
+        "resident",
+    ]
+    return pl.concat(
+        [resident.with_columns(pl.lit(0.0).alias("first_submit")).select(keep), still_open.select(keep)],
+        how="vertical_relaxed",
+    )
+
+
+def _cut_rows(frame: pl.DataFrame, now: float) -> pl.DataFrame:
+    ended = pl.col("end").is_not_null() & pl.col("end").is_finite() & pl.col("end_event").is_in(LIFE_ENDS)
+    stop = pl.when(pl.col("end").is_not_null() & pl.col("end").is_finite()).then(pl.col("end")).otherwise(now)
+    began = pl.when(pl.col("resident")).then(0.0).otherwise(pl.col("schedule"))
+    return frame.select(
+        pl.col("first_submit").alias("subtime"),
+        (stop - began).alias("makespan"),
+        pl.when(ended).then(pl.col("end_event")).otherwise(None).cast(pl.Int8).alias("end_event"),
+        pl.col("priority").alias("google_priority"),
+        "scheduling_class",
+        "job_id",
+        "user",
+        "cpu_request",
+        "memory_request",
+        (~ended).alias("censored"),
+        "resident",
+    )
 
 
 def trace_job_records(sources: Iterable[str | Path], account: RowAccount) -> pl.DataFrame:

@@ -21,6 +21,14 @@ divided by the mean, is tabulated on a logarithmic grid wide enough to hold all 
 then interpolated. A law without a finite mean (a Pareto of shape <= 1) has no stationary state.
 The arrival profile (daily/weekly rate) is taken at its mean rate. Warm tasks are single tasks:
 with job-level arrivals they carry no job.
+
+A class of resident tasks (``per_machine``, e.g. the long-lived services a trace window finds
+running at its start) adds a Poisson number of mean ``per_machine`` x the resources, drawn the
+same way: the warm start scales with ``nb_res`` through them, with the arrival scale through the
+others. Warm tasks draw their requests from the request law's tasks running at an instant when it
+has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
+shipped law), since the long-lived tasks a cell holds at once request more than the average task
+submitted.
 """
 
 from __future__ import annotations
@@ -86,21 +94,39 @@ def residual_lives(law: Law, size: int, rng: np.random.Generator) -> np.ndarray:
     return np.interp(rng.random(size), cdf, x)
 
 
+def warm_counts(model: WorkloadModel, arrival_scale: float = 1.0, nb_res: int | None = None) -> np.ndarray:
+    """Mean tasks of each class running at time 0: its rate x mean makespan (Little's law), plus,
+    for a resident class, ``per_machine`` x ``nb_res``."""
+    laws = [c.makespan_law() for c in model.classes]
+    stationary = np.array(
+        [rate * law.mean() if rate > 0 else 0.0 for rate, law in zip(class_rates(model, arrival_scale), laws)]
+    )
+    resident = np.array([(c.per_machine or 0.0) * (nb_res or 0) for c in model.classes])
+    return stationary + resident
+
+
 def warm_start(
-    model: WorkloadModel, requests: RequestLaw, rng: np.random.Generator, arrival_scale: float = 1.0
+    model: WorkloadModel,
+    requests: RequestLaw,
+    rng: np.random.Generator,
+    arrival_scale: float = 1.0,
+    nb_res: int | None = None,
 ) -> TaskBatch:
-    """The tasks running at time 0 in the model's stationary state (ids from 0, class by class)."""
+    """The tasks running at time 0 in the model's stationary state (ids from 0, class by class);
+    resident classes need ``nb_res``."""
     if any(c.width is not None for c in model.classes):
         raise ParameterError("a warm start needs a model without widths (every task on one machine)")
+    if nb_res is None and any(c.per_machine for c in model.classes):
+        raise ParameterError("a warm start with resident tasks (per_machine) needs the number of resources")
     laws = [c.makespan_law() for c in model.classes]
-    counts = rng.poisson([rate * law.mean() for rate, law in zip(class_rates(model, arrival_scale), laws)])
+    counts = rng.poisson(warm_counts(model, arrival_scale, nb_res))
     class_index = np.repeat(np.arange(len(model.classes)), counts)
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
     for index, task_class in enumerate(model.classes):
         members = class_index == index
-        cpu[members], memory[members] = requests.for_kind(task_class.kind).sample(int(counts[index]), rng)
+        cpu[members], memory[members] = requests.running(task_class.kind).sample(int(counts[index]), rng)
     size = len(class_index)
     return TaskBatch(
         np.arange(size), np.zeros(size), class_index, np.ones(size, dtype=np.int64), makespan, priority, cpu, memory

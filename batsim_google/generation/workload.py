@@ -89,7 +89,7 @@ def write_generated_workload(
     with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
         warm_tasks = 0
         if warm_rng is not None:
-            initial = warm_start(model, requests, warm_rng, arrival_scale)
+            initial = warm_start(model, requests, warm_rng, arrival_scale, nb_res)
             writer.write(pl.DataFrame(columns(initial, 0)).with_columns(initial=pl.lit("running")))
             warm_tasks = len(initial)
         for batch in generate(model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale):

@@ -23,6 +23,9 @@ from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.output_files import write_text
 
 DEFAULT_LAW = "requests.json"
+#: The entry of the requests of the tasks running at an instant (in the shipped law, those running
+#: at the trace's start): the warm start draws from it when the law has it.
+RUNNING = "resident"
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class RequestLaw:
     provenance: Mapping[str, Any]
     #: Where it was read from, for the errors.
     source: str = "the request law"
+
+    def running(self, kind: str) -> EmpiricalRequests:
+        """The requests of a task running at an instant: the :data:`RUNNING` entry when the law
+        has one, else its kind's. Tasks present at once are not a sample of the tasks submitted:
+        the long-lived ones are over-represented, and they request more (at the trace's start,
+        0.0563 CPU on average against 0.0243 for Kill-ended tasks)."""
+        return self.kinds.get(RUNNING) or self.for_kind(kind)
 
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:

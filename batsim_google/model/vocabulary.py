@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-#: The models of the paper, by name (:mod:`batsim_google.model.presets`).
-PRESET_NAMES = ("google", "kmeans-2", "kmeans-4")
+#: The models of the paper, and the 2011 cell as fitted from the trace, by name
+#: (:mod:`batsim_google.model.presets`).
+PRESET_NAMES = ("google", "kmeans-2", "kmeans-4", "google-2011-cell")
 #: How parallel jobs' widths are grouped for their makespan laws (:mod:`batsim_google.model.widths`).
 Grouping = Literal["width", "pow2"]
 GROUPINGS: tuple[Grouping, ...] = ("width", "pow2")

@@ -74,6 +74,11 @@ class TaskClass:
     With ``groups`` (``"width"`` or ``"pow2"``), a job whose width falls in a group listed in
     ``makespan_by_group`` draws its makespan from that group's law instead, the others from the
     class's law.
+
+    ``per_machine``: a class of *resident* tasks, already running when a workload starts (the
+    long-lived services a cell holds): how many there are per machine in the steady state. The warm
+    start (:mod:`batsim_google.generation.warm_start`) puts that many per resource at time 0, on
+    top of the stationary tasks of the classes' arrivals.
     """
 
     name: str
@@ -87,6 +92,7 @@ class TaskClass:
     width: Empirical | None = None
     groups: Grouping | None = None
     makespan_by_group: Mapping[str, Law] = field(default_factory=dict)
+    per_machine: float | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -102,6 +108,13 @@ class TaskClass:
         else:
             self.makespan.check(f"{where}.makespan")
         require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+        if self.per_machine is not None:
+            require(
+                f"{where}.per_machine",
+                self.per_machine,
+                math.isfinite(self.per_machine) and self.per_machine >= 0.0,
+                "a finite number >= 0",
+            )
         if self.width is not None:
             self.width.check(f"{where}.width")
             for index, value in enumerate(self.width.values):
@@ -174,6 +187,8 @@ class TaskClass:
         }
         if self.width is not None:
             mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
+        if self.per_machine is not None:
+            mapping["per_machine"] = self.per_machine
         if self.groups is not None:
             mapping["groups"] = self.groups
             mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
@@ -279,6 +294,7 @@ _CLASS_KEYS = {
     "width",
     "groups",
     "makespan_by_group",
+    "per_machine",
 }
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous", "jobs"}
 
@@ -333,6 +349,7 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 width=_width(raw.get("width"), f"classes[{index}].width"),
                 groups=raw.get("groups"),
                 makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
+                per_machine=_optional_number(raw, "per_machine", where, False),
             )
         )
     interarrival = data.get("interarrival")

@@ -13,6 +13,7 @@ from scipy import stats
 from batsim_google.fitting.fidelity import fidelity_report
 from batsim_google.fitting.fit_figures import write_plots
 from batsim_google.fitting.job_arrivals import SIMULTANEOUS_GAP
+from batsim_google.fitting.job_fidelity import job_fidelity
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.fitting.report import render_markdown, report_mapping
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
@@ -160,3 +161,15 @@ def test_the_report_and_plots_show_the_jobs(sample_parts_fit, tmp_path):
     assert mapping["fidelity"]["jobs"]["worst_ks"] == fidelity.jobs.worst_ks
     written = write_plots(tmp_path, fit, fidelity)
     assert tmp_path / "hourly_rates.png" in written and (tmp_path / "hourly_rates.png").stat().st_size > 0
+
+
+def test_an_input_starting_later_is_compared_over_its_own_hours():
+    """A later part of the trace starts hours after 0: the hours before it are not compared (they
+    gave an infinite relative error)."""
+    rng = np.random.default_rng(0)
+    original = np.sort(rng.uniform(10_622.0, 25_000.0, 4000))
+    drawn = [np.sort(rng.uniform(0.0, 25_000.0, 6950)) for _ in range(3)]
+    fidelity = job_fidelity(original, np.arange(4000), drawn[0], np.arange(6950), drawn)
+    assert len(fidelity.original_hourly) == 3  # hours 3, 4 and 5 (10,800 to 21,600 s)
+    assert min(fidelity.original_hourly) > 900
+    assert fidelity.worst_hourly_error == pytest.approx(0.0, abs=0.1)

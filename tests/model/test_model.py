@@ -111,7 +111,7 @@ def test_kmeans_presets_follow_tables_8_and_9():
         assert priority_law(task_class.priority_rate).mean() == pytest.approx(unit_priority(centroid), abs=1e-9)
     with pytest.raises(ValueError, match="unknown preset"):
         preset("nope")
-    assert set(PRESETS) == {"google", "kmeans-2", "kmeans-4"}
+    assert set(PRESETS) == {"google", "kmeans-2", "kmeans-4", "google-2011-cell"}
 
 
 def test_priority_mapping():

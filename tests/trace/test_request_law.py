@@ -52,10 +52,30 @@ def test_every_row_is_used_or_skipped_by_reason(tmp_path):
     assert law.kinds["task"].count.tolist() == [1.0] and law.kinds["task"].cpu.tolist() == [0.125]
     assert law.kinds["service"].count.tolist() == [2.0]
     assert (account.read, account.used) == (7, 3)
-    assert account.skipped["not a FINISH or KILL row"] == 2
+    assert account.skipped["not a FINISH or KILL row, nor a SCHEDULE at time 0"] == 2
+    assert "resident" not in law.kinds  # no row at the trace's start
     assert account.skipped["FINISH row without a request"] == 1
     assert account.total_skipped == 4 and account.balanced
     assert law.provenance["rows_skipped_missing_request"] == {"task": 1, "service": 0}
+
+
+def test_tasks_scheduled_at_the_start_are_the_residents(tmp_path):
+    write_part(
+        tmp_path,
+        [
+            event(0, 1, 0, E.SUBMIT, cpu="0.25", memory="0.5"),
+            event(0, 1, 0, E.SCHEDULE, cpu="0.25", memory="0.5"),
+            event(0, 1, 1, E.SCHEDULE, cpu="0.25", memory="0.5"),
+            event(seconds_us(2), 2, 0, E.SCHEDULE, cpu="0.125", memory="0.125"),  # not at the start
+            event(seconds_us(3), 2, 0, E.FINISH, cpu="0.125", memory="0.125"),
+            event(seconds_us(4), 3, 0, E.KILL, cpu="0.5", memory="0.5"),
+        ],
+    )
+    account = RowAccount()
+    law = derive_request_law([tmp_path], account)
+    resident = law.kinds["resident"]
+    assert (resident.cpu.tolist(), resident.memory.tolist(), resident.count.tolist()) == ([0.25], [0.5], [2.0])
+    assert (account.used, account.total_skipped) == (4, 2) and account.balanced
 
 
 def test_strict_mode_names_the_file_and_line(tmp_path):

@@ -1,0 +1,158 @@
+"""fit_model on a window that cuts tasks: censored classes, the resident class, the warm start."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from scipy import stats
+
+from batsim_google.cli import main
+from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.table import task_table
+from batsim_google.generation.warm_start import warm_counts, warm_start
+from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import load_model, save_model
+from batsim_google.trace.row_accounting import RowAccount
+
+WINDOW = 6 * 3600.0
+MACHINES = 500
+#: (rate per s, lognormal mu, sigma) of Finish-ended tasks and of Kill-ended services.
+TASKS, SERVICES = (2.0, np.log(300.0), 1.0), (0.5, np.log(3000.0), 1.5)
+
+
+def _window(kind: str, rate: float, mu: float, sigma: float, rng: np.random.Generator) -> pl.DataFrame:
+    """What a window [0, WINDOW] sees of a stationary stream of one kind (see test_censored_fit)."""
+    law = stats.lognorm(sigma, scale=np.exp(mu))
+    history = 100 * law.mean()
+    starts = rng.uniform(-history, WINDOW, rng.poisson(rate * (history + WINDOW)))
+    ends = starts + law.rvs(size=len(starts), random_state=rng)
+    alive = ends > 0
+    starts, ends = starts[alive], ends[alive]
+    resident = starts < 0
+    origin = np.where(resident, 0.0, starts)
+    ended = ends <= WINDOW
+    return pl.DataFrame(
+        {
+            "subtime": origin,
+            "makespan": np.minimum(ends, WINDOW) - origin,
+            "end_event": np.where(ended, "FINISH" if kind == "task" else "KILL", None),
+            "google_priority": rng.integers(0, 12, len(starts)),
+            "censored": ~ended,
+            "resident": resident,
+        }
+    )
+
+
+#: Residents no arrival in the window explains (e.g. services started weeks before, rarely replaced).
+ANCIENT = 3000
+
+
+def _ancient(rng: np.random.Generator) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "subtime": np.zeros(ANCIENT),
+            "makespan": np.full(ANCIENT, WINDOW),
+            "end_event": [None] * ANCIENT,
+            "google_priority": rng.integers(0, 12, ANCIENT),
+            "censored": np.ones(ANCIENT, bool),
+            "resident": np.ones(ANCIENT, bool),
+        },
+        schema_overrides={"end_event": pl.String},
+    )
+
+
+@pytest.fixture(scope="module")
+def streams() -> pl.DataFrame:
+    rng = np.random.default_rng(11)
+    return pl.concat([_window("task", *TASKS, rng), _window("service", *SERVICES, rng)]).sort("subtime")
+
+
+@pytest.fixture(scope="module")
+def window(streams) -> pl.DataFrame:
+    return pl.concat([streams, _ancient(np.random.default_rng(12))], how="vertical_relaxed")
+
+
+@pytest.fixture(scope="module")
+def fitted(window):
+    return fit_model(window, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+
+
+def test_cut_rows_are_services_with_their_flags(window):
+    table = task_table(window, RowAccount())
+    frame = table.frame
+    assert frame.height == window.height and table.rows.skipped == {}
+    cut = frame.filter(pl.col("censored") | pl.col("resident"))
+    assert set(cut["kind"].unique()) == {"service"}
+
+
+def test_the_service_law_has_its_tail_back(fitted):
+    service = next(c for c in fitted.classes if c.name == "service")
+    assert service.censored > 0 and service.best.method.endswith("-censored")
+    true_mean = np.exp(SERVICES[1] + SERVICES[2] ** 2 / 2)
+    # in-window task-kind rows that outlived the window are services too: the law mixes a little
+    assert service.best.law.mean() == pytest.approx(true_mean, rel=0.25)
+    ended = fitted.table.frame.filter((pl.col("kind") == "service") & ~pl.col("censored"))["makespan"]
+    assert ended.mean() < 0.6 * true_mean  # what a fit of the ended services alone would see
+
+
+def test_stationary_streams_explain_their_own_residents(streams):
+    """Little's law with the censored laws: the window's arrivals explain the tasks at its start."""
+    fit = fit_model(streams, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    residents = int(streams["resident"].sum())
+    stationary = warm_counts(fit.model, 1.0, MACHINES)[:-1].sum()
+    assert stationary == pytest.approx(residents, rel=0.1)
+    assert fit.model.classes[-1].per_machine < 0.1 * residents / MACHINES
+
+
+def test_the_warm_start_holds_the_windows_start(fitted, window):
+    residents = int(window["resident"].sum())
+    model = fitted.model
+    resident = model.classes[-1]
+    assert resident.name == "resident" and resident.frequency == 0
+    assert resident.per_machine == pytest.approx(ANCIENT / MACHINES, rel=0.25)
+    counts = warm_counts(model, 1.0, MACHINES)
+    assert counts.sum() == pytest.approx(residents, rel=1e-9)  # residents make up what the others leave
+    batch = warm_start(model, load_request_law(), np.random.default_rng(0), 1.0, MACHINES)
+    assert len(batch.makespan) == pytest.approx(residents, rel=0.02)
+    # half the machines, half the arrivals: half the cell
+    assert warm_counts(model, 2.0, MACHINES // 2).sum() == pytest.approx(residents / 2, rel=1e-9)
+
+
+def test_residents_round_trip_through_a_model_file(fitted, tmp_path):
+    save_model(fitted.model, tmp_path / "m.toml")
+    assert load_model(tmp_path / "m.toml").classes[-1].per_machine == fitted.model.classes[-1].per_machine
+
+
+def test_warm_requests_are_those_of_running_tasks(fitted):
+    law = load_request_law()
+    batch = warm_start(fitted.model, law, np.random.default_rng(0), 1.0, MACHINES)
+    running = law.kinds["resident"]
+    mean_cpu = float(np.dot(running.cpu, running.count) / running.count.sum())
+    assert batch.cpu.mean() == pytest.approx(mean_cpu, rel=0.03)
+
+
+def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
+    """The first part: its residents are the tasks SCHEDULEd at time 0 (132,982, 7,492.65 CPU); the
+    report says each class's share of the requested CPU and the warm start beside the start."""
+    part = google_2011 / "task_events" / "part-00000-of-00500.csv.gz"
+    model, report = tmp_path / "m.toml", tmp_path / "fit.json"
+    outcome = CliRunner().invoke(
+        main,
+        ["fit", str(part), "--censored", "-o", str(model), "--report", str(report), "--no-fidelity", "--no-jobs",
+         "--laws", "lognormal-ml"],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    assert "submitted in the input, never scheduled" in outcome.output
+    mapping = json.loads(report.read_text())
+    start = mapping["start"]["input"]
+    assert start["tasks"] == 132_982 and start["cpu"] == pytest.approx(7492.65, abs=0.01)
+    shares = {c["name"]: c["cpu_share"] for c in mapping["classes"]}
+    assert set(shares) == {"task", "service", "resident"} and shares["resident"] > 0.8
+    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+    warm = mapping["start"]["warm_start"]
+    assert warm["tasks"] == pytest.approx(start["tasks"], rel=0.1)
+    assert [c.name for c in load_model(model).classes] == ["task", "service", "resident"]

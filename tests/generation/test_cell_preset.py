@@ -1,0 +1,70 @@
+"""The google-2011-cell preset warm-started against the real cell at the trace's start."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from batsim_google.cli import main
+from batsim_google.generation.warm_start import warm_counts, warm_start
+from batsim_google.model.presets import preset
+from batsim_google.model.request_law import load_request_law
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.trace.reader import read_batches
+from batsim_google.trace.row_accounting import RowAccount
+
+
+@pytest.fixture(scope="module")
+def real_start(google_2011) -> tuple[int, float, float]:
+    """Tasks SCHEDULEd at time 0 in part 00000 and their CPU and memory requests."""
+    part = google_2011 / "task_events" / "part-00000-of-00500.csv.gz"
+    start = pl.concat(
+        pl.from_arrow(batch).filter((pl.col("time") == 0) & (pl.col("event_type") == 1))
+        for _, batch in read_batches([part], "task_events", account=RowAccount())
+    )
+    return start.height, float(start["cpu_request"].sum()), float(start["memory_request"].sum())
+
+
+def test_the_real_start(real_start):
+    tasks, cpu, memory = real_start
+    assert tasks == 132_982 and cpu == pytest.approx(7492.65, abs=0.01) and memory == pytest.approx(5468.16, abs=0.01)
+
+
+def test_the_preset_warm_starts_like_the_real_cell(real_start):
+    tasks, cpu, memory = real_start
+    batch = warm_start(
+        preset("google-2011-cell"), load_request_law(), np.random.default_rng(1), 1.0, GOOGLE_2011_MACHINES
+    )
+    assert len(batch.makespan) == pytest.approx(tasks, rel=0.1)
+    assert batch.cpu.sum() == pytest.approx(cpu, rel=0.1)
+    assert batch.memory.sum() == pytest.approx(memory, rel=0.1)
+    # the paper's preset is far from it: 71,684 tasks, 4,033 CPU
+    paper = warm_start(preset("google"), load_request_law(), np.random.default_rng(1), 1.0, GOOGLE_2011_MACHINES)
+    assert len(paper.makespan) < 0.6 * tasks and paper.cpu.sum() < 0.6 * cpu
+
+
+def test_the_warm_start_scales_with_the_cell():
+    model = preset("google-2011-cell")
+    whole = warm_counts(model, 1.0, GOOGLE_2011_MACHINES).sum()
+    for machines in (64, 1000):
+        scaled = warm_counts(model, GOOGLE_2011_MACHINES / machines, machines).sum()
+        assert scaled == pytest.approx(whole * machines / GOOGLE_2011_MACHINES, rel=1e-9)
+
+
+def test_generate_marks_the_warm_tasks_initial(tmp_path):
+    output = tmp_path / "w.json"
+    outcome = CliRunner().invoke(
+        main,
+        ["generate", "--preset", "google-2011-cell", "--warm-start", "--nb-res", "640", "--arrival-scale",
+         str(GOOGLE_2011_MACHINES / 640), "--tasks", "100", "--seed", "1", "-o", str(output)],
+    )  # fmt: skip
+    assert outcome.exit_code == 0, outcome.output
+    jobs = json.loads(output.read_text())["jobs"]
+    initial = [job for job in jobs if job.get("initial")]
+    expected = warm_counts(preset("google-2011-cell"), GOOGLE_2011_MACHINES / 640, 640).sum()
+    assert len(initial) == pytest.approx(expected, rel=0.1) and len(jobs) == len(initial) + 100
+    assert {job["subtime"] for job in initial} == {0.0}
