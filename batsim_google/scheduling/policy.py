@@ -26,6 +26,11 @@ Semantics (the trace's format document and the ICCP study):
   and all of them end ``censored``; once nothing runs, registrations finish and Batsim ends
   after its last submission (each rejected at once).
 
+- a task that carries the trace's machine it was running on at a replay's start
+  (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
+  had it; the trace's machines are given the cell's machines in the order they first appear (the
+  ``n``-th on machine ``n`` modulo the cell's size). Its restarts are placed freely.
+
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
 request shapes and of freed machines, not the length of the queue.
@@ -91,6 +96,8 @@ class CellPolicy(Policy):
         self._kill_on_submission: set[str] = set()
         # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
         self._freed: set[int] = set()
+        self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
+        self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
     def switch_guard(self) -> SwitchGuard | None:
@@ -129,6 +136,10 @@ class CellPolicy(Policy):
         if self.horizon_reached:
             self._decisions.append(Reject((request.job_id,)))
             self.ledger.end(task, Outcome.CENSORED, now, "submitted at or after the horizon")
+            return
+        if request.trace_machine is not None and task.restarts == 0:
+            task.state = TaskState.PENDING
+            self._pinned.append(task)
             return
         self._enqueue(task, now)
 
@@ -188,7 +199,7 @@ class CellPolicy(Policy):
             self._stop([task], StopReason.USER_KILL, now)
         elif task.state is TaskState.STOPPING:
             task.stop_reason = StopReason.USER_KILL
-        elif task.state is TaskState.PENDING and self._dequeue(task):
+        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task)):
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
@@ -214,6 +225,7 @@ class CellPolicy(Policy):
                 self._stop_at_horizon(now)
             self._wake_at(self.config.horizon, now)
         if not self.finished and not self.horizon_reached:
+            self._start_pinned(now)
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
@@ -268,6 +280,25 @@ class CellPolicy(Policy):
             self._start(task, machine, now)
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
+
+    def _start_pinned(self, now: float) -> None:
+        """Start the tasks kept on their trace's machine there; one whose machine is not up
+        (failed, asleep) joins the queue instead."""
+        pinned, self._pinned = self._pinned, []
+        usable = self.cluster.usable()
+        for task in pinned:
+            trace_machine = task.request.trace_machine
+            machine = self._trace_machines.setdefault(trace_machine, len(self._trace_machines) % len(self.cluster))
+            if usable[machine]:
+                self._start(task, machine, now)
+            else:
+                self._enqueue(task, now)
+
+    def _unpin(self, task: Task) -> bool:
+        if task not in self._pinned:
+            return False
+        self._pinned.remove(task)
+        return True
 
     def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
         """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""

@@ -34,7 +34,8 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
-from batsim_google.trace.initial_state import INPUT_END, censored, initial_delay, initial_flag
+from batsim_google.trace.eviction_chains import fold_evictions
+from batsim_google.trace.initial_state import INPUT_END, RUNNING, censored, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
@@ -70,6 +71,11 @@ class Selection:
     initial_state: bool = False
     #: A scaled replay: the records of machines kept with probability machines / 12,583; None: all.
     sample: MachineSample | None = None
+    #: A task-level faithful replay (:mod:`.eviction_chains`): attempts, every end event, evicted
+    #: attempts folded into the next one; with ``pin_running``, the tasks running at the window
+    #: start carry the trace's machine (``trace_machine``), on which the scheduler keeps them.
+    faithful: bool = False
+    pin_running: bool = True
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -84,6 +90,10 @@ class Selection:
             raise ParameterError(f"unknown end event(s) {sorted(unknown)}; use {list(END_EVENTS)}")
         if not set(self.scheduling_classes) <= {0, 1, 2, 3}:
             raise ParameterError(f"scheduling classes are 0-3 (got {list(self.scheduling_classes)})")
+        if self.faithful and self.per != "attempt":
+            raise ParameterError("a faithful replay has one job per attempt (--per attempt)")
+        if self.faithful and set(self.end_events) != set(END_EVENTS):
+            raise ParameterError("a faithful replay keeps every end event (no --end-event)")
         if not 0 < self.unknown_priority <= 1:
             raise ParameterError(f"the priority of jobs without one must be in ]0, 1] (got {self.unknown_priority})")
 
@@ -236,6 +246,8 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
     ]
     if selection.initial_state:
         columns += [pl.col("initial"), pl.when(initial).then(censored().cast(pl.Int8)).alias("censored")]
+    if selection.faithful and selection.pin_running:
+        columns.append(pl.when(pl.col("initial") == RUNNING).then(pl.col("machine_id")).alias("trace_machine"))
     return records.select(columns)
 
 
@@ -305,6 +317,7 @@ def convert_trace(
         "scheduling_classes": list(selection.scheduling_classes),
         "synthesized_records": "kept" if selection.synthesized else "dropped",
         "initial_state": selection.initial_state,
+        "faithful": selection.faithful,
     }
     if selection.sample is not None:
         meta["sample"] = {"machines": selection.sample.machines, "seed": selection.sample.seed}
@@ -312,4 +325,6 @@ def convert_trace(
         (batch.attempts if selection.per == "attempt" else batch.tasks).with_columns(pl.lit(batch.now).alias(INPUT_END))
         for batch in batches
     )
+    if selection.faithful:
+        records = fold_evictions(records, selection.start)
     return write_records(output, records, selection, nb_res, grain=grain, meta=meta)
