@@ -2,9 +2,11 @@
 
 - **Real**: the trace's attempts alive in the window (submitted before its end, not ended before
   its start), rebuilt from task_events: ``start`` is the SCHEDULE of the attempt, ``end`` its end
-  event (EVICT, FAIL, FINISH, KILL, LOST), ``evicted`` when that was EVICT. Reading stops once
-  the window's end is passed: what is still open there is open in the table. On a sampled cell,
-  the attempts run on the machines kept (:mod:`batsim_google.trace.sampling`), as in the replay.
+  event (EVICT, FAIL, FINISH, KILL, LOST), ``evicted`` when that was EVICT; a time after the
+  window's end is null (not started, or not ended, in the window). The trace is read as far as a
+  conversion of the window reads it (until what was submitted before the window's end has ended),
+  so that on a sampled cell an attempt still waiting at the window's end is kept or not by the
+  machine it will run on, as in the replay (:mod:`batsim_google.trace.sampling`).
 - **Simulated**: one attempt per Batsim job (a workload job, or a job the scheduler resubmitted
   after an eviction or a failure), with Batsim's submission, start and finish times, the task and
   end reason the scheduler recorded, the CPU request of its task and the priority group of the
@@ -26,6 +28,7 @@ from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_fidelity import attempt_table, group_names
 from batsim_google.fitting.batsim_input import in_chunks
 from batsim_google.simulation.run_inputs import workload_name
+from batsim_google.trace.convert import Selection, window_complete
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
@@ -67,7 +70,11 @@ def real_attempts(
     frames = [
         _real_batch(batch.attempts, start, end, sample)
         for batch in rebuild(
-            sources, rows, workers=workers, until=lambda lifecycles: lifecycles.now >= end, progress=progress
+            sources,
+            rows,
+            workers=workers,
+            until=window_complete(Selection(start=start, end=end, initial_state=True)),
+            progress=progress,
         )
     ]
     return pl.concat(frames)

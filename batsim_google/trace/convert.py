@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -270,6 +270,23 @@ def write_records(
     return account
 
 
+def window_complete(selection: Selection) -> Callable[[TaskLifecycles], bool]:
+    """Whether every record of the window has ended (reading can stop there)."""
+
+    def complete(lifecycles: TaskLifecycles) -> bool:
+        if lifecycles.now < selection.end:
+            return False
+        held = lifecycles.open
+        if selection.per == "attempt":
+            held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
+        # with the initial state, the records alive at the start are read to their end too
+        submit = pl.col(selection.submit_column)
+        waited_for = submit < selection.end if selection.initial_state else selection.in_window(submit)
+        return held.filter(waited_for).height == 0
+
+    return complete
+
+
 def convert_trace(
     sources: Iterable[str | Path],
     output: str | Path,
@@ -286,25 +303,13 @@ def convert_trace(
     """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
     submitted in the window has ended."""
     sources = [str(source) for source in sources]
-
-    def window_complete(lifecycles: TaskLifecycles) -> bool:
-        if lifecycles.now < selection.end:
-            return False
-        held = lifecycles.open
-        if selection.per == "attempt":
-            held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
-        # with the initial state, the records alive at the start are read to their end too
-        submit = pl.col(selection.submit_column)
-        waited_for = submit < selection.end if selection.initial_state else selection.in_window(submit)
-        return held.filter(waited_for).height == 0
-
     batches = rebuild(
         sources,
         rows,
         grace=grace,
         verify=verify,
         workers=workers,
-        until=window_complete,
+        until=window_complete(selection),
         progress=progress,
     )
     meta = {
