@@ -26,6 +26,8 @@ Semantics (the trace's format document and the ICCP study):
   and all of them end ``censored``; once nothing runs, registrations finish and Batsim ends
   after its last submission (each rejected at once).
 
+- a task queued (submitted or resubmitted) can be placed ``placement_latency`` seconds later
+  only (Borg's scheduling delay, which the trace shows in its waits; 0: at once);
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -40,6 +42,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 
 import numpy as np
 
@@ -97,6 +100,7 @@ class CellPolicy(Policy):
         # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
         self._freed: set[int] = set()
         self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
+        self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
@@ -141,7 +145,7 @@ class CellPolicy(Policy):
             task.state = TaskState.PENDING
             self._pinned.append(task)
             return
-        self._enqueue(task, now)
+        self._arrive(task, now)
 
     def job_ended(self, now: float, job_id: str, status: str) -> None:
         """A job ended in Batsim: ``success``, ``walltime`` (reached), ``killed`` or ``failed``."""
@@ -199,7 +203,7 @@ class CellPolicy(Policy):
             self._stop([task], StopReason.USER_KILL, now)
         elif task.state is TaskState.STOPPING:
             task.stop_reason = StopReason.USER_KILL
-        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task)):
+        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task) or self._unarrive(task)):
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
@@ -226,6 +230,7 @@ class CellPolicy(Policy):
             self._wake_at(self.config.horizon, now)
         if not self.finished and not self.horizon_reached:
             self._start_pinned(now)
+            self._queue_arrived(now)
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
@@ -293,6 +298,29 @@ class CellPolicy(Policy):
                 self._start(task, machine, now)
             else:
                 self._enqueue(task, now)
+
+    def _arrive(self, task: Task, now: float) -> None:
+        """Queue ``task``, placeable once the placement latency has passed."""
+        latency = self.config.placement_latency
+        if not latency:
+            self._enqueue(task, now)
+            return
+        task.state = TaskState.PENDING
+        heapq.heappush(self._arriving, (now + latency, next(self._sequence), task))
+        self._wake_at(now + latency, now)
+
+    def _queue_arrived(self, now: float) -> None:
+        while self._arriving and self._arriving[0][0] <= now:
+            ready, _, task = heapq.heappop(self._arriving)
+            self._enqueue(task, ready - self.config.placement_latency)
+
+    def _unarrive(self, task: Task) -> bool:
+        kept = [entry for entry in self._arriving if entry[2] is not task]
+        if len(kept) == len(self._arriving):
+            return False
+        self._arriving = kept
+        heapq.heapify(self._arriving)
+        return True
 
     def _unpin(self, task: Task) -> bool:
         if task not in self._pinned:
@@ -406,6 +434,7 @@ class CellPolicy(Policy):
         """Censor everything at the horizon: kill what runs (only running jobs: a KILL_JOB of
         another aborts Batsim), reject what is queued, drop what is suspended."""
         self.horizon_reached = True
+        self._queue_arrived(math.inf)
         queued = list(self.pending)
         for task in queued:
             self._dequeue(task)

@@ -62,6 +62,12 @@ class PolicyConfig:
         choices=PLACEMENT_NAMES,
     )
     cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
+    placement_latency: float = _option(
+        0.0,
+        "Seconds from a task's (re)submission to the first time it can be placed: Borg's scheduling delay.",
+        min=0,
+        unit="seconds",
+    )
     preemption: bool = _option(
         True,
         "Evict lower priorities for a task that fits nowhere.",

@@ -53,3 +53,30 @@ def test_a_pinned_task_whose_machine_is_down_joins_the_queue():
     sim.policy.machines_unavailable(0.0, [0])
     sim.submit(job("a", 77))
     assert sim.policy.by_job["w0!a"].machine == 1
+
+
+def test_a_placement_latency_delays_every_queued_task_by_as_much():
+    sim = cell(1, placement_latency=2.5)
+    sim.submit(job("a", cpu=0.5))
+    assert "w0!a" not in sim.running and sim.wakeups == [2.5]
+    sim.now = 1.0
+    sim.submit(job("b", cpu=0.5))
+    sim.advance(2.5)
+    assert list(sim.running) == ["w0!a"]
+    sim.advance(3.5)
+    assert set(sim.running) == {"w0!a", "w0!b"}
+    assert sim.policy.by_job["w0!b"].start_time == 3.5
+
+
+def test_pinned_tasks_start_at_once_whatever_the_latency():
+    sim = cell(1, placement_latency=10.0)
+    sim.submit(job("a", 5))
+    assert list(sim.running) == ["w0!a"]
+
+
+def test_tasks_within_their_latency_at_the_horizon_are_censored():
+    sim = cell(1, placement_latency=10.0, horizon=5.0)
+    sim.submit(job("a"))
+    sim.advance(5.0)
+    task = sim.policy.ledger.tasks["w0!a"]
+    assert task.outcome.value == "censored" and "w0!a" in sim.done
