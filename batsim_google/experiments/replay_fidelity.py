@@ -137,3 +137,44 @@ def group_names(google_priority: pl.Expr) -> pl.Expr:
     """The priority group's name of Google priorities (null: unknown)."""
     names = {p: name for name, (low, high) in PRIORITY_GROUPS.items() for p in range(low, high + 1)}
     return google_priority.cast(pl.Int64).replace_strict(names, default=None, return_dtype=pl.String)
+
+
+#: The groups held to the targets: those with at least this many real attempts in the window.
+TARGET_MIN_TASKS = 100
+
+
+def _within(simulated: float | None, real: float | None, factor: float) -> bool:
+    """``simulated`` within ``factor`` x of ``real`` (both zero counts as within)."""
+    if real is None or simulated is None:
+        return real is None and simulated is None
+    if real == 0 or simulated == 0:
+        return real == simulated
+    return real / factor <= simulated <= real * factor
+
+
+def targets(report: dict) -> dict:
+    """Which of issue 26's targets a report meets: per group with at least
+    :data:`TARGET_MIN_TASKS` real attempts, median wait within 2x, share started within 60 s
+    within 10 points, evictions per 1,000 task-hours within 2x, never started at most 1 % of the
+    started; CPU in use within 5 % on average and 10 % in the worst minute."""
+    checked = {}
+    for band in BANDS[:-1]:
+        real, simulated = report["bands"][band]["real"], report["bands"][band]["simulated"]
+        if real["tasks"] < TARGET_MIN_TASKS:
+            continue
+        started = simulated["tasks"] - simulated["never_started"]
+        quick = (real["share_started_60s"], simulated["share_started_60s"])
+        checked[band] = {
+            "median_wait": _within(simulated["median_wait_s"], real["median_wait_s"], 2.0),
+            "share_started_60s": None not in quick and abs(quick[0] - quick[1]) <= 0.10,
+            "evictions": _within(
+                simulated["evictions_per_1000_task_hours"], real["evictions_per_1000_task_hours"], 2.0
+            ),
+            "never_started": simulated["never_started"] <= 0.01 * started,
+        }
+    cpu = report["cpu_in_use"]
+    checked["cpu_in_use"] = {
+        "mean": cpu["mean_ratio"] is not None and abs(cpu["mean_ratio"] - 1) <= 0.05,
+        "worst_minute": cpu["worst_ratio"] is not None and abs(cpu["worst_ratio"] - 1) <= 0.10,
+    }
+    return checked

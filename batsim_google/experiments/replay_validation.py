@@ -20,7 +20,7 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
-from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute
+from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, targets
 from batsim_google.output_files import AtomicFile, output_folder, write_text
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
@@ -97,6 +97,7 @@ def validate_replay(
         "policy": policy,
         "initial_running_placed": "again" if place_again else "on the trace's machines",
     }
+    report["targets"] = targets(report)
     write_text(output / REPORT, json.dumps(report, indent=1) + "\n")
     for path in draw_figures(real, simulated, duration, output):
         say(f"wrote {path}")
@@ -120,6 +121,10 @@ def report_lines(report: dict) -> Iterable[str]:
         f"CPU in use, simulated / real: mean {_fmt(cpu['mean_ratio'], 'x')}, "
         f"worst minute {_fmt(cpu['worst_ratio'], 'x')}"
     )
+    missed = [
+        f"{group} {name}" for group, met in report.get("targets", {}).items() for name, ok in met.items() if not ok
+    ]
+    yield "targets (groups of 100 real tasks or more): " + ("all met" if not missed else "missed: " + ", ".join(missed))
 
 
 def _fmt(value: float | None, unit: str) -> str:

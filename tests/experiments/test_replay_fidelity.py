@@ -99,3 +99,39 @@ def test_compare_holds_the_interface_keys():
 def test_groups_follow_the_model_papers_priority_groups():
     names = pl.select(group_names(pl.Series([0, 1, 2, 8, 9, 10, 11, None]))).to_series().to_list()
     assert names == ["free", "free", "normal", "normal", "production", "monitoring", "monitoring", None]
+
+
+def _side(tasks, median, share, evictions, never):
+    return {
+        "tasks": tasks,
+        "median_wait_s": median,
+        "p90_wait_s": None,
+        "share_started_60s": share,
+        "evictions_per_1000_task_hours": evictions,
+        "never_started": never,
+    }
+
+
+def test_targets_hold_each_group_of_100_real_tasks_to_the_issues_bounds():
+    from batsim_google.experiments.replay_fidelity import targets
+
+    report = {
+        "bands": {
+            "free": {"real": _side(200, 2.0, 0.95, 70.0, 3), "simulated": _side(210, 3.9, 0.86, 139.0, 2)},
+            "normal": {"real": _side(1000, 2.0, 1.0, 2.0, 0), "simulated": _side(1000, 4.1, 0.89, 0.0, 10)},
+            "production": {"real": _side(99, 2.0, 1.0, 0.0, 0), "simulated": _side(99, 500.0, 0.0, 9.0, 99)},
+            "monitoring": {"real": _side(0, None, None, 0.0, 0), "simulated": _side(0, None, None, 0.0, 0)},
+            "all": {"real": _side(1299, 2.0, 1.0, 1.0, 3), "simulated": _side(1309, 4.0, 0.9, 1.0, 111)},
+        },
+        "cpu_in_use": {"mean_ratio": 0.96, "worst_ratio": 1.11},
+    }
+    checked = targets(report)
+    assert set(checked) == {"free", "normal", "cpu_in_use"}  # production has fewer than 100 real tasks
+    assert checked["free"] == {"median_wait": True, "share_started_60s": True, "evictions": True, "never_started": True}
+    assert checked["normal"] == {
+        "median_wait": False,  # 4.1 > 2 x 2.0
+        "share_started_60s": False,  # 11 points
+        "evictions": False,  # none against 2.0
+        "never_started": False,  # 10 > 1 % of 990
+    }
+    assert checked["cpu_in_use"] == {"mean": True, "worst_minute": False}
