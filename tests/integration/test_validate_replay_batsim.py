@@ -47,13 +47,22 @@ def test_the_report_has_every_band_and_figure_and_the_real_side_is_the_traces(re
 def test_tasks_running_at_the_start_stay_on_their_machine_and_the_run_balances(replay):
     folder, report, _ = replay
     workload = json.loads((folder / "out" / "workload.json").read_text())
-    pinned = {f"w0!{job['id']}" for job in workload["jobs"] if job.get("trace_machine") is not None}
+    pinned = {
+        f"w0!{job['id']}": job["trace_machine"] for job in workload["jobs"] if job.get("trace_machine") is not None
+    }
     assert len(pinned) > 100
     jobs = pl.read_csv(folder / "out" / "run" / "out_jobs.csv").with_columns(
         (pl.col("workload_name") + "!" + pl.col("job_id").cast(pl.String)).alias("job")
     )
-    started = jobs.filter(pl.col("job").is_in(list(pinned)))
-    assert started.height == len(pinned) and (started["starting_time"] == 0).all()
+    started = jobs.filter(pl.col("job").is_in(list(pinned))).with_columns(
+        pl.col("job").replace_strict(pinned, return_dtype=pl.Int64).alias("trace_machine")
+    )
+    assert started.height == len(pinned) and (started["starting_time"] < 1e-3).all()  # at once
+    # a trace machine's tasks share one machine, and two trace machines never share one
+    per_machine = started.group_by("trace_machine").agg(pl.col("allocated_resources").n_unique().alias("hosts"))
+    assert (per_machine["hosts"] == 1).all()
+    hosts = started.group_by("allocated_resources").agg(pl.col("trace_machine").n_unique().alias("machines"))
+    assert (hosts["machines"] == 1).all() or per_machine.height > MACHINES
     summary = json.loads((folder / "out" / "run" / "out_accounting.json").read_text())
     assert summary["balanced"]
     # what ran at the start ran as in the trace: the first minutes' CPU in use within 10 %
