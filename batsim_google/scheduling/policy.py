@@ -28,6 +28,10 @@ Semantics (the trace's format document and the ICCP study):
 
 - a task queued (submitted or resubmitted) can be placed ``placement_latency`` seconds later
   only (Borg's scheduling delay, which the trace shows in its waits; 0: at once);
+- with ``reclaim_rate``, a free-tier task (a priority of Google's free band, 0-1) is also evicted
+  at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
+  resources from the free tier for reasons requests do not show (usage), and the trace's
+  free-tier evictions outnumber what preemption explains;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -46,6 +50,7 @@ import math
 
 import numpy as np
 
+from batsim_google.model.priority import unit_priority
 from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
 from batsim_google.scheduling.eviction import Evictions
@@ -57,9 +62,12 @@ from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
+from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
 RESUBMIT_WORKLOAD = "resubmit"
+#: The highest priority of Google's free tier (priorities 0-1), in ]0, 1].
+FREE_TIER = float(unit_priority(1)) + 1e-6
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
 
@@ -101,6 +109,8 @@ class CellPolicy(Policy):
         self._freed: set[int] = set()
         self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
         self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
+        self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
+        self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
@@ -219,6 +229,12 @@ class CellPolicy(Policy):
         while self.suspended and self.suspended[0][0] <= now:
             _, _, task = heapq.heappop(self.suspended)
             self._resubmit(task)
+        reclaimed = []
+        while self._reclaims and self._reclaims[0][0] <= now:
+            _, _, task, started = heapq.heappop(self._reclaims)
+            if task.state is TaskState.RUNNING and task.start_time == started:
+                reclaimed.append(task)
+        self._stop(reclaimed, StopReason.EVICTION, now)
 
     # ----- decisions ----------------------------------------------------------------------------
 
@@ -362,6 +378,11 @@ class CellPolicy(Policy):
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
+        if self.config.reclaim_rate and task.request.priority <= FREE_TIER:
+            after = self._reclaim_rng.exponential(1000 * HOUR / self.config.reclaim_rate)
+            if after < task.remaining:  # else it ends first
+                heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
+                self._wake_at(now + after, now)
 
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""

@@ -68,6 +68,13 @@ class PolicyConfig:
         min=0,
         unit="seconds",
     )
+    reclaim_rate: float = _option(
+        0.0,
+        "Evictions of free-tier tasks (Google priorities 0-1) per 1,000 task-hours running, besides "
+        "preemption: Borg reclaiming resources, which requests do not show; 0: none.",
+        min=0,
+    )
+    reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0)
     preemption: bool = _option(
         True,
         "Evict lower priorities for a task that fits nowhere.",

@@ -80,3 +80,27 @@ def test_tasks_within_their_latency_at_the_horizon_are_censored():
     sim.advance(5.0)
     task = sim.policy.ledger.tasks["w0!a"]
     assert task.outcome.value == "censored" and "w0!a" in sim.done
+
+
+def test_reclaim_evicts_free_tier_tasks_at_the_rate_asked_and_only_them():
+    sim = cell(200, reclaim_rate=1000.0, reclaim_seed=3)  # one eviction per running hour
+    for i in range(100):
+        sim.submit(job(f"free{i}", priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.submit(job(f"normal{i}", priority=5 / 12, cpu=0.1, memory=0.1, work=1e9))
+    sim.advance(1800.0)
+    evicted = [task for task in sim.policy.ledger.tasks.values() if task.restarts]
+    assert all(task.task_id.startswith("w0!free") for task in evicted)
+    # 100 tasks x half an hour at one per hour: Poisson(50) evictions, first ones only counted
+    first = {task.task_id for task in evicted}
+    assert 30 <= len(first) <= 48  # 1 - e^-0.5 = 39 % of 100 tasks evicted at least once
+
+
+def test_reclaim_draws_are_reproducible_by_seed():
+    def evicted(seed):
+        sim = cell(20, reclaim_rate=2000.0, reclaim_seed=seed)
+        for i in range(20):
+            sim.submit(job(i, priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.advance(3600.0)
+        return sorted(task.task_id for task in sim.policy.ledger.tasks.values() if task.restarts)
+
+    assert evicted(1) == evicted(1) != evicted(2)
