@@ -9,6 +9,7 @@ import click
 from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.scheduling.policy_config import CALIBRATED
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 
 
@@ -40,7 +41,7 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 @click.option(
     "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
 )
-@policy_options
+@policy_options(defaults=CALIBRATED)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
