@@ -10,6 +10,10 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 With ``initial_state``, the records alive at the window start are written too, submitted at the
 start (:mod:`.initial_state`): the cell does not start empty.
 
+With ``faithful`` (attempts only), every end event is kept, evicted attempts are folded into the
+next attempt of their task (:mod:`.eviction_chains`) and the records running at the start carry
+their ``trace_machine``, on which the scheduler keeps them.
+
 Every record reaching the converter is either written or excluded for the first of these reasons,
 so that ``records = written + excluded``: submitted outside the window (and, with the initial
 state, not alive at its start), with a synthesized event
