@@ -51,7 +51,7 @@ def test_tasks_running_at_the_start_stay_on_their_machine_and_the_run_balances(r
         f"w0!{job['id']}": job["trace_machine"] for job in workload["jobs"] if job.get("trace_machine") is not None
     }
     assert len(pinned) > 100
-    jobs = pl.read_csv(folder / "out" / "run" / "out_jobs.csv").with_columns(
+    jobs = pl.read_csv(folder / "out" / "run" / "out_jobs.csv", schema_overrides={"job_id": pl.String}).with_columns(
         (pl.col("workload_name") + "!" + pl.col("job_id").cast(pl.String)).alias("job")
     )
     started = jobs.filter(pl.col("job").is_in(list(pinned))).with_columns(
