@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import click
 
@@ -12,7 +13,7 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 _RANGES = {"int": click.IntRange, "float": click.FloatRange}
 
 
-def _click_option(field: dataclasses.Field) -> Callable:
+def _click_option(field: dataclasses.Field, default: Any) -> Callable:
     option = field.metadata
     flags = option["flags"] or ("--" + field.name.replace("_", "-"),)
     if option["choices"]:
@@ -21,11 +22,16 @@ def _click_option(field: dataclasses.Field) -> Callable:
         kind = _RANGES[field.type](min=option["min"], min_open=option["min_open"], max=option["max"])
     else:
         kind = None  # a flag pair: click takes it as a boolean
-    return click.option(*flags, field.name, type=kind, default=field.default, show_default=True, help=option["help"])
+    return click.option(*flags, field.name, type=kind, default=default, show_default=True, help=option["help"])
 
 
-def policy_options(command: Callable) -> Callable:
-    """Give ``command`` an option per field of :class:`PolicyConfig`, passed by the field's name."""
-    for field in reversed(dataclasses.fields(PolicyConfig)):
-        command = _click_option(field)(command)
-    return command
+def policy_options(command: Callable | None = None, *, defaults: Mapping[str, Any] | None = None) -> Callable:
+    """Give ``command`` an option per field of :class:`PolicyConfig`, passed by the field's name;
+    ``defaults`` replaces some fields' defaults (``@policy_options(defaults=CALIBRATED)``)."""
+
+    def decorate(command: Callable) -> Callable:
+        for field in reversed(dataclasses.fields(PolicyConfig)):
+            command = _click_option(field, (defaults or {}).get(field.name, field.default))(command)
+        return command
+
+    return decorate if command is None else decorate(command)

@@ -185,6 +185,18 @@ def trace_stats(
     show_default=True,
     help="Seed of --sample-cell's choice of machines.",
 )
+@click.option(
+    "--faithful",
+    is_flag=True,
+    help="Task-level faithful replay: every attempt that ended by itself (finish, kill, fail, lost) with its "
+    "resubmissions, evicted attempts folded into the next one (evictions are the scheduler's), and the tasks "
+    "running at the start kept on the trace's machine (see docs/faithful-replay.md).",
+)
+@click.option(
+    "--place-again",
+    is_flag=True,
+    help="With --faithful: let the scheduler place the tasks running at the start anew.",
+)
 @cell_workload_options
 @_reading_options
 def trace_convert(
@@ -199,6 +211,8 @@ def trace_convert(
     initial_state,
     sample_cell,
     seed,
+    faithful,
+    place_again,
     nb_res,
     grain,
     strict,
@@ -214,6 +228,10 @@ def trace_convert(
     from batsim_google.trace.sampling import MachineSample
 
     checked_output_file(output, *sources)
+    if place_again and not faithful:
+        fail_usage("--place-again is an option of --faithful")
+    if faithful and (per != "attempt" or end_events):
+        fail_usage("--faithful replays every attempt with every end event: no --per task, no --end-event")
     if sample_cell is not None:
         if click.get_current_context().get_parameter_source("nb_res") is ParameterSource.COMMANDLINE:
             if nb_res != sample_cell:
@@ -225,11 +243,13 @@ def trace_convert(
         end=end,
         per=per,
         priority_groups=priority_groups or tuple(PRIORITY_GROUPS),
-        end_events=end_events or ("finish", "kill"),
+        end_events=end_events or (END_EVENT_NAMES if faithful else ("finish", "kill")),
         scheduling_classes=scheduling_classes or (0, 1, 2, 3),
         synthesized=not drop_synthesized,
         initial_state=initial_state,
         sample=None if sample_cell is None else MachineSample(sample_cell, seed),
+        faithful=faithful,
+        pin_running=not place_again,
     )
     jobs = convert_trace(
         sources,

@@ -26,6 +26,17 @@ Semantics (the trace's format document and the ICCP study):
   and all of them end ``censored``; once nothing runs, registrations finish and Batsim ends
   after its last submission (each rejected at once).
 
+- a task queued (submitted or resubmitted) can be placed ``placement_latency`` seconds later
+  only (Borg's scheduling delay, which the trace shows in its waits; 0: at once);
+- with ``reclaim_rate``, a free-tier task (a priority of Google's free band, 0-1) is also evicted
+  at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
+  resources from the free tier for reasons requests do not show (usage), and the trace's
+  free-tier evictions outnumber what preemption explains;
+- a task that carries the trace's machine it was running on at a replay's start
+  (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
+  had it; the trace's machines are given the cell's machines in the order they first appear (the
+  ``n``-th on machine ``n`` modulo the cell's size). Its restarts are placed freely.
+
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
 request shapes and of freed machines, not the length of the queue.
@@ -35,9 +46,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 
 import numpy as np
 
+from batsim_google.model.priority import unit_priority
 from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
 from batsim_google.scheduling.eviction import Evictions
@@ -49,9 +62,12 @@ from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
+from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
 RESUBMIT_WORKLOAD = "resubmit"
+#: The highest priority of Google's free tier (priorities 0-1), in ]0, 1].
+FREE_TIER = float(unit_priority(1)) + 1e-6
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
 
@@ -91,6 +107,11 @@ class CellPolicy(Policy):
         self._kill_on_submission: set[str] = set()
         # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
         self._freed: set[int] = set()
+        self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
+        self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
+        self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
+        self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
+        self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
     def switch_guard(self) -> SwitchGuard | None:
@@ -130,7 +151,11 @@ class CellPolicy(Policy):
             self._decisions.append(Reject((request.job_id,)))
             self.ledger.end(task, Outcome.CENSORED, now, "submitted at or after the horizon")
             return
-        self._enqueue(task, now)
+        if request.trace_machine is not None and task.restarts == 0:
+            task.state = TaskState.PENDING
+            self._pinned.append(task)
+            return
+        self._arrive(task, now)
 
     def job_ended(self, now: float, job_id: str, status: str) -> None:
         """A job ended in Batsim: ``success``, ``walltime`` (reached), ``killed`` or ``failed``."""
@@ -188,7 +213,7 @@ class CellPolicy(Policy):
             self._stop([task], StopReason.USER_KILL, now)
         elif task.state is TaskState.STOPPING:
             task.stop_reason = StopReason.USER_KILL
-        elif task.state is TaskState.PENDING and self._dequeue(task):
+        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task) or self._unarrive(task)):
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
@@ -204,6 +229,12 @@ class CellPolicy(Policy):
         while self.suspended and self.suspended[0][0] <= now:
             _, _, task = heapq.heappop(self.suspended)
             self._resubmit(task)
+        reclaimed = []
+        while self._reclaims and self._reclaims[0][0] <= now:
+            _, _, task, started = heapq.heappop(self._reclaims)
+            if task.state is TaskState.RUNNING and task.start_time == started:
+                reclaimed.append(task)
+        self._stop(reclaimed, StopReason.EVICTION, now)
 
     # ----- decisions ----------------------------------------------------------------------------
 
@@ -214,6 +245,8 @@ class CellPolicy(Policy):
                 self._stop_at_horizon(now)
             self._wake_at(self.config.horizon, now)
         if not self.finished and not self.horizon_reached:
+            self._start_pinned(now)
+            self._queue_arrived(now)
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
@@ -269,6 +302,48 @@ class CellPolicy(Policy):
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
+    def _start_pinned(self, now: float) -> None:
+        """Start the tasks kept on their trace's machine there; one whose machine is not up
+        (failed, asleep) joins the queue instead."""
+        pinned, self._pinned = self._pinned, []
+        usable = self.cluster.usable()
+        for task in pinned:
+            trace_machine = task.request.trace_machine
+            machine = self._trace_machines.setdefault(trace_machine, len(self._trace_machines) % len(self.cluster))
+            if usable[machine]:
+                self._start(task, machine, now)
+            else:
+                self._enqueue(task, now)
+
+    def _arrive(self, task: Task, now: float) -> None:
+        """Queue ``task``, placeable once the placement latency has passed."""
+        latency = self.config.placement_latency
+        if not latency:
+            self._enqueue(task, now)
+            return
+        task.state = TaskState.PENDING
+        heapq.heappush(self._arriving, (now + latency, next(self._sequence), task))
+        self._wake_at(now + latency, now)
+
+    def _queue_arrived(self, now: float) -> None:
+        while self._arriving and self._arriving[0][0] <= now:
+            ready, _, task = heapq.heappop(self._arriving)
+            self._enqueue(task, ready - self.config.placement_latency)
+
+    def _unarrive(self, task: Task) -> bool:
+        kept = [entry for entry in self._arriving if entry[2] is not task]
+        if len(kept) == len(self._arriving):
+            return False
+        self._arriving = kept
+        heapq.heapify(self._arriving)
+        return True
+
+    def _unpin(self, task: Task) -> bool:
+        if task not in self._pinned:
+            return False
+        self._pinned.remove(task)
+        return True
+
     def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
         """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
         if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
@@ -303,6 +378,11 @@ class CellPolicy(Policy):
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
+        if self.config.reclaim_rate and task.request.priority <= FREE_TIER:
+            after = self._reclaim_rng.exponential(1000 * HOUR / self.config.reclaim_rate)
+            if after < task.remaining:  # else it ends first
+                heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
+                self._wake_at(now + after, now)
 
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""
@@ -375,6 +455,7 @@ class CellPolicy(Policy):
         """Censor everything at the horizon: kill what runs (only running jobs: a KILL_JOB of
         another aborts Batsim), reject what is queued, drop what is suspended."""
         self.horizon_reached = True
+        self._queue_arrived(math.inf)
         queued = list(self.pending)
         for task in queued:
             self._dequeue(task)

@@ -65,6 +65,19 @@ class PolicyConfig:
         choices=PLACEMENT_NAMES,
     )
     cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
+    placement_latency: float = _option(
+        0.0,
+        "Seconds from a task's (re)submission to the first time it can be placed: Borg's scheduling delay.",
+        min=0,
+        unit="seconds",
+    )
+    reclaim_rate: float = _option(
+        0.0,
+        "Evictions of free-tier tasks (Google priorities 0-1) per 1,000 task-hours running, besides "
+        "preemption: Borg reclaiming resources, which requests do not show; 0: none.",
+        min=0,
+    )
+    reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0)
     preemption: bool = _option(
         True,
         "Evict lower priorities for a task that fits nowhere.",
@@ -134,3 +147,10 @@ class PolicyConfig:
                 raise ParameterError(
                     f"{f.name} must be <= {option['max']:.4g}{' ' + option['unit'] if option['unit'] else ''} (got {value})"
                 )
+
+
+#: Values calibrated on the trace's shared parts so that a faithful replay behaves like Borg
+#: (docs/faithful-replay.md, "Calibration"): Borg's scheduling delay (2.14 s median wait of the
+#: first attempts), and the free tier's evictions that preemption does not explain (70.7 per
+#: 1,000 task-hours in the trace, about 21 of them from the simulated preemption).
+CALIBRATED: dict[str, Any] = {"placement_latency": 2.0, "reclaim_rate": 50.0}

@@ -52,6 +52,8 @@ class JobRequest:
     memory: float = 0.0
     work: float = 0.0  # seconds: a task's delay, a service's lifetime (its walltime)
     machines: int = 1  # Batsim's res: a Google task takes one machine (or a share of it)
+    #: The trace's machine of a task running at a replay's start, kept there (None: placed freely).
+    trace_machine: int | None = None
 
 
 @dataclass(eq=False)

@@ -60,6 +60,7 @@ def job_request(
         memory=given("memory", 0.0),
         work=float(walltime if kind == "service" else delay),
         machines=int(machines),
+        trace_machine=None if fields.get("trace_machine") is None else int(fields["trace_machine"]),
     )
 
 

@@ -10,6 +10,10 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 With ``initial_state``, the records alive at the window start are written too, submitted at the
 start (:mod:`.initial_state`): the cell does not start empty.
 
+With ``faithful`` (attempts only), every end event is kept, evicted attempts are folded into the
+next attempt of their task (:mod:`.eviction_chains`) and the records running at the start carry
+their ``trace_machine``, on which the scheduler keeps them.
+
 Every record reaching the converter is either written or excluded for the first of these reasons,
 so that ``records = written + excluded``: submitted outside the window (and, with the initial
 state, not alive at its start), with a synthesized event
@@ -24,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -34,7 +38,8 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.model.priority import unit_priority
-from batsim_google.trace.initial_state import INPUT_END, censored, initial_delay, initial_flag
+from batsim_google.trace.eviction_chains import fold_evictions
+from batsim_google.trace.initial_state import INPUT_END, RUNNING, censored, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
@@ -70,6 +75,11 @@ class Selection:
     initial_state: bool = False
     #: A scaled replay: the records of machines kept with probability machines / 12,583; None: all.
     sample: MachineSample | None = None
+    #: A task-level faithful replay (:mod:`.eviction_chains`): attempts, every end event, evicted
+    #: attempts folded into the next one; with ``pin_running``, the tasks running at the window
+    #: start carry the trace's machine (``trace_machine``), on which the scheduler keeps them.
+    faithful: bool = False
+    pin_running: bool = True
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -84,6 +94,10 @@ class Selection:
             raise ParameterError(f"unknown end event(s) {sorted(unknown)}; use {list(END_EVENTS)}")
         if not set(self.scheduling_classes) <= {0, 1, 2, 3}:
             raise ParameterError(f"scheduling classes are 0-3 (got {list(self.scheduling_classes)})")
+        if self.faithful and self.per != "attempt":
+            raise ParameterError("a faithful replay has one job per attempt (--per attempt)")
+        if self.faithful and set(self.end_events) != set(END_EVENTS):
+            raise ParameterError("a faithful replay keeps every end event (no --end-event)")
         if not 0 < self.unknown_priority <= 1:
             raise ParameterError(f"the priority of jobs without one must be in ]0, 1] (got {self.unknown_priority})")
 
@@ -236,6 +250,8 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
     ]
     if selection.initial_state:
         columns += [pl.col("initial"), pl.when(initial).then(censored().cast(pl.Int8)).alias("censored")]
+    if selection.faithful and selection.pin_running:
+        columns.append(pl.when(pl.col("initial") == RUNNING).then(pl.col("machine_id")).alias("trace_machine"))
     return records.select(columns)
 
 
@@ -258,6 +274,23 @@ def write_records(
     return account
 
 
+def window_complete(selection: Selection) -> Callable[[TaskLifecycles], bool]:
+    """Whether every record of the window has ended (reading can stop there)."""
+
+    def complete(lifecycles: TaskLifecycles) -> bool:
+        if lifecycles.now < selection.end:
+            return False
+        held = lifecycles.open
+        if selection.per == "attempt":
+            held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
+        # with the initial state, the records alive at the start are read to their end too
+        submit = pl.col(selection.submit_column)
+        waited_for = submit < selection.end if selection.initial_state else selection.in_window(submit)
+        return held.filter(waited_for).height == 0
+
+    return complete
+
+
 def convert_trace(
     sources: Iterable[str | Path],
     output: str | Path,
@@ -274,25 +307,13 @@ def convert_trace(
     """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
     submitted in the window has ended."""
     sources = [str(source) for source in sources]
-
-    def window_complete(lifecycles: TaskLifecycles) -> bool:
-        if lifecycles.now < selection.end:
-            return False
-        held = lifecycles.open
-        if selection.per == "attempt":
-            held = held.filter(pl.col("state") != State.DEAD)  # their attempts are already out
-        # with the initial state, the records alive at the start are read to their end too
-        submit = pl.col(selection.submit_column)
-        waited_for = submit < selection.end if selection.initial_state else selection.in_window(submit)
-        return held.filter(waited_for).height == 0
-
     batches = rebuild(
         sources,
         rows,
         grace=grace,
         verify=verify,
         workers=workers,
-        until=window_complete,
+        until=window_complete(selection),
         progress=progress,
     )
     meta = {
@@ -305,6 +326,7 @@ def convert_trace(
         "scheduling_classes": list(selection.scheduling_classes),
         "synthesized_records": "kept" if selection.synthesized else "dropped",
         "initial_state": selection.initial_state,
+        "faithful": selection.faithful,
     }
     if selection.sample is not None:
         meta["sample"] = {"machines": selection.sample.machines, "seed": selection.sample.seed}
@@ -312,4 +334,6 @@ def convert_trace(
         (batch.attempts if selection.per == "attempt" else batch.tasks).with_columns(pl.lit(batch.now).alias(INPUT_END))
         for batch in batches
     )
+    if selection.faithful:
+        records = fold_evictions(records, selection.start)
     return write_records(output, records, selection, nb_res, grain=grain, meta=meta)

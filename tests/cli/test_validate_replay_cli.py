@@ -1,0 +1,38 @@
+"""`validate-replay`'s refusals, before anything is converted or run."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from trace_files import event, seconds_us, write_part
+
+from batsim_google.cli import main
+
+
+def _invoke(tmp_path, *arguments):
+    write_part(tmp_path / "trace", [event(seconds_us(10), 1, 0, 0)])
+    return CliRunner().invoke(
+        main, ["validate-replay", str(tmp_path / "trace"), "-o", str(tmp_path / "out"), *arguments]
+    )
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(tmp_path):
+    result = _invoke(tmp_path, "--start", "100", "--end", "50")
+    assert result.exit_code == 2 and "0 <= --start < --end" in result.output
+    assert not (tmp_path / "out" / "workload.json").exists()
+
+
+def test_the_horizon_is_the_windows_length(tmp_path):
+    result = _invoke(tmp_path, "--start", "0", "--end", "600", "--horizon", "300")
+    assert result.exit_code == 2 and "--horizon is the window's length here (600 s)" in result.output
+
+
+def test_the_calibrated_values_are_the_defaults_and_options_pass_through(tmp_path):
+    result = _invoke(tmp_path, "--start", "0", "--end", "600", "--overcommit", "0.5")
+    assert result.exit_code == 2 and "--overcommit" in result.output
+    command = main.commands["validate-replay"]
+    defaults = {param.name: param.default for param in command.params}
+    assert defaults["placement_latency"] == 2.0 and defaults["reclaim_rate"] == 50.0
+    assert (
+        main.commands["run"].params
+        and {p.name: p.default for p in main.commands["run"].params}["placement_latency"] == 0.0
+    )

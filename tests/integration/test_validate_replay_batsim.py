@@ -1,0 +1,69 @@
+"""`validate-replay` in real Batsim on a small sampled window of the trace."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from batsim_google.cli import main
+from batsim_google.experiments.replay_attempts import real_attempts
+from batsim_google.experiments.replay_fidelity import BANDS, FIGURES, bands
+from batsim_google.trace.row_accounting import RowAccount
+from batsim_google.trace.sampling import MachineSample
+
+pytestmark = pytest.mark.batsim
+
+START, END, MACHINES = 600.0, 1200.0, 64
+
+
+@pytest.fixture(scope="module")
+def replay(google_2011, batsim_binary, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("replay")
+    arguments = ["validate-replay", str(google_2011), "--start", str(START), "--end", str(END)]
+    arguments += ["--sample-cell", str(MACHINES), "--seed", "1", "-o", str(folder / "out")]
+    arguments += ["--json", str(folder / "report.json"), "--batsim", batsim_binary, "--timeout", "300"]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 0, result.output
+    return folder, json.loads((folder / "report.json").read_text()), result.output
+
+
+def test_the_report_has_every_band_and_figure_and_the_real_side_is_the_traces(replay, google_2011):
+    folder, report, output = replay
+    assert set(report["bands"]) == set(BANDS)
+    for band in BANDS:
+        for side in ("real", "simulated"):
+            assert set(report["bands"][band][side]) == set(FIGURES)
+    real = real_attempts([google_2011], START, END, RowAccount(), sample=MachineSample(MACHINES, 1))
+    assert report["bands"]["all"]["real"] == pytest.approx(bands(real, END - START)["all"])
+    assert report["bands"]["all"]["real"]["tasks"] > 20
+    assert "CPU in use, simulated / real" in output
+    for name in ("wait_cdf.png", "cpu_in_use.png", "replay_validation.json"):
+        assert (folder / "out" / name).stat().st_size > 0
+
+
+def test_tasks_running_at_the_start_stay_on_their_machine_and_the_run_balances(replay):
+    folder, report, _ = replay
+    workload = json.loads((folder / "out" / "workload.json").read_text())
+    pinned = {
+        f"w0!{job['id']}": job["trace_machine"] for job in workload["jobs"] if job.get("trace_machine") is not None
+    }
+    assert len(pinned) > 100
+    jobs = pl.read_csv(folder / "out" / "run" / "out_jobs.csv", schema_overrides={"job_id": pl.String}).with_columns(
+        (pl.col("workload_name") + "!" + pl.col("job_id").cast(pl.String)).alias("job")
+    )
+    started = jobs.filter(pl.col("job").is_in(list(pinned))).with_columns(
+        pl.col("job").replace_strict(pinned, return_dtype=pl.Int64).alias("trace_machine")
+    )
+    assert started.height == len(pinned) and (started["starting_time"] < 1e-3).all()  # at once
+    # a trace machine's tasks share one machine, and two trace machines never share one
+    per_machine = started.group_by("trace_machine").agg(pl.col("allocated_resources").n_unique().alias("hosts"))
+    assert (per_machine["hosts"] == 1).all()
+    hosts = started.group_by("allocated_resources").agg(pl.col("trace_machine").n_unique().alias("machines"))
+    assert (hosts["machines"] == 1).all() or per_machine.height > MACHINES
+    summary = json.loads((folder / "out" / "run" / "out_accounting.json").read_text())
+    assert summary["balanced"]
+    # what ran at the start ran as in the trace: the first minutes' CPU in use within 10 %
+    assert 0.9 <= report["cpu_in_use"]["mean_ratio"] <= 1.1

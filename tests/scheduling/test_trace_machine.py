@@ -1,0 +1,106 @@
+"""A replay's tasks running at its start stay on the trace's machine (``trace_machine``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from fake_batsim import FakeBatsim
+
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.tasks import JobRequest
+
+
+def job(job_id, machine=None, priority=0.5, cpu=0.5, memory=0.25, work=100.0):
+    return JobRequest(f"w0!{job_id}", 0.0, "task", priority, cpu, memory, work, trace_machine=machine)
+
+
+def cell(n=3, **config) -> FakeBatsim:
+    return FakeBatsim(CellPolicy(np.ones(n), np.ones(n), PolicyConfig(**config)))
+
+
+def test_tasks_of_one_trace_machine_share_a_machine_even_past_its_capacity():
+    sim = cell()
+    for i, machine in enumerate([9001, 42, 9001, 9001, 7]):
+        sim.submit(job(i, machine))
+    machines = {job_id: sim.policy.by_job[job_id].machine for job_id in sim.running}
+    # trace machines in order of appearance: 9001 -> 0, 42 -> 1, 7 -> 2
+    assert machines == {"w0!0": 0, "w0!1": 1, "w0!2": 0, "w0!3": 0, "w0!4": 2}
+    assert sim.policy.cluster.cpu_used[0] == 1.5  # three halves on one machine, as in the trace
+    sim.submit(job("free"))  # a task placed freely finds the room left
+    assert sim.policy.by_job["w0!free"].machine in (1, 2)
+
+
+def test_more_trace_machines_than_machines_wrap_around():
+    sim = cell(2)
+    for i, machine in enumerate([5, 6, 8]):
+        sim.submit(job(i, machine, cpu=0.1))
+    assert [sim.policy.by_job[f"w0!{i}"].machine for i in range(3)] == [0, 1, 0]
+
+
+def test_an_evicted_pinned_task_is_placed_freely_when_it_restarts():
+    sim = cell(2)
+    sim.submit(job("low", 11, priority=0.1, cpu=1.0, memory=1.0))
+    sim.submit(job("filler", 12, priority=0.9, cpu=1.0, memory=1.0))
+    sim.now = 10.0
+    sim.submit(job("high", priority=0.9, cpu=1.0, memory=1.0))
+    assert "w0!high" in sim.running and "w0!low" not in sim.running
+    task = sim.policy.ledger.tasks["w0!low"]
+    assert task.restarts == 1 and task.job_id != "w0!low"  # resubmitted, queued like any task
+
+
+def test_a_pinned_task_whose_machine_is_down_joins_the_queue():
+    sim = cell(2)
+    sim.policy.machines_unavailable(0.0, [0])
+    sim.submit(job("a", 77))
+    assert sim.policy.by_job["w0!a"].machine == 1
+
+
+def test_a_placement_latency_delays_every_queued_task_by_as_much():
+    sim = cell(1, placement_latency=2.5)
+    sim.submit(job("a", cpu=0.5))
+    assert "w0!a" not in sim.running and sim.wakeups == [2.5]
+    sim.now = 1.0
+    sim.submit(job("b", cpu=0.5))
+    sim.advance(2.5)
+    assert list(sim.running) == ["w0!a"]
+    sim.advance(3.5)
+    assert set(sim.running) == {"w0!a", "w0!b"}
+    assert sim.policy.by_job["w0!b"].start_time == 3.5
+
+
+def test_pinned_tasks_start_at_once_whatever_the_latency():
+    sim = cell(1, placement_latency=10.0)
+    sim.submit(job("a", 5))
+    assert list(sim.running) == ["w0!a"]
+
+
+def test_tasks_within_their_latency_at_the_horizon_are_censored():
+    sim = cell(1, placement_latency=10.0, horizon=5.0)
+    sim.submit(job("a"))
+    sim.advance(5.0)
+    task = sim.policy.ledger.tasks["w0!a"]
+    assert task.outcome.value == "censored" and "w0!a" in sim.done
+
+
+def test_reclaim_evicts_free_tier_tasks_at_the_rate_asked_and_only_them():
+    sim = cell(200, reclaim_rate=1000.0, reclaim_seed=3)  # one eviction per running hour
+    for i in range(100):
+        sim.submit(job(f"free{i}", priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.submit(job(f"normal{i}", priority=5 / 12, cpu=0.1, memory=0.1, work=1e9))
+    sim.advance(1800.0)
+    evicted = [task for task in sim.policy.ledger.tasks.values() if task.restarts]
+    assert all(task.task_id.startswith("w0!free") for task in evicted)
+    # 100 tasks x half an hour at one per hour: Poisson(50) evictions, first ones only counted
+    first = {task.task_id for task in evicted}
+    assert 30 <= len(first) <= 48  # 1 - e^-0.5 = 39 % of 100 tasks evicted at least once
+
+
+def test_reclaim_draws_are_reproducible_by_seed():
+    def evicted(seed):
+        sim = cell(20, reclaim_rate=2000.0, reclaim_seed=seed)
+        for i in range(20):
+            sim.submit(job(i, priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.advance(3600.0)
+        return sorted(task.task_id for task in sim.policy.ledger.tasks.values() if task.restarts)
+
+    assert evicted(1) == evicted(1) != evicted(2)
