@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build Batsim 4.2.1, stock or with engine/timer-delays.patch, on Debian (bookworm or newer) with
+# Build Batsim 4.2.1, stock or with engine/batsim-google.patch, on Debian (bookworm or newer) with
 # Debian's SimGrid 3.32, outside this repository.
 #
 #   engine/build-batsim.sh --prefix /opt/batsim/patched            # patched, sources cloned
@@ -25,14 +25,14 @@ DEBIAN_PACKAGES=(
 
 ENGINE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_DIR=$(dirname "$ENGINE_DIR")
-PATCH_FILE=$ENGINE_DIR/timer-delays.patch
+PATCH_FILE=$ENGINE_DIR/batsim-google.patch
 
 usage() {
     cat <<EOF
 Usage: $0 --prefix DIR [options]
 
   --prefix DIR               install Batsim into DIR (DIR/bin/batsim); required
-  --stock                    build stock Batsim 4.2.1 (default: with timer-delays.patch)
+  --stock                    build stock Batsim 4.2.1 (default: with batsim-google.patch)
   --source DIR               Batsim $BATSIM_REF source tree (default: clone $BATSIM_REPO)
   --intervalset-source DIR   intervalset source tree (default: clone $INTERVALSET_REPO)
   --redox-source DIR         redox source tree (default: clone $REDOX_REPO)
@@ -137,7 +137,7 @@ if ! $stock; then
     patch -p1 -d "$build_dir/batsim" <"$PATCH_FILE"
 fi
 # Batsim names its version after `git describe` when it can (v4.2.1, or v4.2.1-dirty once patched);
-# hiding git gives the project's own version, 4.2.1 or 4.2.1+timer-delays, whatever the source.
+# hiding git gives the project's own version, 4.2.1 or 4.2.1+batsim-google, whatever the source.
 GIT_DIR=/nonexistent PKG_CONFIG_PATH=$deps/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
     meson setup "$build_dir/batsim/build" "$build_dir/batsim" --buildtype=release --prefix="$prefix"
 ninja -C "$build_dir/batsim/build" -j "$jobs" install

@@ -1,4 +1,4 @@
-"""engine/: the timer-delay patch is a well-formed unified diff of the two files it should touch and,
+"""engine/: our Batsim patch is a well-formed unified diff of the files it should touch and,
 given a Batsim v4.2.1 source tree (BATSIM_SOURCE), applies to it cleanly; the build script is valid
 shell that refuses to write inside the repository; the Nix recipe parses; the patched Dockerfile
 passes hadolint. Nothing here needs the network or builds Batsim."""
@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
-PATCH = ENGINE / "timer-delays.patch"
+PATCH = ENGINE / "batsim-google.patch"
 BUILD_SCRIPT = ENGINE / "build-batsim.sh"
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -62,9 +62,17 @@ def parse_patch(text: str) -> dict[str, list[tuple[list[str], list[str]]]]:
     return files
 
 
-def test_patch_touches_only_the_delay_wait_and_the_version():
+def test_patch_touches_only_the_delay_wait_the_energy_tracing_and_the_version():
     files = parse_patch(PATCH.read_text())
-    assert set(files) == {"meson.build", "src/jobs_execution.cpp"}
+    assert set(files) == {
+        "meson.build",
+        "src/jobs_execution.cpp",
+        "src/batsim.cpp",
+        "src/batsim.hpp",
+        "src/context.hpp",
+        "src/export.cpp",
+        "src/job_submitter.cpp",
+    }
 
     removed = [line for hunk in files["src/jobs_execution.cpp"] for line in hunk[0]]
     added = [line for hunk in files["src/jobs_execution.cpp"] for line in hunk[1]]
@@ -75,9 +83,18 @@ def test_patch_touches_only_the_delay_wait_and_the_version():
     assert not any("sleep_for(" in line for line in added)
     assert any("simgrid::s4u::Comm::wait_any_for(none, duration);" in line for line in added)
 
+    # The option, off by default: parsed, stored, and consulted where the sweep and its file are.
+    options = [line for _, added in files["src/batsim.cpp"] for line in added]
+    assert any(line.startswith("  --disable-energy-tracing ") for line in options)
+    assert any('!args["--disable-energy-tracing"].asBool()' in line for line in options)
+    assert any("bool enable_energy_tracing = true;" in line for _, a in files["src/batsim.hpp"] for line in a)
+    export = [line for _, added in files["src/export.cpp"] for line in added]
+    assert any("if (!_context->trace_energy)" in line for line in export)
+    assert any("if (context->trace_energy)" in line for line in export)
+
     version_hunks = files["meson.build"]
     assert [removed for removed, _ in version_hunks] == [[]]
-    assert "batversion = batversion + '+timer-delays'" in version_hunks[0][1]
+    assert "batversion = batversion + '+batsim-google'" in version_hunks[0][1]
 
 
 def test_patch_applies_cleanly_to_a_batsim_4_2_1_tree(tmp_path):
@@ -127,7 +144,7 @@ def test_nix_recipe_parses():
     nix = shutil.which("nix-instantiate")
     if nix is None:
         pytest.skip("nix-instantiate is not installed: the Nix recipe is not parsed")
-    result = subprocess.run([nix, "--parse", str(ENGINE / "batsim-timer-delays.nix")], capture_output=True, text=True)
+    result = subprocess.run([nix, "--parse", str(ENGINE / "batsim-google.nix")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
 

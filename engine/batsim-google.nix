@@ -1,7 +1,7 @@
-# Batsim 4.2.1 with timer-delays.patch, on nur-kapack's Batsim package.
+# Batsim 4.2.1 with batsim-google.patch, on nur-kapack's Batsim package.
 #
-#   nix-build engine/batsim-timer-delays.nix            # ./result/bin/batsim --version: 4.2.1+timer-delays
-#   nix-build engine/batsim-timer-delays.nix -A stock   # the same Batsim 4.2.1 without the patch
+#   nix-build engine/batsim-google.nix            # ./result/bin/batsim --version: 4.2.1+batsim-google
+#   nix-build engine/batsim-google.nix -A stock   # the same Batsim 4.2.1 without the patch
 #
 # nur-kapack dropped its Batsim packages in June 2025 and never packaged 4.2.1, so this pins the
 # last nur-kapack commit that builds Batsim (4.2.0, with SimGrid 3.34 and its pinned nixpkgs) and
@@ -26,8 +26,8 @@ let
   });
 in
 stock.overrideAttrs (old: {
-  pname = "batsim-timer-delays";
-  patches = (old.patches or [ ]) ++ [ ./timer-delays.patch ];
+  pname = "batsim-google";
+  patches = (old.patches or [ ]) ++ [ ./batsim-google.patch ];
   passthru = (old.passthru or { }) // {
     inherit stock;
   };
