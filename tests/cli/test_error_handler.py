@@ -201,7 +201,9 @@ def test_a_real_schedulers_traceback_ends_in_one_line(inputs):
     """A scheduler process that raises as it starts (Batsim, a stand-in, waits): its exception, not
     its traceback, and where its log is."""
     batsim = inputs / "waiting-batsim"
-    batsim.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(120)\n")
+    batsim.write_text(
+        f"#!{sys.executable}\nimport sys, time\nprint('4.2.1') if '--version' in sys.argv else time.sleep(120)\n"
+    )
     batsim.chmod(0o755)
     scheduler = f"command={sys.executable} -c 'import sys; 1 / 0' {{socket}}"
     workload = inputs / "w.json"

@@ -86,11 +86,20 @@ def test_a_new_file_in_the_run_folder_is_written(run_folder):
     assert json.loads((run_folder / "again.json").read_text())["jobs"] > 0
 
 
-def test_a_failed_run_over_an_old_one_leaves_no_stale_file_and_is_marked_incomplete(run_folder, workload):
-    """Batsim fails at once (``false``): none of the old run's files stays beside the new ones."""
+FAILING_BATSIM = f"""#!{sys.executable}
+import sys
+print("4.2.1") if "--version" in sys.argv else sys.exit(1)
+"""
+
+
+def test_a_failed_run_over_an_old_one_leaves_no_stale_file_and_is_marked_incomplete(run_folder, workload, tmp_path):
+    """Batsim fails at once: none of the old run's files stays beside the new ones."""
+    batsim = tmp_path / "failing-batsim"
+    batsim.write_text(FAILING_BATSIM)
+    batsim.chmod(0o755)
     result = invoke(
         ["run", "--platform", PLATFORM, "--workload", workload, "-o", run_folder, "--no-energy-outputs"]
-        + ["--batsim", "false", "--timeout", "60"]
+        + ["--batsim", batsim, "--timeout", "60"]
     )
     assert result.exit_code == 1 and "batsim exited with status 1" in result.output
     assert not (run_folder / METRICS_FILE).exists()
@@ -107,6 +116,8 @@ def test_the_metrics_refuse_a_folder_marked_incomplete(run_folder, tmp_path):
 
 FAKE_BATSIM = f"""#!{sys.executable}
 import shutil, sys
+if "--version" in sys.argv:
+    sys.exit(print("4.2.1"))
 prefix = sys.argv[sys.argv.index("-e") + 1]
 shutil.copy({str(RUN4 / "out_jobs.csv")!r}, prefix + "_jobs.csv")
 """
@@ -119,6 +130,7 @@ def test_a_run_that_ends_well_is_no_longer_marked_and_writes_its_metrics(run_fol
     result = invoke(
         ["run", "--platform", PLATFORM, "--workload", workload, "-o", run_folder, "--no-energy-outputs"]
         + ["--batsim", batsim, "--timeout", "60", "--scheduler", f"command={sys.executable} -c pass {{socket}}"]
+        + ["--no-figures"]  # the stand-in writes Batsim's jobs only
     )
     assert result.exit_code == 0, result.output
     assert not (run_folder / INCOMPLETE).exists()
