@@ -14,6 +14,7 @@ from batsim_google.cli.common import (
     fail,
     fail_usage,
     show_progress,
+    walltime_options,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -60,6 +61,7 @@ from batsim_google.units import DAY
     help="First, the tasks running at time 0 in the model's steady state (flagged 'initial'; "
     "see docs/generating.md); --tasks and --duration count the tasks after them.",
 )
+@walltime_options("none")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
 def generate(
     preset_name,
@@ -73,6 +75,7 @@ def generate(
     arrival_scale,
     output,
     warm_start,
+    walltime,
     progress,
 ) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
@@ -97,6 +100,7 @@ def generate(
             progress=show_progress(progress),
             arrival_scale=arrival_scale,
             warm=warm_start,
+            walltime=walltime,
         )
     except ValueError as error:
         fail(str(error))

@@ -33,6 +33,7 @@ import polars as pl
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
+from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.initial_state import INPUT_END, censored, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
@@ -247,10 +248,13 @@ def write_records(
     *,
     grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    walltime: WalltimeMode = NO_WALLTIMES,
+    seed: int = 0,
 ) -> JobAccount:
-    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0."""
+    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0; the jobs'
+    walltimes of the ``walltime`` mode (``user-estimate`` drawn from ``seed``)."""
     account = JobAccount()
-    with WorkloadWriter(path, nb_res, grain, meta=meta) as writer:
+    with WorkloadWriter(path, nb_res, grain, meta=meta, walltime=walltime, rng=walltime_rng(seed)) as writer:
         for records in record_batches:
             kept = select_records(records, selection, nb_res, account)
             if kept.height:
@@ -270,9 +274,11 @@ def convert_trace(
     verify: bool = False,
     workers: int = 1,
     progress: bool = False,
+    walltime: WalltimeMode = NO_WALLTIMES,
+    seed: int = 0,
 ) -> JobAccount:
     """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
-    submitted in the window has ended."""
+    submitted in the window has ended; the jobs' walltimes of the ``walltime`` mode."""
     sources = [str(source) for source in sources]
 
     def window_complete(lifecycles: TaskLifecycles) -> bool:
@@ -312,4 +318,4 @@ def convert_trace(
         (batch.attempts if selection.per == "attempt" else batch.tasks).with_columns(pl.lit(batch.now).alias(INPUT_END))
         for batch in batches
     )
-    return write_records(output, records, selection, nb_res, grain=grain, meta=meta)
+    return write_records(output, records, selection, nb_res, grain=grain, meta=meta, walltime=walltime, seed=seed)
