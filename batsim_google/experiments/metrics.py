@@ -68,8 +68,8 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.batsim_accounting import accounting, rejections
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
-from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
@@ -92,7 +92,6 @@ SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
 LEDGER_METRICS = (
     "tasks",
     *(outcome.value for outcome in Outcome),
-    "load_energy_j",
     "delivered_cpu_s",
     "energy_per_cpu_hour_j",
     "evictions",
@@ -142,22 +141,21 @@ def run_metrics(
     ran = all_jobs.filter(pl.col("starting_time").is_not_null())
     submitted = all_jobs if window is None else all_jobs.filter(submitted_inside("submission_time", low, high))
     waits = waiting_times(submitted)
+    if hosts is not None:
+        _capacity(hosts, platform)  # a platform without compute hosts is refused
+    shared = accounting(outputs, hosts, low, high, workloads, all_jobs)
     if outputs.has_ledger():
-        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan, None if window is None else (low, high))
-        capacity = None if hosts is None else _capacity(hosts, platform)
+        ledger = _ledger_metrics(outputs, all_jobs, makespan, None if window is None else (low, high))
+        if hosts is None:  # CPU requests are fractions of the largest machine: capacity unknown
+            shared["utilization"] = None
     else:
-        inside = ran if window is None else clipped_jobs(ran, low, high)
         ledger = dict.fromkeys(LEDGER_METRICS)
-        allocated = float(
-            inside.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item()
-        )
-        capacity = float(len(hosts) if hosts is not None else outputs.machines())
     if window is None:
         batsim_energy = outputs.energy()
     else:
         records = outputs.energy_records()
         batsim_energy = None if records is None else energy_between(records, low, high)
-    load = ledger["load_energy_j"]
+    load = shared["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
     tasks = task_ends(outputs, all_jobs)
     groups = workload_groups(workloads)
@@ -174,13 +172,17 @@ def run_metrics(
         "jobs_completed": ran.filter(pl.col("final_state") == SUCCEEDED).height,
         "jobs_killed": ran.filter(pl.col("final_state") != SUCCEEDED).height,
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
+        "rejected_by_reason": rejections(outputs, workloads, len(hosts) if hosts is not None else outputs.machines()),
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
         "mean_bounded_slowdown": _value(_slowdowns(tasks, all_jobs, window).mean()),
         **jobs_of_tasks,
-        "utilization": allocated / (capacity * (high - low)) if capacity and high > low else None,
+        "utilization": shared["utilization"],
+        "occupancy": shared["occupancy"],
         "energy_j": energy,
         "batsim_energy_j": batsim_energy,
+        "load_energy_j": load,
+        "idle_energy_j": shared["idle_energy_j"],
         **ledger,
         "window_start_s": low,
         "window_end_s": high,
@@ -190,11 +192,10 @@ def run_metrics(
 def _ledger_metrics(
     outputs: RunOutputs,
     all_jobs: pl.DataFrame,
-    hosts: list[PlatformHost] | None,
     makespan: float,
     bounds: tuple[float, float] | None,
-) -> tuple[dict, float]:
-    """The ledger's metrics and the CPU-seconds allocated (inside the window's ``bounds``, if any)."""
+) -> dict:
+    """The ledger's metrics (delivered work inside the window's ``bounds``, if any)."""
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
     whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
@@ -205,7 +206,6 @@ def _ledger_metrics(
         with_cpu = clipped_jobs(with_cpu, *bounds)
         kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
         delivered = float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
-    allocated = float(with_cpu.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     last_reason = jobs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
     lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
     intervals = suspension_intervals(jobs, tasks, makespan)
@@ -214,7 +214,6 @@ def _ledger_metrics(
     metrics = {
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
-        "load_energy_j": None if hosts is None else load_energy(with_cpu, hosts),
         "delivered_cpu_s": delivered,
         "energy_per_cpu_hour_j": None,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
@@ -228,7 +227,7 @@ def _ledger_metrics(
         "censored_suspensions": int(intervals["censored"].sum()),
         "balanced": bool(outputs.summary()["balanced"]),
     }
-    return metrics, allocated
+    return metrics
 
 
 def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:

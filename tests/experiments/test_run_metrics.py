@@ -88,7 +88,11 @@ def test_without_the_ledger_batsims_files_give_the_metrics_and_the_ledgers_are_n
     from batsim_google.experiments.metrics import LEDGER_METRICS
 
     assert all(metrics[name] is None for name in LEDGER_METRICS)
-    assert run_metrics(RunOutputs(tmp_path), PLATFORM)["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
+    # with the platform, a job without a CPU request takes its machine's whole cpu_capacity (m0, m1: 1;
+    # m2, m3: 0.5): jobs on m0 and m1 run 10+20+100+20+75 and 50+200 s, on m2 and m3 10+4+5+8+20 and 20+5
+    on_platform = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    whole = 1.0 * (10 + 20 + 100 + 20 + 75 + 50 + 200) + 0.5 * (10 + 4 + 5 + 8 + 20 + 20 + 5)
+    assert on_platform["utilization"] == pytest.approx(whole / (3 * MAKESPAN))
 
 
 def test_batsims_machine_count_comes_from_its_schedule_when_there(tmp_path):
