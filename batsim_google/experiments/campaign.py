@@ -7,7 +7,8 @@ from the campaign file's folder::
     timeout = 600                  # wall-clock limit of one simulation, seconds (default 3600)
     warmup = 3600                  # metrics from this simulated second on (default 0)
     horizon = 86400                # every policy's scheduler stops here (default none; a policy's
-                                   # own horizon wins); the metrics end here too
+                                   # own horizon wins); the metrics of every scheduler end here too
+                                   # (the other kinds run to their end, measured over the same window)
     energy_outputs = true          # Batsim's -E (default true; the platforms need an energy model)
 
     [platforms]
@@ -116,6 +117,8 @@ class Campaign:
     #: Start of the metrics' window, simulated seconds (its end: each policy's horizon, or the run's end).
     warmup: float = 0.0
     schedulers: tuple[tuple[str, Scheduler], ...] = ()
+    #: End of the metrics' window of the [schedulers.*] entries (a policy's: its own horizon).
+    horizon: float | None = None
 
     def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
         """The policies as built-in schedulers, then the other schedulers."""
@@ -307,6 +310,10 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
             window_of(warmup, config.horizon)
         except ValueError as error:
             raise ParameterError(f"policies.{name}: {error}") from error
+    try:
+        window_of(warmup, horizon)
+    except ValueError as error:
+        raise ParameterError(str(error)) from error
     campaign = Campaign(
         platforms=platforms,
         workloads=workloads,
@@ -316,6 +323,7 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         energy_outputs=energy_outputs,
         warmup=warmup,
         schedulers=schedulers,
+        horizon=None if horizon is None else float(horizon),
     )
     check_pairings(campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs)
     return campaign

@@ -105,7 +105,7 @@ def _execute(run: Run, batsim: str) -> dict:
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
     outputs = RunOutputs(run.directory)
-    window = window_of(run.warmup, run.config.horizon if run.config else 0.0)  # others run to their end
+    window = window_of(run.warmup, run.window_end)  # every scheduler over the same window
     marker = {
         "fingerprint": run.fingerprint,
         "labels": run.labels(),

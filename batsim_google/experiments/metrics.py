@@ -18,11 +18,16 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
   completed or services killed by design at the end of their lifetime, so evictions and restarts
   count against it. Without, a task is a Batsim job that ended ``COMPLETED_SUCCESSFULLY`` and
   ``work`` its execution time;
-- ``utilization``: allocated over available CPU time. With the ledger, the sum over jobs of the
-  task's normalized CPU request x the job's execution time, over the sum of the machines'
-  ``cpu_capacity`` (asleep or failed machines included) x the makespan (needs the platform; null
-  without it). Without, machines requested x execution time over machines x makespan (Batsim
-  allocates whole machines); the machines are the platform's compute hosts, or Batsim's count;
+- ``utilization``, ``occupancy``, ``load_energy_j``, ``idle_energy_j``: one accounting for every
+  scheduler kind, from Batsim's ``out_jobs.csv`` (each job's machines and times) and the CPU
+  requests of the workloads the run simulated (:mod:`.batsim_accounting`): CPU allocated over the
+  machines' ``cpu_capacity`` (asleep or failed machines included) x the window; the share of
+  machine-time running a job; what the load adds to Batsim's energy (:mod:`.load_energy`; null
+  without the platform or its energy model); the idle power of the machines on and running no job.
+  A job without a CPU request takes its machines whole. Without the platform, machines of capacity
+  1 (Batsim's count); for this package's scheduler, whose requests are fractions of the largest
+  machine, the utilization is then null;
+- ``rejected_by_reason``: Batsim's rejected jobs counted by reason (:func:`.batsim_accounting.rejections`);
 - ``google_jobs``, ``google_jobs_completed``, ``mean_job_response_s``, ``p95_job_response_s``:
   the jobs of tasks (:mod:`.job_groups`), given the workloads the run simulated;
 - ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
@@ -32,8 +37,6 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
 
 From the ledger (null, "n/a", without it, never 0):
 
-- ``load_energy_j``: what the load of the delay jobs adds to Batsim's energy (:mod:`.load_energy`;
-  also null without the platform or its energy model);
 - ``delivered_cpu_s``: the work done, sum over tasks that did all their work of CPU request x work
   (restarted work counted once); ``energy_per_cpu_hour_j``: ``energy_j`` per delivered CPU-hour;
 - ``evictions``: jobs stopped by an eviction; ``resubmissions``: Batsim jobs of the
@@ -50,8 +53,8 @@ From the ledger (null, "n/a", without it, never 0):
 Means over no task are null.
 
 Over a measurement window ``[warm-up, horizon]`` (:mod:`.window`; ``window_start_s``,
-``window_end_s``, without one 0 and the makespan): ``utilization`` and ``load_energy_j`` count each
-job's share inside the window, over the window's length; ``batsim_energy_j`` is Batsim's energy
+``window_end_s``, without one 0 and the makespan): ``utilization``, ``occupancy``,
+``load_energy_j`` and ``idle_energy_j`` count each job's share inside the window, over the window's length; ``batsim_energy_j`` is Batsim's energy
 consumed inside it; waiting times and slowdowns are those of the jobs and tasks submitted inside
 it; ``delivered_cpu_s`` is then the CPU-seconds run inside it by the jobs whose work was kept
 (completed, ended at their lifetime, or running at the horizon: restarted work, even resumed, is

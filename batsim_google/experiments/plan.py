@@ -38,8 +38,8 @@ INPUTS = "inputs"
 RUNS = "runs"
 DIGEST_CHARS = 10
 #: Version of a run's outputs and metrics: raised when they change meaning (2: the load's energy,
-#: tasks' end times).
-RUN_OUTPUTS_VERSION = 2
+#: tasks' end times; 3: one accounting for every scheduler kind, the campaign's window for all).
+RUN_OUTPUTS_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,16 @@ class Run:
     timeout: float
     energy_outputs: bool
     fingerprint: str
-    #: Start of the metrics' window (its end: the policy's horizon).
+    #: Start of the metrics' window (its end: the policy's horizon, else the campaign's).
     warmup: float = 0.0
+    #: The campaign's horizon: the window's end for a scheduler of another kind than a policy.
+    horizon: float | None = None
+
+    @property
+    def window_end(self) -> float | None:
+        """Where the metrics end: the policy's horizon (which the campaign's fills in), else the campaign's."""
+        config = self.config
+        return (config.horizon or None) if config is not None else self.horizon
 
     @property
     def config(self) -> PolicyConfig | None:
@@ -219,6 +227,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     "energy_outputs": campaign.energy_outputs,
                                     "outputs": RUN_OUTPUTS_VERSION,
                                     "warmup": campaign.warmup,
+                                    "horizon": campaign.horizon,
                                 }
                             )
                             runs.append(
@@ -238,6 +247,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     campaign.energy_outputs,
                                     fingerprint,
                                     campaign.warmup,
+                                    campaign.horizon,
                                 )
                             )
     return runs

@@ -327,3 +327,38 @@ def test_a_metric_no_run_knows_is_a_number_in_both_tables(tmp_path):
     assert parquet.equals(pl.read_csv(tmp_path / "runs.csv", schema=parquet.schema))
     summary = pl.read_csv(tmp_path / "summary.csv")
     assert summary.filter(pl.col("metric") == "mean_job_response_s")["mean"].is_null().all()
+
+
+def test_a_scheduler_that_rejected_jobs_is_flagged_not_ranked(tmp_path):
+    """The summary's warning names the policy that rejected jobs, on its rows only; the rejections
+    by reason are a JSON text in the runs table, which still reads back from CSV."""
+    from batsim_google.experiments.execution import RunRecord
+    from batsim_google.experiments.report import runs_table, summary_table, write_tables
+
+    runs = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "out")
+    policies = sorted({run.policy for run in runs})
+    rejecting = policies[0]
+    records = [
+        RunRecord(
+            run,
+            "done",
+            {
+                "jobs_rejected": 7 if run.policy == rejecting else 0,
+                "rejected_by_reason": {"no walltime (planning schedulers need one)": 7}
+                if run.policy == rejecting
+                else {},
+                "mean_waiting_s": 1.0,
+            },
+        )
+        for run in runs
+    ]
+    table = runs_table(records)
+    assert json.loads(table.filter(pl.col("policy") == rejecting)["rejected_by_reason"][0]) == {
+        "no walltime (planning schedulers need one)": 7
+    }
+    summary = summary_table(table)
+    flagged = summary.filter(pl.col("warning").str.contains("rejected 7 jobs per run", literal=True).fill_null(False))
+    assert set(flagged["policy"]) == {rejecting}
+    assert flagged.height == summary.filter(pl.col("policy") == rejecting).height
+    write_tables(tmp_path, table, summary)
+    assert pl.read_csv(tmp_path / "runs.csv").height == len(runs)

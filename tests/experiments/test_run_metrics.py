@@ -332,14 +332,16 @@ def test_run_summary_lines_say_na_for_what_is_not_known():
             "jobs_completed": 5,
             "jobs_killed": 9,
             "jobs_rejected": 2,
+            "rejected_by_reason": {"no walltime (planning schedulers need one)": 2},
+            "idle_energy_j": 3e9,
             "censored": 3,
             "window_start_s": 600.0,
             "window_end_s": 86400.0,
         }
     )
     assert lines[0] == (
-        "over 600-86400 s of simulated time: energy n/a, waiting mean 3.75 s, p95 19.5 s, bounded slowdown 1.2, "
-        "utilization 0.5, completed tasks n/a, abandoned at the restart cap 0, censored at the horizon 3, "
+        "over 600-86400 s of simulated time: energy n/a, of which load n/a, idle machines 3 GJ, waiting mean 3.75 s, "
+        "p95 19.5 s, bounded slowdown 1.2, utilization 0.5, completed tasks n/a, abandoned at the restart cap 0, censored at the horizon 3, "
         "delivered 2 CPU-h"
     )
-    assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected"
+    assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected (2 no walltime (planning schedulers need one))"

@@ -165,7 +165,7 @@ def test_a_sleeping_scheduler_is_refused_without_energy_outputs(tmp_path):
         load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', "energy_outputs = false\n" + HEAD)
 
 
-def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_their_end(tmp_path):
+def test_a_campaign_horizon_ends_the_built_in_kind_and_the_metrics_of_every_kind(tmp_path):
     campaign = load(
         tmp_path,
         """
@@ -182,3 +182,8 @@ def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_thei
     assert schedulers["built-in"].target["horizon"] == 7200.0
     assert schedulers["own-horizon"].target["horizon"] == 3600.0
     assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched")  # another kind: runs to its end
+    # ... but every kind is measured over the campaign's window (a policy's own horizon is its own)
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert {run.policy: run.window_end for run in runs} == {"built-in": 7200.0, "own-horizon": 3600.0, "filler": 7200.0}
+    without = load(tmp_path, '[schedulers.filler]\npybatsim = "fillerSched"\n')
+    assert [run.window_end for run in plan_campaign(without, tmp_path / "out2")] == [None]  # the whole run
