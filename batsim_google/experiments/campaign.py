@@ -19,7 +19,8 @@ from the campaign file's folder::
     google = {preset = "google", tasks = 1000, seeds = [1, 2, 3]}   # or model = FILE; or duration = S
     trace = {file = "converted.json"}           # an existing workload (one replication)
                                                 # generated: optional grain = G, requests = FILE,
-                                                # arrival_scale = F or "cell" (see WorkloadSpec)
+                                                # arrival_scale = F or "cell" (see WorkloadSpec),
+                                                # walltime = "user-estimate" (generate --walltime)
     [failures]                                  # optional; default: none = {}
     none = {}
     drawn = {mtbf = 86400, mttr = 3600, horizon = 172800, seeds = [1]}   # mtbf_shape, mttr_shape too
@@ -49,6 +50,7 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.window import window_of
+from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.model.presets import PRESETS
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
@@ -93,6 +95,8 @@ class WorkloadSpec:
     grain: float | None = None
     requests: Path | None = None
     arrival_scale: float | str = 1.0
+    #: The jobs' walltimes (``generate --walltime``): ``none``, ``exact``, a factor, ``user-estimate``.
+    walltime: str = "none"
 
 
 @dataclass(frozen=True)
@@ -192,7 +196,15 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
     if _one_of(raw, ("file", "preset", "model"), where) == "file":
         known_keys(raw, {"file"}, where)
         return WorkloadSpec(name, file=_path(raw, "file", where, base))
-    known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale"}, where)
+    known_keys(
+        raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale", "walltime"}, where
+    )
+    walltime = str(raw.get("walltime", "none"))
+    try:
+        if parse_walltime_mode(walltime).name == "requested":
+            raise ParameterError("requested is for SWF logs (swf convert)")
+    except ValueError as error:
+        raise ParameterError(f"{where}.walltime: {error}") from error
     if "preset" in raw and raw["preset"] not in PRESETS:
         raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
@@ -206,6 +218,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         grain=_positive(raw, "grain", where),
         requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
+        walltime=walltime,
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
@@ -150,6 +151,7 @@ class _Inputs:
                 "requests": self.digest(spec.requests),
                 "nb_res": machines,
                 "arrival_scale": scale,
+                **({} if spec.walltime == "none" else {"walltime": spec.walltime}),
             }
         )
         path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
@@ -166,6 +168,7 @@ class _Inputs:
                 nb_res=machines,
                 grain=spec.grain,
                 arrival_scale=scale,
+                walltime=parse_walltime_mode(spec.walltime),
             )
 
         return _write_once(path, write)

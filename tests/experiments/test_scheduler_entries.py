@@ -187,3 +187,29 @@ def test_a_campaign_horizon_ends_the_built_in_kind_and_the_metrics_of_every_kind
     assert {run.policy: run.window_end for run in runs} == {"built-in": 7200.0, "own-horizon": 3600.0, "filler": 7200.0}
     without = load(tmp_path, '[schedulers.filler]\npybatsim = "fillerSched"\n')
     assert [run.window_end for run in plan_campaign(without, tmp_path / "out2")] == [None]  # the whole run
+
+
+def test_a_generated_workload_takes_a_walltime_mode(tmp_path):
+    import json
+
+    campaign = load(
+        tmp_path,
+        '[schedulers.filler]\npybatsim = "fillerSched"\n',
+        head=HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "exact"}'),
+    )
+    (run,) = plan_campaign(campaign, tmp_path / "out")
+    written = json.loads(run.workload_file.read_text())
+    assert written["walltime"]["mode"] == "exact"
+    assert all(job["walltime"] > 0 for job in written["jobs"])
+    with pytest.raises(ParameterError, match="workloads.google.walltime: requested is for SWF logs"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "requested"}'),
+        )
+    with pytest.raises(ParameterError, match="workloads.google.walltime"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "often"}'),
+        )
