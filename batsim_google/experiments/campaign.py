@@ -21,6 +21,10 @@ from the campaign file's folder::
                                                 # generated: optional grain = G, requests = FILE,
                                                 # arrival_scale = F or "cell" (see WorkloadSpec),
                                                 # walltime = "user-estimate" (generate --walltime)
+    window = {trace = ["part-00000.csv.gz"], start = 0, end = 3600, seeds = [1]}
+                                                # a window of the Google trace replayed on each
+                                                # platform's machines (trace convert --sample-cell
+                                                # N --seed S, with the initial state; walltime too)
     [failures]                                  # optional; default: none = {}
     none = {}
     drawn = {mtbf = 86400, mttr = 3600, horizon = 172800, seeds = [1]}   # mtbf_shape, mttr_shape too
@@ -97,6 +101,11 @@ class WorkloadSpec:
     arrival_scale: float | str = 1.0
     #: The jobs' walltimes (``generate --walltime``): ``none``, ``exact``, a factor, ``user-estimate``.
     walltime: str = "none"
+    #: A window ``[start, end)`` of these trace parts, replayed on each platform's machines (a
+    #: scaled replay, :mod:`batsim_google.trace.sampling`, one machine sample per seed).
+    trace: tuple[Path, ...] = ()
+    start: float = 0.0
+    end: float | None = None
 
 
 @dataclass(frozen=True)
@@ -193,18 +202,39 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
 
 
 def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
-    if _one_of(raw, ("file", "preset", "model"), where) == "file":
+    kind = _one_of(raw, ("file", "preset", "model", "trace"), where)
+    if kind == "file":
         known_keys(raw, {"file"}, where)
         return WorkloadSpec(name, file=_path(raw, "file", where, base))
-    known_keys(
-        raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale", "walltime"}, where
-    )
     walltime = str(raw.get("walltime", "none"))
     try:
         if parse_walltime_mode(walltime).name == "requested":
             raise ParameterError("requested is for SWF logs (swf convert)")
     except ValueError as error:
         raise ParameterError(f"{where}.walltime: {error}") from error
+    if kind == "trace":
+        known_keys(raw, {"trace", "start", "end", "seeds", "walltime", "grain"}, where)
+        parts = raw["trace"]
+        if not isinstance(parts, list) or not parts:
+            raise ParameterError(f"{where}.trace must be a non-empty list of task_events part files (got {parts!r})")
+        start = raw.get("start", 0)
+        if not is_number(start) or start < 0:
+            raise ParameterError(f"{where}.start must be a number >= 0 (got {start!r})")
+        end = _positive(raw, "end", where)
+        if end is not None and end <= start:
+            raise ParameterError(f"{where}.end ({end}) must come after start ({start})")
+        return WorkloadSpec(
+            name,
+            trace=tuple(_path({"trace": part}, "trace", where, base) for part in parts),
+            start=float(start),
+            end=None if end is None else float(end),
+            seeds=_seeds(raw, where),
+            grain=_positive(raw, "grain", where),
+            walltime=walltime,
+        )
+    known_keys(
+        raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale", "walltime"}, where
+    )
     if "preset" in raw and raw["preset"] not in PRESETS:
         raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,8 @@ class _Inputs:
     def workload(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
         if spec.file is not None:
             return spec.file
+        if spec.trace:
+            return self._trace_window(spec, seed, machines)
         scale = cell_load_scale(machines) if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
         key = _digest(
             {
@@ -172,6 +175,43 @@ class _Inputs:
             )
 
         return _write_once(path, write)
+
+    def _trace_window(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
+        """The trace window of ``spec`` replayed on ``machines`` machines, sampled with ``seed``."""
+        from batsim_google.trace.convert import Selection, convert_trace
+        from batsim_google.trace.row_accounting import RowAccount
+        from batsim_google.trace.sampling import MachineSample
+
+        key = _digest(
+            {
+                "trace": [self.digest(part) for part in spec.trace],
+                "window": [spec.start, spec.end],
+                "seed": seed,
+                "grain": spec.grain,
+                "nb_res": machines,
+                "walltime": spec.walltime,
+            }
+        )
+        path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
+        selection = Selection(
+            start=spec.start,
+            end=math.inf if spec.end is None else spec.end,
+            initial_state=True,
+            sample=MachineSample(machines, seed or 0),
+        )
+        return _write_once(
+            path,
+            lambda target: convert_trace(
+                spec.trace,
+                target,
+                selection,
+                RowAccount(),
+                nb_res=machines,
+                grain=spec.grain,
+                walltime=parse_walltime_mode(spec.walltime),
+                seed=seed or 0,
+            ),
+        )
 
     def failures(self, spec: FailureSpec, seed: int | None, machines: int) -> Path | None:
         if spec.file is not None or spec.law is None:

@@ -213,3 +213,45 @@ def test_a_generated_workload_takes_a_walltime_mode(tmp_path):
             '[schedulers.f]\npybatsim = "fillerSched"\n',
             HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "often"}'),
         )
+
+
+def test_a_trace_window_is_replayed_on_each_platforms_machines(tmp_path):
+    """``trace = [...]``: the window converted once per platform size and seed (a scaled replay),
+    with the walltime mode asked; its errors name the entry."""
+    import json
+
+    from trace_files import event, seconds_us, write_part
+
+    from batsim_google.trace.schema import TaskEvent as E
+
+    write_part(
+        tmp_path / "trace",
+        [
+            event(seconds_us(1), 1, 0, E.SUBMIT),
+            event(seconds_us(2), 1, 0, E.SCHEDULE),
+            event(seconds_us(30), 1, 0, E.FINISH),
+        ],
+    )
+    (part,) = sorted((tmp_path / "trace").rglob("*.csv.gz"))
+    head = f"""
+    [platforms]
+    small = {{cell = 8}}
+    large = {{cell = 16}}
+    [workloads]
+    window = {{trace = ["{part}"], start = 0, end = 20, seeds = [1, 2], walltime = "2"}}
+    """
+    campaign = load(tmp_path, '[schedulers.f]\npybatsim = "fillerSched"\n', head)
+    runs = plan_campaign(campaign, tmp_path / "out")
+    files = {(run.platform, run.workload_seed): run.workload_file for run in runs}
+    assert len(set(files.values())) == 4
+    for (platform, _), path in files.items():
+        written = json.loads(path.read_text())
+        assert written["nb_res"] == {"small": 8, "large": 16}[platform]
+        assert written["walltime"] == {"mode": "2", "kills": False}
+        assert written["meta"]["sample"]["machines"] == written["nb_res"]
+    with pytest.raises(ParameterError, match=r"workloads.window.end \(5\) must come after start \(10\)"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            head.replace("start = 0, end = 20", "start = 10, end = 5"),
+        )
