@@ -10,6 +10,8 @@ from the campaign file's folder::
                                    # own horizon wins); the metrics of every scheduler end here too
                                    # (the other kinds run to their end, measured over the same window)
     energy_outputs = true          # Batsim's -E (default true; the platforms need an energy model)
+    skip_refused = false           # true: a scheduler is not run with the failures or platform it
+                                   # cannot take (e.g. batsched with failures) instead of refusing
 
     [platforms]
     cell64 = {cell = 64}                        # the 2011 cell scaled to 64 machines, written here
@@ -132,6 +134,8 @@ class Campaign:
     schedulers: tuple[tuple[str, Scheduler], ...] = ()
     #: End of the metrics' window of the [schedulers.*] entries (a policy's: its own horizon).
     horizon: float | None = None
+    #: (scheduler, platform, failures) pairings not run (``skip_refused``).
+    skipped: frozenset[tuple[str, str, str]] = frozenset()
 
     def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
         """The policies as built-in schedulers, then the other schedulers."""
@@ -311,9 +315,13 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
             "failures",
             "policies",
             "schedulers",
+            "skip_refused",
         },
         "the campaign",
     )
+    skip_refused = data.get("skip_refused", False)
+    if not isinstance(skip_refused, bool):
+        raise ParameterError(f"skip_refused must be true or false (got {skip_refused!r})")
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
@@ -368,8 +376,10 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         schedulers=schedulers,
         horizon=None if horizon is None else float(horizon),
     )
-    check_pairings(campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs)
-    return campaign
+    skipped = check_pairings(
+        campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused
+    )
+    return dataclasses.replace(campaign, skipped=skipped)
 
 
 def load_campaign(path: str | Path) -> Campaign:

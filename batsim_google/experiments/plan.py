@@ -261,6 +261,8 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                             / _seed_label(failures.name, failure_seed)
                         )
                         for policy, scheduler in campaign.all_schedulers():
+                            if (policy, platform.name, failures.name) in campaign.skipped:
+                                continue
                             fingerprint = _digest(
                                 {
                                     "platform": inputs.digest(platform_file),

@@ -255,3 +255,18 @@ def test_a_trace_window_is_replayed_on_each_platforms_machines(tmp_path):
             '[schedulers.f]\npybatsim = "fillerSched"\n',
             head.replace("start = 0, end = 20", "start = 10, end = 5"),
         )
+
+
+def test_skip_refused_runs_a_scheduler_only_where_it_can(tmp_path):
+    text = '[policies.cell]\nenergy = "always-on"\n[schedulers.filler]\npybatsim = "fillerSched"\n'
+    failures = FAILURES + "    none = {}\n"
+    with pytest.raises(ParameterError, match="schedulers.filler on platforms.small with failures.drawn refused"):
+        load(tmp_path, text, HEAD + failures)
+    campaign = load(tmp_path, text, "skip_refused = true\n" + textwrap.dedent(HEAD + failures))
+    assert campaign.skipped == {("filler", "small", "drawn")}
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert sorted((run.policy, run.failures) for run in runs) == [
+        ("cell", "drawn"),
+        ("cell", "none"),
+        ("filler", "none"),
+    ]
