@@ -270,3 +270,11 @@ def test_skip_refused_runs_a_scheduler_only_where_it_can(tmp_path):
         ("cell", "none"),
         ("filler", "none"),
     ]
+
+
+def test_a_declared_needs_table_takes_no_failures_unless_it_says_so(tmp_path):
+    text = '[schedulers.sleeper]\ncommand = ["x", "{socket}"]\nneeds = {sleep_states = true}\n'
+    with pytest.raises(ParameterError, match="schedulers.sleeper on platforms.small with failures.drawn refused"):
+        load(tmp_path, text, HEAD + FAILURES)
+    trusted = text.replace("sleep_states = true", "sleep_states = true, failures = true")
+    assert dict(load(tmp_path, trusted, HEAD + FAILURES).schedulers)["sleeper"].needs().failures
