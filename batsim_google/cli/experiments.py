@@ -78,7 +78,7 @@ _WORK = (
     "not_restarted",
     "lost_to_failures",
     "rejected",
-    "jobs_rejected",
+    "jobs_refused",
     "pending_at_end",
     "censored",
     "delivered_cpu_s",

@@ -20,9 +20,12 @@ they differ in the machines they keep on and idle. From those rows:
   throughout. A machine down by a failure keeps its pstate: Batsim bills it so.
 
 Rejections are counted by reason (:func:`rejections`): Batsim's ``REJECTED`` jobs, with the reason
-told by this package's scheduler's ledger (the task's outcome and note) where it keeps one, else
+told by this package's scheduler's ledger (the outcome and note of the task the job stands for,
+a resubmission's too) where it keeps one, else
 what the job asked for that batsched's planners refuse (more resources than the platform's
-machines, then no walltime), else "by the scheduler".
+machines, then no walltime), else "by the scheduler". Those of tasks this package's scheduler
+found open at its horizon (``censored``) left nothing undone inside the window; the others are
+``jobs_refused`` (:func:`refused`), what a campaign flags.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.load_energy import computing_watts, load_energy
-from batsim_google.experiments.outputs import JOBS, RunOutputs
+from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
 from batsim_google.experiments.window import clipped_jobs
 from batsim_google.fitting.batsim_input import in_chunks
 from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
@@ -50,6 +53,9 @@ REJECTED = "REJECTED"
 NO_WALLTIME = "no walltime (planning schedulers need one)"
 TOO_WIDE = "more resources than the platform's machines"
 BY_SCHEDULER = "by the scheduler"
+#: The reason of the jobs rejected because they were open at this package's scheduler's horizon
+#: (censored, outside the measurement window): not refused.
+CENSORED = "censored"
 #: What :func:`accounting` returns.
 ACCOUNTING_METRICS = ("load_energy_j", "idle_energy_j", "utilization", "occupancy")
 WORKLOAD_SCHEMA = {"job": pl.String, "cpu": pl.Float64, "res": pl.Int64, "walltime": pl.Float64}
@@ -228,6 +234,12 @@ def accounting(
     return metrics
 
 
+def refused(reasons: dict) -> int:
+    """The rejections of :func:`rejections` that left work undone inside the measurement window:
+    all but those of tasks open at the horizon (this package's scheduler rejects them there)."""
+    return sum(count for reason, count in reasons.items() if not reason.startswith(CENSORED))
+
+
 def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machines: int | None = None) -> dict:
     """Batsim's rejected jobs by reason (see the module), most frequent first."""
     rejected = outputs.jobs().filter(pl.col("final_state") == REJECTED).select("job")
@@ -237,13 +249,28 @@ def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machin
         told = pl.read_csv(
             outputs.path(TASKS), columns=["task_id", "outcome", "note"], schema_overrides={"note": pl.String}
         )
-        reasons = rejected.join(told.rename({"task_id": "job"}), on="job", how="left").select(
-            pl.when(pl.col("outcome").is_null())
-            .then(pl.lit(BY_SCHEDULER))
-            .when(pl.col("note").fill_null("") == "")
-            .then(pl.col("outcome"))
-            .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
-            .alias("reason")
+        # a resubmission "resubmit!w0_17#2" stands for task "w0!17" (the scheduler's naming)
+        task = (
+            pl.when(pl.col("job").str.starts_with(f"{RESUBMITTED}!"))
+            .then(
+                pl.col("job")
+                .str.strip_prefix(f"{RESUBMITTED}!")
+                .str.replace(r"#\d+$", "")
+                .str.replace("_", "!", literal=True, n=1)
+            )
+            .otherwise(pl.col("job"))
+        )
+        reasons = (
+            rejected.with_columns(task.alias("task_id"))
+            .join(told, on="task_id", how="left")
+            .select(
+                pl.when(pl.col("outcome").is_null())
+                .then(pl.lit(BY_SCHEDULER))
+                .when(pl.col("note").fill_null("") == "")
+                .then(pl.col("outcome"))
+                .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
+                .alias("reason")
+            )
         )
     else:
         asked = rejected.join(workload_jobs(workloads), on="job", how="left")

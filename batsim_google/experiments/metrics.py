@@ -28,6 +28,8 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
   1 (Batsim's count); for this package's scheduler, whose requests are fractions of the largest
   machine, the utilization is then null;
 - ``rejected_by_reason``: Batsim's rejected jobs counted by reason (:func:`.batsim_accounting.rejections`);
+  ``jobs_refused``: those of them that left work undone inside the window (not the tasks this
+  package's scheduler rejects at its horizon);
 - ``google_jobs``, ``google_jobs_completed``, ``mean_job_response_s``, ``p95_job_response_s``:
   the jobs of tasks (:mod:`.job_groups`), given the workloads the run simulated;
 - ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
@@ -71,7 +73,7 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.experiments.batsim_accounting import accounting, rejections
+from batsim_google.experiments.batsim_accounting import accounting, refused, rejections
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
@@ -161,6 +163,7 @@ def run_metrics(
     load = shared["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
     tasks = task_ends(outputs, all_jobs)
+    reasons = rejections(outputs, workloads, len(hosts) if hosts is not None else outputs.machines())
     groups = workload_groups(workloads)
     jobs_of_tasks = (
         job_metrics(tasks, groups, None if window is None else (low, high))
@@ -175,7 +178,8 @@ def run_metrics(
         "jobs_completed": ran.filter(pl.col("final_state") == SUCCEEDED).height,
         "jobs_killed": ran.filter(pl.col("final_state") != SUCCEEDED).height,
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
-        "rejected_by_reason": rejections(outputs, workloads, len(hosts) if hosts is not None else outputs.machines()),
+        "rejected_by_reason": reasons,
+        "jobs_refused": refused(reasons),
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
         "mean_bounded_slowdown": _value(_slowdowns(tasks, all_jobs, window).mean()),

@@ -4,8 +4,9 @@ platform, workload and failures) delivered different work.
 A policy that saves energy by abandoning or never running tasks looks cheap; energy and waiting
 compare fairly only over the same work. The delivered CPU-seconds (:mod:`.metrics`) of the
 policies of a scenario, averaged over its seeds, differing by more than ``WORK_TOLERANCE`` of the
-largest, the summary says so. Likewise a scheduler that rejected jobs (Batsim's ``REJECTED``: a
-planner given jobs without walltime, jobs wider than the platform...) is flagged on its rows: its
+largest, the summary says so. Likewise a scheduler that refused jobs (``jobs_refused``: Batsim's
+``REJECTED`` but for the tasks open at a horizon; a planner given jobs without walltime, jobs
+wider than the platform...) is flagged on its rows: its
 figures are over fewer jobs than the others', not to be ranked with them.
 """
 
@@ -17,7 +18,7 @@ import polars as pl
 WORK_TOLERANCE = 0.01
 SCENARIO = ["platform", "workload", "failures"]
 DELIVERED = "delivered_cpu_s"
-REJECTED_JOBS = "jobs_rejected"
+REFUSED_JOBS = "jobs_refused"
 
 
 def work_warnings(summary: pl.DataFrame) -> dict[tuple, str]:
@@ -40,12 +41,12 @@ def work_warnings(summary: pl.DataFrame) -> dict[tuple, str]:
 
 def rejection_warnings(summary: pl.DataFrame) -> dict[tuple, str]:
     """Per scenario and policy whose runs rejected jobs, the warning."""
-    rejected = summary.filter((pl.col("metric") == REJECTED_JOBS) & (pl.col("mean") > 0))
+    rejected = summary.filter((pl.col("metric") == REFUSED_JOBS) & (pl.col("mean") > 0))
     warnings = {}
     for row in rejected.iter_rows(named=True):
         key = tuple(row[k] for k in (*SCENARIO, "policy"))
         warnings[key] = (
-            f"{'/'.join(map(str, key[:3]))} [{key[3]}]: rejected {row['mean']:.4g} jobs per run on average: "
+            f"{'/'.join(map(str, key[:3]))} [{key[3]}]: refused {row['mean']:.4g} jobs per run on average: "
             "its figures cover fewer jobs than a scheduler that ran them all; do not rank it with them "
             "(metrics.json's rejected_by_reason says why)"
         )

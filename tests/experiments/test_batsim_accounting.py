@@ -93,14 +93,26 @@ def test_rejections_by_reason(tmp_path):
     assert rejections(outputs, [workload], machines=4) == {NO_WALLTIME: 1, TOO_WIDE: 1}
     assert rejections(outputs, (), machines=4) == {NO_WALLTIME: 2}  # unknown requests: none known
     metrics = run_metrics(outputs, PLATFORM, workloads=[workload])
-    assert metrics["jobs_rejected"] == 2 and metrics["rejected_by_reason"] == {NO_WALLTIME: 1, TOO_WIDE: 1}
+    assert metrics["jobs_rejected"] == metrics["jobs_refused"] == 2
+    assert metrics["rejected_by_reason"] == {NO_WALLTIME: 1, TOO_WIDE: 1}
+
+
+def test_tasks_open_at_the_horizon_are_not_refused():
+    from batsim_google.experiments.batsim_accounting import refused
+
+    assert refused({"censored: pending at the horizon": 5, BY_SCHEDULER: 2, NO_WALLTIME: 1}) == 3
 
 
 def test_the_built_in_schedulers_run_is_accounted_from_batsims_files_as_its_ledger_does():
     run4 = RunOutputs(FIXTURES / "run4")
     metrics = run_metrics(run4, PLATFORM)
-    # run4's README: w0!4 is rejected as larger than every machine, w0!7's resubmission while pending
-    assert metrics["rejected_by_reason"] == {BY_SCHEDULER: 1, "rejected: larger than every machine": 1}
+    # run4's README: w0!4 is rejected as larger than every machine, w0!7's resubmission (resubmit!w0_7#1)
+    # as its user killed it while pending: both left work undone
+    assert metrics["rejected_by_reason"] == {
+        "killed_by_user: while pending": 1,
+        "rejected: larger than every machine": 1,
+    }
+    assert metrics["jobs_refused"] == 2
     figures = accounting(run4, compute_hosts(PLATFORM), 0.0, metrics["makespan_s"])
     assert figures["utilization"] == metrics["utilization"]
     assert figures["load_energy_j"] == metrics["load_energy_j"]

@@ -343,7 +343,8 @@ def test_a_scheduler_that_rejected_jobs_is_flagged_not_ranked(tmp_path):
             run,
             "done",
             {
-                "jobs_rejected": 7 if run.policy == rejecting else 0,
+                "jobs_rejected": 7 if run.policy == rejecting else 3,
+                "jobs_refused": 7 if run.policy == rejecting else 0,  # the others': censored at the horizon
                 "rejected_by_reason": {"no walltime (planning schedulers need one)": 7}
                 if run.policy == rejecting
                 else {},
@@ -357,7 +358,7 @@ def test_a_scheduler_that_rejected_jobs_is_flagged_not_ranked(tmp_path):
         "no walltime (planning schedulers need one)": 7
     }
     summary = summary_table(table)
-    flagged = summary.filter(pl.col("warning").str.contains("rejected 7 jobs per run", literal=True).fill_null(False))
+    flagged = summary.filter(pl.col("warning").str.contains("refused 7 jobs per run", literal=True).fill_null(False))
     assert set(flagged["policy"]) == {rejecting}
     assert flagged.height == summary.filter(pl.col("policy") == rejecting).height
     write_tables(tmp_path, table, summary)
