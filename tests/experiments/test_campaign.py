@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -363,3 +364,13 @@ def test_a_scheduler_that_rejected_jobs_is_flagged_not_ranked(tmp_path):
     assert flagged.height == summary.filter(pl.col("policy") == rejecting).height
     write_tables(tmp_path, table, summary)
     assert pl.read_csv(tmp_path / "runs.csv").height == len(runs)
+
+
+def test_a_missing_executable_fails_its_run_not_the_campaign(tmp_path):
+    from batsim_google.experiments.execution import execute_run
+
+    text = "skip_refused = true\n" + SMALL + '\n[schedulers.absent]\ncommand = ["no-such-scheduler-xyz", "{socket}"]\n'
+    runs = [run for run in plan_campaign(load_campaign(campaign_file(tmp_path, text)), tmp_path / "out")]
+    absent = next(run for run in runs if run.policy == "absent" and run.failures == "none")
+    marker = execute_run(absent, batsim=shutil.which("true"))  # a "Batsim" that exits at once
+    assert "No such file or directory" in marker["error"] and "no-such-scheduler-xyz" in marker["error"]
