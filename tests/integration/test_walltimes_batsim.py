@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -55,14 +56,37 @@ def test_an_exact_walltime_never_kills_a_task(tmp_path, batsim_binary):
     assert metrics["jobs_rejected"] == 0 and metrics["load_energy_j"] > 0 and metrics["utilization"] > 0
 
 
-def _batsched(variant: str) -> str:
+#: What batsched's energy_bf family plans with: the test cell's m0 (tests/fixtures/cell4_energy.xml).
+ENERGY_OPTIONS = {
+    "power_compute": 200.0,
+    "power_idle": 100.0,
+    "power_sleep": 10.0,
+    "pstate_compute": 0,
+    "pstate_sleep": 1,
+    "time_switch_on": 10.0,
+    "time_switch_off": 10.0,
+    "energy_switch_on": 1500.0,
+    "energy_switch_off": 1500.0,
+}
+
+
+def _batsched(variant: str, tmp_path: Path) -> str:
     if shutil.which("batsched") is None:
         pytest.skip("no 'batsched' on PATH (oar-team/batsched, built outside this repository)")
-    return f"command=batsched -v {variant} -s {{socket}}"
+    options = []
+    if variant.startswith("energy_bf"):
+        sleeper = {
+            "monitoring_period": 60,
+            "idle_time_to_sedate": 60,
+            "output_dir": str(tmp_path),
+            "trace_output_filename": str(tmp_path / "batsched-trace.csv"),
+        }
+        options = ["--variant_options", json.dumps({**ENERGY_OPTIONS, **sleeper})]
+    return "command=" + shlex.join(["batsched", "-v", variant, *options, "-s", "{socket}"])
 
 
 def test_batsched_energy_bf_idle_sleeper_runs_a_workload_with_walltimes_rejecting_nothing(tmp_path, batsim_binary):
-    scheduler = _batsched("energy_bf_idle_sleeper")
+    scheduler = _batsched("energy_bf_idle_sleeper", tmp_path)
     workload = _workload(tmp_path, "user-estimate")
     metrics, jobs, output = _run(tmp_path, batsim_binary, workload, scheduler, "sleeper")
     assert len(jobs) == TASKS and metrics["jobs_rejected"] == 0 and metrics["rejected_by_reason"] == {}
@@ -72,7 +96,7 @@ def test_batsched_energy_bf_idle_sleeper_runs_a_workload_with_walltimes_rejectin
 
 
 def test_batsched_rejects_a_workload_without_walltimes_and_run_says_why(tmp_path, batsim_binary):
-    scheduler = _batsched("easy_bf")
+    scheduler = _batsched("easy_bf", tmp_path)
     workload = _workload(tmp_path, "none")
     metrics, _, output = _run(tmp_path, batsim_binary, workload, scheduler, "easy")
     tasks = sum(kind == "task" for kind in _kinds(workload).values())
