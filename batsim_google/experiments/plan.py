@@ -234,6 +234,8 @@ def scheduler_fingerprint(scheduler: Scheduler) -> dict:
     existed (earlier runs stay complete), another kind's description and its files' contents."""
     if scheduler.kind == "policy":
         return {"policy": scheduler.target}
+    if scheduler.kind == "command":  # an argument list, not a file (a long one is no valid file name)
+        return {"scheduler": scheduler.label(), "source": None}
     target = str(scheduler.target).rpartition(":")[0] if scheduler.kind == "python" else str(scheduler.target)
     source = Path(target)
     return {"scheduler": scheduler.label(), "source": file_digest(source) if source.is_file() else None}

@@ -278,3 +278,11 @@ def test_a_declared_needs_table_takes_no_failures_unless_it_says_so(tmp_path):
         load(tmp_path, text, HEAD + FAILURES)
     trusted = text.replace("sleep_states = true", "sleep_states = true, failures = true")
     assert dict(load(tmp_path, trusted, HEAD + FAILURES).schedulers)["sleeper"].needs().failures
+
+
+def test_a_command_with_long_arguments_is_planned(tmp_path):
+    options = '{"' + "x" * 300 + '": 1}'
+    campaign = load(
+        tmp_path, f'[schedulers.long]\ncommand = ["batsched", "--variant_options", \'{options}\', "-s", "{{socket}}"]\n'
+    )
+    assert len(plan_campaign(campaign, tmp_path / "out")) == 1
