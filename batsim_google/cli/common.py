@@ -48,6 +48,39 @@ def cell_workload_options(command: Callable) -> Callable:
     )(command)
 
 
+def walltime_options(default: str) -> Callable[[Callable], Callable]:
+    """``--walltime MODE`` and ``--walltime-kills`` of the commands that write a workload
+    (``generate``, ``trace convert``, ``swf convert``); the command gets ``walltime``, a
+    :class:`~batsim_google.generation.walltime.WalltimeMode`."""
+
+    def mode(ctx: click.Context, param: click.Parameter, value: str):
+        from batsim_google.generation.walltime import parse_walltime_mode
+
+        try:
+            return parse_walltime_mode(value, ctx.params.pop("walltime_kills", False))
+        except ValueError as error:
+            raise click.BadParameter(str(error), ctx, param) from None
+
+    def decorate(command: Callable) -> Callable:
+        command = click.option(
+            "--walltime",
+            default=default,
+            show_default=True,
+            callback=mode,
+            help="Jobs' walltimes: none, exact (the duration), a factor of the duration (1.5), user-estimate "
+            "(users' over-estimates fitted on a real log), requested (an SWF log's requested time); "
+            "see docs/generating.md.",
+        )(command)
+        return click.option(
+            "--walltime-kills",
+            is_flag=True,
+            is_eager=True,
+            help="Let a walltime below a job's duration stop the job there (default: a walltime never shortens a job).",
+        )(command)
+
+    return decorate
+
+
 #: ``--batsim``: the Batsim executable, for every command that simulates.
 BATSIM_OPTION = click.option(
     "--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable."

@@ -63,6 +63,8 @@ def _interval(row: dict) -> str:
 #: The summary's lines per group: costs, then the work done.
 _COSTS = (
     "energy_j",
+    "load_energy_j",
+    "idle_energy_j",
     "mean_waiting_s",
     "p95_waiting_s",
     "mean_bounded_slowdown",
@@ -76,6 +78,7 @@ _WORK = (
     "not_restarted",
     "lost_to_failures",
     "rejected",
+    "jobs_refused",
     "pending_at_end",
     "censored",
     "delivered_cpu_s",

@@ -15,6 +15,7 @@ from batsim_google.cli.common import (
     fail,
     fail_usage,
     show_progress,
+    walltime_options,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
@@ -69,6 +70,7 @@ from batsim_google.units import DAY
     help="First, the tasks running at time 0 in the model's steady state (flagged 'initial'; "
     "see docs/generating.md); --tasks and --duration count the tasks after them.",
 )
+@walltime_options("none")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
 def generate(
     preset_name,
@@ -82,6 +84,7 @@ def generate(
     arrival_scale,
     output,
     warm_start,
+    walltime,
     progress,
 ) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
@@ -105,6 +108,7 @@ def generate(
         progress=show_progress(progress),
         arrival_scale=arrival_scale,
         warm=warm_start,
+        walltime=walltime,
     )
     click.echo(f"wrote {count} jobs to {output}")
 

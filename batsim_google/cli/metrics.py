@@ -13,6 +13,8 @@ from batsim_google.parameters import MAX_TIME_S
 #: What the short summary shows, in order: name, label, format.
 SUMMARY = (
     ("energy_j", "energy", lambda v: f"{v / 1e9:.4g} GJ"),
+    ("load_energy_j", "of which load", lambda v: f"{v / 1e9:.4g} GJ"),
+    ("idle_energy_j", "idle machines", lambda v: f"{v / 1e9:.4g} GJ"),
     ("mean_waiting_s", "waiting mean", lambda v: f"{v:.4g} s"),
     ("p95_waiting_s", "p95", lambda v: f"{v:.4g} s"),
     ("mean_bounded_slowdown", "bounded slowdown", lambda v: f"{v:.4g}"),
@@ -31,6 +33,9 @@ def summary_lines(metrics: dict) -> list[str]:
     )
     window = f"over {metrics['window_start_s']:g}-{metrics['window_end_s']:g} s of simulated time: "
     jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
+    reasons = metrics.get("rejected_by_reason") or {}
+    if reasons:
+        jobs += " (" + ", ".join(f"{count} {reason}" for reason, count in reasons.items()) + ")"
     if metrics.get("google_jobs") is None:
         return [window + shown, jobs]
     response = metrics["mean_job_response_s"]
@@ -46,14 +51,15 @@ def summary_lines(metrics: dict) -> list[str]:
 @click.option(
     "--platform",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The platform the run simulated: CPU capacities for the utilization and the load energy of this package's runs.",
+    help="The platform the run simulated: CPU capacities for the utilization, power for the load and idle energy.",
 )
 @click.option(
     "--workload",
     "workloads",
     multiple=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The workloads the run simulated, in Batsim's order (repeatable): the jobs of tasks (google_job) and their response times.",
+    help="The workloads the run simulated, in Batsim's order (repeatable): the jobs' CPU requests, walltimes "
+    "(rejections' reasons), jobs of tasks (google_job) and their response times.",
 )
 @warmup_option
 @click.option(

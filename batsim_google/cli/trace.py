@@ -16,6 +16,7 @@ from batsim_google.cli.common import (
     fail,
     fail_usage,
     show_progress,
+    walltime_options,
 )
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.vocabulary import DEFAULT_BIN_WIDTH, DEFAULT_GRACE, END_EVENT_NAMES, PRIORITY_GROUPS
@@ -183,7 +184,7 @@ def trace_stats(
     type=click.IntRange(min=0),
     default=0,
     show_default=True,
-    help="Seed of --sample-cell's choice of machines.",
+    help="Seed of --sample-cell's choice of machines and of --walltime user-estimate's draws.",
 )
 @click.option(
     "--faithful",
@@ -198,6 +199,7 @@ def trace_stats(
     help="With --faithful: let the scheduler place the tasks running at the start anew.",
 )
 @cell_workload_options
+@walltime_options("none")
 @_reading_options
 def trace_convert(
     sources,
@@ -215,6 +217,7 @@ def trace_convert(
     place_again,
     nb_res,
     grain,
+    walltime,
     strict,
     drop_synthesized,
     grace,
@@ -262,6 +265,8 @@ def trace_convert(
         verify=verify,
         workers=workers,
         progress=show_progress(progress),
+        walltime=walltime,
+        seed=seed,
     )
     click.echo(f"wrote {jobs.written} jobs to {output}")
     click.echo(jobs.summary(per))
@@ -320,8 +325,14 @@ def swf() -> None:
     type=click.FloatRange(min=0, min_open=True),
     help="Round run times to multiples of GRAIN seconds so jobs share profiles.",
 )
+@walltime_options("requested")
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --walltime user-estimate's draws."
+)
 @click.option("--strict", is_flag=True, help="Stop at the first bad line, naming it (default: skip and count).")
-def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memory, grain, strict) -> None:
+def swf_convert(
+    log, output, start, end, end_events, nb_res, priority, node_memory, grain, walltime, seed, strict
+) -> None:
     """Convert an SWF log (.swf or .swf.gz) into a Batsim workload: one job per line."""
     from batsim_google.trace.convert import Selection, write_records
     from batsim_google.trace.row_accounting import RowAccount
@@ -343,7 +354,16 @@ def swf_convert(log, output, start, end, end_events, nb_res, priority, node_memo
         unknown_priority=priority,
     )
     meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}
-    jobs = write_records(output, read_swf(log, rows, node_memory), selection, nb_res, grain=grain, meta=meta)
+    jobs = write_records(
+        output,
+        read_swf(log, rows, node_memory),
+        selection,
+        nb_res,
+        grain=grain,
+        meta=meta,
+        walltime=walltime,
+        seed=seed,
+    )
     click.echo(f"wrote {jobs.written} jobs to {output} (nb_res {nb_res})")
     click.echo(jobs.summary("job"))
     click.echo(rows.summary())

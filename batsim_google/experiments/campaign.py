@@ -7,8 +7,11 @@ from the campaign file's folder::
     timeout = 600                  # wall-clock limit of one simulation, seconds (default 3600)
     warmup = 3600                  # metrics from this simulated second on (default 0)
     horizon = 86400                # every policy's scheduler stops here (default none; a policy's
-                                   # own horizon wins); the metrics end here too
+                                   # own horizon wins); the metrics of every scheduler end here too
+                                   # (the other kinds run to their end, measured over the same window)
     energy_outputs = true          # Batsim's -E (default true; the platforms need an energy model)
+    skip_refused = false           # true: a scheduler is not run with the failures or platform it
+                                   # cannot take (e.g. batsched with failures) instead of refusing
 
     [platforms]
     cell64 = {cell = 64}                        # the 2011 cell scaled to 64 machines, written here
@@ -18,7 +21,12 @@ from the campaign file's folder::
     google = {preset = "google", tasks = 1000, seeds = [1, 2, 3]}   # or model = FILE; or duration = S
     trace = {file = "converted.json"}           # an existing workload (one replication)
                                                 # generated: optional grain = G, requests = FILE,
-                                                # arrival_scale = F or "cell" (see WorkloadSpec)
+                                                # arrival_scale = F or "cell" (see WorkloadSpec),
+                                                # walltime = "user-estimate" (generate --walltime)
+    window = {trace = ["part-00000.csv.gz"], start = 0, end = 3600, seeds = [1]}
+                                                # a window of the Google trace replayed on each
+                                                # platform's machines (trace convert --sample-cell
+                                                # N --seed S, with the initial state; walltime too)
     [failures]                                  # optional; default: none = {}
     none = {}
     drawn = {mtbf = 86400, mttr = 3600, horizon = 172800, seeds = [1]}   # mtbf_shape, mttr_shape too
@@ -48,6 +56,7 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.window import window_of
+from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.model.presets import PRESETS
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
@@ -92,6 +101,13 @@ class WorkloadSpec:
     grain: float | None = None
     requests: Path | None = None
     arrival_scale: float | str = 1.0
+    #: The jobs' walltimes (``generate --walltime``): ``none``, ``exact``, a factor, ``user-estimate``.
+    walltime: str = "none"
+    #: A window ``[start, end)`` of these trace parts, replayed on each platform's machines (a
+    #: scaled replay, :mod:`batsim_google.trace.sampling`, one machine sample per seed).
+    trace: tuple[Path, ...] = ()
+    start: float = 0.0
+    end: float | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +132,10 @@ class Campaign:
     #: Start of the metrics' window, simulated seconds (its end: each policy's horizon, or the run's end).
     warmup: float = 0.0
     schedulers: tuple[tuple[str, Scheduler], ...] = ()
+    #: End of the metrics' window of the [schedulers.*] entries (a policy's: its own horizon).
+    horizon: float | None = None
+    #: (scheduler, platform, failures) pairings not run (``skip_refused``).
+    skipped: frozenset[tuple[str, str, str]] = frozenset()
 
     def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
         """The policies as built-in schedulers, then the other schedulers."""
@@ -186,10 +206,39 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
 
 
 def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
-    if _one_of(raw, ("file", "preset", "model"), where) == "file":
+    kind = _one_of(raw, ("file", "preset", "model", "trace"), where)
+    if kind == "file":
         known_keys(raw, {"file"}, where)
         return WorkloadSpec(name, file=_path(raw, "file", where, base))
-    known_keys(raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale"}, where)
+    walltime = str(raw.get("walltime", "none"))
+    try:
+        if parse_walltime_mode(walltime).name == "requested":
+            raise ParameterError("requested is for SWF logs (swf convert)")
+    except ValueError as error:
+        raise ParameterError(f"{where}.walltime: {error}") from error
+    if kind == "trace":
+        known_keys(raw, {"trace", "start", "end", "seeds", "walltime", "grain"}, where)
+        parts = raw["trace"]
+        if not isinstance(parts, list) or not parts:
+            raise ParameterError(f"{where}.trace must be a non-empty list of task_events part files (got {parts!r})")
+        start = raw.get("start", 0)
+        if not is_number(start) or start < 0:
+            raise ParameterError(f"{where}.start must be a number >= 0 (got {start!r})")
+        end = _positive(raw, "end", where)
+        if end is not None and end <= start:
+            raise ParameterError(f"{where}.end ({end}) must come after start ({start})")
+        return WorkloadSpec(
+            name,
+            trace=tuple(_path({"trace": part}, "trace", where, base) for part in parts),
+            start=float(start),
+            end=None if end is None else float(end),
+            seeds=_seeds(raw, where),
+            grain=_positive(raw, "grain", where),
+            walltime=walltime,
+        )
+    known_keys(
+        raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale", "walltime"}, where
+    )
     if "preset" in raw and raw["preset"] not in PRESETS:
         raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
@@ -203,6 +252,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         grain=_positive(raw, "grain", where),
         requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
+        walltime=walltime,
     )
 
 
@@ -265,9 +315,13 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
             "failures",
             "policies",
             "schedulers",
+            "skip_refused",
         },
         "the campaign",
     )
+    skip_refused = data.get("skip_refused", False)
+    if not isinstance(skip_refused, bool):
+        raise ParameterError(f"skip_refused must be true or false (got {skip_refused!r})")
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
@@ -307,6 +361,10 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
             window_of(warmup, config.horizon)
         except ValueError as error:
             raise ParameterError(f"policies.{name}: {error}") from error
+    try:
+        window_of(warmup, horizon)
+    except ValueError as error:
+        raise ParameterError(str(error)) from error
     campaign = Campaign(
         platforms=platforms,
         workloads=workloads,
@@ -316,9 +374,12 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         energy_outputs=energy_outputs,
         warmup=warmup,
         schedulers=schedulers,
+        horizon=None if horizon is None else float(horizon),
     )
-    check_pairings(campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs)
-    return campaign
+    skipped = check_pairings(
+        campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused
+    )
+    return dataclasses.replace(campaign, skipped=skipped)
 
 
 def load_campaign(path: str | Path) -> Campaign:

@@ -105,8 +105,10 @@ def _execute(run: Run, batsim: str) -> dict:
         )
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
+    except OSError as error:  # e.g. a scheduler's executable not installed: this run failed, not the campaign
+        return {"error": f"{error.strerror or error}: {error.filename or ''}".strip()}
     outputs = RunOutputs(run.directory)
-    window = window_of(run.warmup, run.config.horizon if run.config else 0.0)  # others run to their end
+    window = window_of(run.warmup, run.window_end)  # every scheduler over the same window
     marker = {
         "fingerprint": run.fingerprint,
         "labels": run.labels(),

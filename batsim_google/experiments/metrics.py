@@ -18,11 +18,18 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
   completed or services killed by design at the end of their lifetime, so evictions and restarts
   count against it. Without, a task is a Batsim job that ended ``COMPLETED_SUCCESSFULLY`` and
   ``work`` its execution time;
-- ``utilization``: allocated over available CPU time. With the ledger, the sum over jobs of the
-  task's normalized CPU request x the job's execution time, over the sum of the machines'
-  ``cpu_capacity`` (asleep or failed machines included) x the makespan (needs the platform; null
-  without it). Without, machines requested x execution time over machines x makespan (Batsim
-  allocates whole machines); the machines are the platform's compute hosts, or Batsim's count;
+- ``utilization``, ``occupancy``, ``load_energy_j``, ``idle_energy_j``: one accounting for every
+  scheduler kind, from Batsim's ``out_jobs.csv`` (each job's machines and times) and the CPU
+  requests of the workloads the run simulated (:mod:`.batsim_accounting`): CPU allocated over the
+  machines' ``cpu_capacity`` (asleep or failed machines included) x the window; the share of
+  machine-time running a job; what the load adds to Batsim's energy (:mod:`.load_energy`; null
+  without the platform or its energy model); the idle power of the machines on and running no job.
+  A job without a CPU request takes its machines whole. Without the platform, machines of capacity
+  1 (Batsim's count); for this package's scheduler, whose requests are fractions of the largest
+  machine, the utilization is then null;
+- ``rejected_by_reason``: Batsim's rejected jobs counted by reason (:func:`.batsim_accounting.rejections`);
+  ``jobs_refused``: those of them that left work undone inside the window (not the tasks this
+  package's scheduler rejects at its horizon);
 - ``google_jobs``, ``google_jobs_completed``, ``mean_job_response_s``, ``p95_job_response_s``:
   the jobs of tasks (:mod:`.job_groups`), given the workloads the run simulated;
 - ``energy_j``: ``batsim_energy_j`` + ``load_energy_j`` where that is known, else Batsim's alone
@@ -33,8 +40,6 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
 
 From the ledger (null, "n/a", without it, never 0):
 
-- ``load_energy_j``: what the load of the delay jobs adds to Batsim's energy (:mod:`.load_energy`;
-  also null without the platform or its energy model);
 - ``delivered_cpu_s``: the work done, sum over tasks that did all their work of CPU request x work
   (restarted work counted once); ``energy_per_cpu_hour_j``: ``energy_j`` per delivered CPU-hour;
 - ``evictions``: jobs stopped by an eviction; ``resubmissions``: Batsim jobs of the
@@ -51,8 +56,8 @@ From the ledger (null, "n/a", without it, never 0):
 Means over no task are null.
 
 Over a measurement window ``[warm-up, horizon]`` (:mod:`.window`; ``window_start_s``,
-``window_end_s``, without one 0 and the makespan): ``utilization`` and ``load_energy_j`` count each
-job's share inside the window, over the window's length; ``batsim_energy_j`` is Batsim's energy
+``window_end_s``, without one 0 and the makespan): ``utilization``, ``occupancy``,
+``load_energy_j`` and ``idle_energy_j`` count each job's share inside the window, over the window's length; ``batsim_energy_j`` is Batsim's energy
 consumed inside it; waiting times and slowdowns are those of the jobs and tasks submitted inside
 it; ``delivered_cpu_s`` is then the CPU-seconds run inside it by the jobs whose work was kept
 (completed, ended at their lifetime, or running at the horizon: restarted work, even resumed, is
@@ -69,8 +74,8 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.experiments.batsim_accounting import accounting, refused, rejections
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
-from batsim_google.experiments.load_energy import load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.simulated_workloads import check_simulated_workloads
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
@@ -95,7 +100,6 @@ SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
 LEDGER_METRICS = (
     "tasks",
     *(outcome.value for outcome in Outcome),
-    "load_energy_j",
     "delivered_cpu_s",
     "energy_per_cpu_hour_j",
     "evictions",
@@ -146,24 +150,24 @@ def run_metrics(
     ran = all_jobs.filter(pl.col("starting_time").is_not_null())
     submitted = all_jobs if window is None else all_jobs.filter(submitted_inside("submission_time", low, high))
     waits = waiting_times(submitted)
+    if hosts is not None:
+        _capacity(hosts, platform)  # a platform without compute hosts is refused
+    shared = accounting(outputs, hosts, low, high, workloads, all_jobs)
     if outputs.has_ledger():
-        ledger, allocated = _ledger_metrics(outputs, all_jobs, hosts, makespan, None if window is None else (low, high))
-        capacity = None if hosts is None else _capacity(hosts, platform)
+        ledger = _ledger_metrics(outputs, all_jobs, makespan, None if window is None else (low, high))
+        if hosts is None:  # CPU requests are fractions of the largest machine: capacity unknown
+            shared["utilization"] = None
     else:
-        inside = ran if window is None else clipped_jobs(ran, low, high)
         ledger = dict.fromkeys(LEDGER_METRICS)
-        allocated = float(
-            inside.select((pl.col("requested_number_of_resources") * pl.col("execution_time")).sum()).item()
-        )
-        capacity = float(len(hosts) if hosts is not None else outputs.machines())
     if window is None:
         batsim_energy = outputs.energy(hosts)
     else:
         records = outputs.energy_records(hosts)
         batsim_energy = None if records is None else energy_between(records, low, high)
-    load = ledger["load_energy_j"]
+    load = shared["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
     tasks = task_ends(outputs, all_jobs)
+    reasons = rejections(outputs, workloads, len(hosts) if hosts is not None else outputs.machines())
     groups = workload_groups(workloads)
     jobs_of_tasks = (
         job_metrics(tasks, groups, None if window is None else (low, high))
@@ -178,13 +182,18 @@ def run_metrics(
         "jobs_completed": ran.filter(pl.col("final_state") == SUCCEEDED).height,
         "jobs_killed": ran.filter(pl.col("final_state") != SUCCEEDED).height,
         "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
+        "rejected_by_reason": reasons,
+        "jobs_refused": refused(reasons),
         "mean_waiting_s": _value(waits.mean()),
         "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
         "mean_bounded_slowdown": _value(_slowdowns(tasks, all_jobs, window).mean()),
         **jobs_of_tasks,
-        "utilization": allocated / (capacity * (high - low)) if capacity and high > low else None,
+        "utilization": shared["utilization"],
+        "occupancy": shared["occupancy"],
         "energy_j": energy,
         "batsim_energy_j": batsim_energy,
+        "load_energy_j": load,
+        "idle_energy_j": shared["idle_energy_j"],
         **ledger,
         "window_start_s": low,
         "window_end_s": high,
@@ -194,11 +203,10 @@ def run_metrics(
 def _ledger_metrics(
     outputs: RunOutputs,
     all_jobs: pl.DataFrame,
-    hosts: list[PlatformHost] | None,
     makespan: float,
     bounds: tuple[float, float] | None,
-) -> tuple[dict, float]:
-    """The ledger's metrics and the CPU-seconds allocated (inside the window's ``bounds``, if any)."""
+) -> dict:
+    """The ledger's metrics (delivered work inside the window's ``bounds``, if any)."""
     jobs = started_jobs(outputs, all_jobs)
     tasks = task_times(outputs, jobs)
     whole = tasks.filter(pl.col("outcome").is_in(WHOLE_WORK))
@@ -209,7 +217,6 @@ def _ledger_metrics(
         with_cpu = clipped_jobs(with_cpu, *bounds)
         kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
         delivered = float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
-    allocated = float(with_cpu.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     last_reason = jobs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
     lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
     intervals = suspension_intervals(jobs, tasks, makespan)
@@ -218,7 +225,6 @@ def _ledger_metrics(
     metrics = {
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
-        "load_energy_j": None if hosts is None else load_energy(with_cpu, hosts),
         "delivered_cpu_s": delivered,
         "energy_per_cpu_hour_j": None,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
@@ -232,7 +238,7 @@ def _ledger_metrics(
         "censored_suspensions": int(intervals["censored"].sum()),
         "balanced": bool(outputs.summary()["balanced"]),
     }
-    return metrics, allocated
+    return metrics
 
 
 def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:

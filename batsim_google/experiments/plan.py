@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
@@ -38,8 +40,8 @@ INPUTS = "inputs"
 RUNS = "runs"
 DIGEST_CHARS = 10
 #: Version of a run's outputs and metrics: raised when they change meaning (2: the load's energy,
-#: tasks' end times).
-RUN_OUTPUTS_VERSION = 2
+#: tasks' end times; 3: one accounting for every scheduler kind, the campaign's window for all).
+RUN_OUTPUTS_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,16 @@ class Run:
     timeout: float
     energy_outputs: bool
     fingerprint: str
-    #: Start of the metrics' window (its end: the policy's horizon).
+    #: Start of the metrics' window (its end: the policy's horizon, else the campaign's).
     warmup: float = 0.0
+    #: The campaign's horizon: the window's end for a scheduler of another kind than a policy.
+    horizon: float | None = None
+
+    @property
+    def window_end(self) -> float | None:
+        """Where the metrics end: the policy's horizon (which the campaign's fills in), else the campaign's."""
+        config = self.config
+        return (config.horizon or None) if config is not None else self.horizon
 
     @property
     def config(self) -> PolicyConfig | None:
@@ -130,6 +140,8 @@ class _Inputs:
     def workload(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
         if spec.file is not None:
             return spec.file
+        if spec.trace:
+            return self._trace_window(spec, seed, machines)
         scale = cell_load_scale(machines) if spec.arrival_scale == CELL_LOAD else spec.arrival_scale
         key = _digest(
             {
@@ -142,6 +154,7 @@ class _Inputs:
                 "requests": self.digest(spec.requests),
                 "nb_res": machines,
                 "arrival_scale": scale,
+                **({} if spec.walltime == "none" else {"walltime": spec.walltime}),
             }
         )
         path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
@@ -158,9 +171,47 @@ class _Inputs:
                 nb_res=machines,
                 grain=spec.grain,
                 arrival_scale=scale,
+                walltime=parse_walltime_mode(spec.walltime),
             )
 
         return _write_once(path, write)
+
+    def _trace_window(self, spec: WorkloadSpec, seed: int | None, machines: int) -> Path:
+        """The trace window of ``spec`` replayed on ``machines`` machines, sampled with ``seed``."""
+        from batsim_google.trace.convert import Selection, convert_trace
+        from batsim_google.trace.row_accounting import RowAccount
+        from batsim_google.trace.sampling import MachineSample
+
+        key = _digest(
+            {
+                "trace": [self.digest(part) for part in spec.trace],
+                "window": [spec.start, spec.end],
+                "seed": seed,
+                "grain": spec.grain,
+                "nb_res": machines,
+                "walltime": spec.walltime,
+            }
+        )
+        path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
+        selection = Selection(
+            start=spec.start,
+            end=math.inf if spec.end is None else spec.end,
+            initial_state=True,
+            sample=MachineSample(machines, seed or 0),
+        )
+        return _write_once(
+            path,
+            lambda target: convert_trace(
+                spec.trace,
+                target,
+                selection,
+                RowAccount(),
+                nb_res=machines,
+                grain=spec.grain,
+                walltime=parse_walltime_mode(spec.walltime),
+                seed=seed or 0,
+            ),
+        )
 
     def failures(self, spec: FailureSpec, seed: int | None, machines: int) -> Path | None:
         if spec.file is not None or spec.law is None:
@@ -183,6 +234,8 @@ def scheduler_fingerprint(scheduler: Scheduler) -> dict:
     existed (earlier runs stay complete), another kind's description and its files' contents."""
     if scheduler.kind == "policy":
         return {"policy": scheduler.target}
+    if scheduler.kind == "command":  # an argument list, not a file (a long one is no valid file name)
+        return {"scheduler": scheduler.label(), "source": None}
     target = str(scheduler.target).rpartition(":")[0] if scheduler.kind == "python" else str(scheduler.target)
     source = Path(target)
     return {"scheduler": scheduler.label(), "source": file_digest(source) if source.is_file() else None}
@@ -210,6 +263,8 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                             / _seed_label(failures.name, failure_seed)
                         )
                         for policy, scheduler in campaign.all_schedulers():
+                            if (policy, platform.name, failures.name) in campaign.skipped:
+                                continue
                             fingerprint = _digest(
                                 {
                                     "platform": inputs.digest(platform_file),
@@ -219,6 +274,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     "energy_outputs": campaign.energy_outputs,
                                     "outputs": RUN_OUTPUTS_VERSION,
                                     "warmup": campaign.warmup,
+                                    "horizon": campaign.horizon,
                                 }
                             )
                             runs.append(
@@ -238,6 +294,7 @@ def plan_campaign(campaign: Campaign, output: Path) -> list[Run]:
                                     campaign.energy_outputs,
                                     fingerprint,
                                     campaign.warmup,
+                                    campaign.horizon,
                                 )
                             )
     return runs

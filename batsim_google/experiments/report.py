@@ -9,12 +9,14 @@ they are crossed, and the interval treats the combinations as independent), and 
 the policies of a scenario delivered different work (:mod:`.work_done`). A metric no run of a group
 knows (the ledger's, for a scheduler without one) has its row with ``n`` 0 and a null mean: "n/a",
 never 0. ``energy_correction`` says whether the group's energy includes the load of the delay jobs
-that Batsim's own energy misses (``applied``: this package's schedulers, whose ledger gives each
-job's CPU request) or is Batsim's alone (``not applied``).
+that Batsim's own energy misses (``applied``: known for every scheduler on a platform with an
+energy model, :mod:`.batsim_accounting`) or is Batsim's alone (``not applied``). A metric that is a
+mapping (``rejected_by_reason``) is a JSON text in the runs table.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -35,7 +37,7 @@ def runs_table(records: list[RunRecord]) -> pl.DataFrame:
             **record.run.labels(),
             "status": record.status,
             "wall_seconds": record.wall_seconds,
-            **(record.metrics or {}),
+            **{name: _cell(value) for name, value in (record.metrics or {}).items()},
             "directory": str(record.run.directory),
         }
         for record in records
@@ -46,6 +48,11 @@ def runs_table(records: list[RunRecord]) -> pl.DataFrame:
     # a metric no run knows (e.g. jobs of tasks without google_job) is a number still: the CSV
     # and Parquet tables then read back alike
     return runs.with_columns(pl.col(pl.Null).cast(pl.Float64))
+
+
+def _cell(value):
+    """A metric as a table cell: a mapping (the rejections by reason) as its JSON text."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
 
 
 def metric_columns(runs: pl.DataFrame) -> list[str]:

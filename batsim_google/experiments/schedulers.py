@@ -67,14 +67,21 @@ def scheduler_entry(name: str, raw: Mapping[str, Any], where: str, base: Path) -
     return name, scheduler
 
 
-def check_pairings(schedulers, platforms, failures, energy_outputs: bool) -> None:
-    """Refuse every pairing of a scheduler with failures or a platform it cannot run on."""
-    with_events = [spec.name for spec in failures if spec.file is not None or spec.law is not None]
+def check_pairings(
+    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False
+) -> frozenset[tuple[str, str, str]]:
+    """Refuse every pairing of a scheduler with failures or a platform it cannot run on; with
+    ``skip``, return them instead, as (scheduler, platform, failures) names, not to be run."""
+    skipped = set()
     for name, scheduler in schedulers:
         needs = scheduler.needs()
         for platform in platforms:
-            for events in with_events or [None]:
-                reason = refusal(needs, platform.file, events is not None, energy_outputs)
-                if reason:
-                    pairing = f"platforms.{platform.name}" + (f" with failures.{events}" if events else "")
+            for spec in failures:
+                events = spec.file is not None or spec.law is not None
+                reason = refusal(needs, platform.file, events, energy_outputs)
+                if reason and not skip:
+                    pairing = f"platforms.{platform.name}" + (f" with failures.{spec.name}" if events else "")
                     raise ParameterError(f"schedulers.{name} on {pairing} refused: {reason}")
+                if reason:
+                    skipped.add((name, platform.name, spec.name))
+    return frozenset(skipped)

@@ -16,6 +16,10 @@ Services (``kind`` = ``service``) have no work of their own: they run until stop
 is their lifetime, written as the job's walltime, and they all share the profile ``service``, whose
 delay never ends first; Batsim stops them at the end of their lifetime (COMPLETED_WALLTIME_REACHED),
 under any scheduler.
+
+The other jobs' walltimes follow the writer's walltime mode (:mod:`.walltime`), computed from the
+delay as written (rounded, or a whole number of grains), so that a walltime meant not to shorten a
+job never does; the file records the mode in its top-level ``walltime`` field.
 """
 
 from __future__ import annotations
@@ -31,11 +35,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import numpy as np
 import polars as pl
 
 from batsim_google.errors import ParameterError
-from batsim_google.generation.job_times import NO_WALLTIME, check_job_times
+from batsim_google.generation.job_times import check_job_times
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
+from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode
 from batsim_google.output_files import AtomicFile
 from batsim_google.units import HOUR
 
@@ -54,6 +60,8 @@ MAX_GRAIN = HOUR
 IN_FLIGHT = 2
 #: What ends every line, jobs' and profiles'; the last one's is cut when the file is closed.
 SEPARATOR = b",\n"
+#: The column of a log's requested times, for the ``requested`` walltime mode.
+REQUESTED = "requested_time"
 
 
 class WorkloadWriter:
@@ -61,7 +69,8 @@ class WorkloadWriter:
 
     The file is written under a temporary name (:class:`AtomicFile`) and takes its place only when
     :meth:`close` ran; an exception inside the ``with`` block removes it and leaves any earlier
-    file at ``path`` untouched, never invalid JSON.
+    file at ``path`` untouched, never invalid JSON. ``walltime``: the mode of the jobs' walltimes
+    (jobs given a ``walltime`` column keep theirs); ``rng``: the draws of ``user-estimate``.
     """
 
     def __init__(
@@ -70,6 +79,8 @@ class WorkloadWriter:
         nb_res: int,
         grain: float | None = None,
         meta: Mapping[str, Any] | None = None,
+        walltime: WalltimeMode = NO_WALLTIMES,
+        rng: np.random.Generator | None = None,
     ) -> None:
         if nb_res < 1:
             raise ParameterError(f"nb_res must be >= 1 (got {nb_res})")
@@ -77,6 +88,8 @@ class WorkloadWriter:
             raise ParameterError(f"grain must be a positive number of seconds, at most {MAX_GRAIN:g} (got {grain})")
         self.path = Path(path)
         self.grain = None if grain is None else float(grain)
+        self.walltime = walltime
+        self._rng = np.random.default_rng(0) if rng is None else rng
         self.jobs = 0
         self.profiles = 0
         self._shared_profiles: set[int] = set()
@@ -90,7 +103,11 @@ class WorkloadWriter:
         except BaseException as error:
             self._target.discard(error)
             raise
-        header = {"nb_res": int(nb_res), **({"meta": dict(meta)} if meta else {})}
+        header = {
+            "nb_res": int(nb_res),
+            "walltime": walltime.to_mapping(),
+            **({"meta": dict(meta)} if meta else {}),
+        }
         self._out.write(json.dumps(header)[:-1].encode() + b',\n"jobs": [\n')
 
     def __enter__(self) -> WorkloadWriter:
@@ -119,7 +136,7 @@ class WorkloadWriter:
 
     def write(self, jobs: pl.DataFrame) -> None:
         """Append jobs: columns ``id``, ``subtime``, ``delay`` (s), optionally ``res`` (default 1)
-        and ``walltime`` (default none), and any extra numeric or string columns."""
+        and ``walltime`` (default: the writer's mode), and any extra numeric or string columns."""
         missing = [name for name in REQUIRED if name not in jobs.columns]
         if missing:
             raise ValueError(f"jobs lack column(s) {missing}")
@@ -131,12 +148,12 @@ class WorkloadWriter:
         )
         check_job_times(times, str(self.path))
         is_service = (pl.col("kind") == "service") if "kind" in jobs.columns else pl.lit(False)
-        profile, profiles = self._profiles_of(jobs, is_service)
+        profile, profiles, written = self._profiles_of(jobs, is_service)
         if not self._service_profile_written and jobs.select(is_service.any()).item():
             self._service_profile_written = True
             service = pl.DataFrame({"name": [SERVICE_PROFILE], "delay": [SERVICE_DELAY]})
             profiles = pl.concat([service, profiles.cast(service.schema)])
-        walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(NO_WALLTIME)
+        walltime = pl.col("walltime") if "walltime" in jobs.columns else pl.lit(self._walltimes(jobs, written))
         extra = [name for name in jobs.columns if name not in (*REQUIRED, "res", "walltime")]
         lines = jobs.select(
             pl.col("id"),
@@ -155,12 +172,20 @@ class WorkloadWriter:
         while len(self._in_flight) > IN_FLIGHT:
             self._write_oldest()
 
-    def _profiles_of(self, jobs: pl.DataFrame, is_service: pl.Expr) -> tuple[pl.Expr, pl.DataFrame]:
-        """Each task's profile name, and the profiles not written yet (services have theirs)."""
+    def _walltimes(self, jobs: pl.DataFrame, written: pl.Series) -> pl.Series:
+        """The walltimes of the writer's mode for jobs whose delays are written as ``written``."""
+        requested = jobs[REQUESTED].cast(pl.Float64).fill_null(np.nan).to_numpy() if REQUESTED in jobs.columns else None
+        values = self.walltime.walltimes(written.to_numpy(), requested, self._rng).round(TIME_DECIMALS)
+        return pl.Series("walltime", values)
+
+    def _profiles_of(self, jobs: pl.DataFrame, is_service: pl.Expr) -> tuple[pl.Expr, pl.DataFrame, pl.Series]:
+        """Each task's profile name, the profiles not written yet (services have theirs), and each
+        job's delay as written."""
         delay = pl.col("delay").clip(lower_bound=MIN_DELAY)
         if self.grain is None:
             name = pl.col("id").cast(pl.String)
-            return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS))
+            written = jobs.select(delay.round(TIME_DECIMALS)).to_series()
+            return name, jobs.filter(~is_service).select(name.alias("name"), delay.round(TIME_DECIMALS)), written
         ratio = jobs.select((delay / self.grain).max()).item()
         if ratio >= MAX_STEPS:
             raise ParameterError(
@@ -171,7 +196,8 @@ class WorkloadWriter:
         new = pl.Series(sorted(set(task_steps.unique().to_list()) - self._shared_profiles), dtype=pl.Int64)
         self._shared_profiles.update(new.to_list())
         name = pl.lit("g") + pl.lit(steps).cast(pl.String)
-        return name, pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain})
+        written = (steps * self.grain).cast(pl.Float64)
+        return name, pl.DataFrame({"name": "g" + new.cast(pl.String), "delay": new * self.grain}), written
 
     def _write_oldest(self) -> None:
         job_lines, profile_lines = self._in_flight.popleft().result()

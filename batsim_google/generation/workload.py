@@ -1,7 +1,7 @@
 """Generated tasks -> Batsim workload: the fields every job carries to the scheduler.
 
 Each job asks for its width in resources (one machine, shared with other jobs as its CPU and memory
-requests allow, unless the model gives widths: the processors of a parallel job), lasts its makespan (a service's makespan is its lifetime) and has no walltime. Extra fields:
+requests allow, unless the model gives widths: the processors of a parallel job), lasts its makespan (a service's makespan is its lifetime) and has the walltime of the chosen mode (:mod:`.walltime`; none by default). Extra fields:
 ``class`` (class name), ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], ``cpu`` and
 ``memory`` requests normalized to the largest machine; with job-level arrivals, ``google_job``, the
 id of the task's job, so that schedulers and metrics can group a job's tasks.
@@ -20,6 +20,7 @@ from tqdm import tqdm
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import WorkloadWriter
 from batsim_google.generation.generator import TaskBatch, generate
+from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.generation.warm_start import warm_start
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
@@ -46,6 +47,7 @@ def write_generated_workload(
     progress: bool = False,
     arrival_scale: float = 1.0,
     warm: bool = False,
+    walltime: WalltimeMode = NO_WALLTIMES,
 ) -> int:
     """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count.
 
@@ -53,6 +55,8 @@ def write_generated_workload(
     the file's ``meta`` when it is not 1. ``warm`` first writes the tasks running at time 0 in
     the model's stationary state (:mod:`.warm_start`), flagged ``initial``, drawn from a generator
     spawned from the seed's: the tasks after them are those of the same seed without it.
+    ``walltime``: the jobs' walltimes (:mod:`.walltime`), drawn from a stream of their own, so
+    that the jobs of a seed are the same in every mode.
     """
     if model.max_width > nb_res:
         raise ParameterError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
@@ -86,7 +90,7 @@ def write_generated_workload(
             **({} if batch.job is None else {"google_job": batch.job}),
         }
 
-    with bar, WorkloadWriter(path, nb_res, grain, meta=header) as writer:
+    with bar, WorkloadWriter(path, nb_res, grain, meta=header, walltime=walltime, rng=walltime_rng(seed)) as writer:
         warm_tasks = 0
         if warm_rng is not None:
             initial = warm_start(model, requests, warm_rng, arrival_scale, nb_res)

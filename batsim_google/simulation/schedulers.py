@@ -84,7 +84,7 @@ def declared_needs(raw: Mapping, where: str) -> BatsimNeeds:
     for key, value in raw.items():
         if not isinstance(value, bool):
             raise ParameterError(f"{where}.{key} must be true or false (got {value!r})")
-    return BatsimNeeds(**raw)
+    return BatsimNeeds(**{"failures": False, **raw})  # not trusted with failures unless it says so
 
 
 def refusal(needs: BatsimNeeds, platform: Path | None, has_events: bool, energy_outputs: bool) -> str | None:

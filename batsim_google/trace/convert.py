@@ -37,6 +37,7 @@ import polars as pl
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
+from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.model.priority import unit_priority
 from batsim_google.trace.eviction_chains import fold_evictions
 from batsim_google.trace.initial_state import INPUT_END, RUNNING, censored, initial_delay, initial_flag
@@ -263,10 +264,13 @@ def write_records(
     *,
     grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
+    walltime: WalltimeMode = NO_WALLTIMES,
+    seed: int = 0,
 ) -> JobAccount:
-    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0."""
+    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0; the jobs'
+    walltimes of the ``walltime`` mode (``user-estimate`` drawn from ``seed``)."""
     account = JobAccount()
-    with WorkloadWriter(path, nb_res, grain, meta=meta) as writer:
+    with WorkloadWriter(path, nb_res, grain, meta=meta, walltime=walltime, rng=walltime_rng(seed)) as writer:
         for records in record_batches:
             kept = select_records(records, selection, nb_res, account)
             if kept.height:
@@ -303,9 +307,11 @@ def convert_trace(
     verify: bool = False,
     workers: int = 1,
     progress: bool = False,
+    walltime: WalltimeMode = NO_WALLTIMES,
+    seed: int = 0,
 ) -> JobAccount:
     """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
-    submitted in the window has ended."""
+    submitted in the window has ended; the jobs' walltimes of the ``walltime`` mode."""
     sources = [str(source) for source in sources]
     batches = rebuild(
         sources,
@@ -336,4 +342,4 @@ def convert_trace(
     )
     if selection.faithful:
         records = fold_evictions(records, selection.start)
-    return write_records(output, records, selection, nb_res, grain=grain, meta=meta)
+    return write_records(output, records, selection, nb_res, grain=grain, meta=meta, walltime=walltime, seed=seed)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -327,3 +328,49 @@ def test_a_metric_no_run_knows_is_a_number_in_both_tables(tmp_path):
     assert parquet.equals(pl.read_csv(tmp_path / "runs.csv", schema=parquet.schema))
     summary = pl.read_csv(tmp_path / "summary.csv")
     assert summary.filter(pl.col("metric") == "mean_job_response_s")["mean"].is_null().all()
+
+
+def test_a_scheduler_that_rejected_jobs_is_flagged_not_ranked(tmp_path):
+    """The summary's warning names the policy that rejected jobs, on its rows only; the rejections
+    by reason are a JSON text in the runs table, which still reads back from CSV."""
+    from batsim_google.experiments.execution import RunRecord
+    from batsim_google.experiments.report import runs_table, summary_table, write_tables
+
+    runs = plan_campaign(load_campaign(campaign_file(tmp_path, SMALL)), tmp_path / "out")
+    policies = sorted({run.policy for run in runs})
+    rejecting = policies[0]
+    records = [
+        RunRecord(
+            run,
+            "done",
+            {
+                "jobs_rejected": 7 if run.policy == rejecting else 3,
+                "jobs_refused": 7 if run.policy == rejecting else 0,  # the others': censored at the horizon
+                "rejected_by_reason": {"no walltime (planning schedulers need one)": 7}
+                if run.policy == rejecting
+                else {},
+                "mean_waiting_s": 1.0,
+            },
+        )
+        for run in runs
+    ]
+    table = runs_table(records)
+    assert json.loads(table.filter(pl.col("policy") == rejecting)["rejected_by_reason"][0]) == {
+        "no walltime (planning schedulers need one)": 7
+    }
+    summary = summary_table(table)
+    flagged = summary.filter(pl.col("warning").str.contains("refused 7 jobs per run", literal=True).fill_null(False))
+    assert set(flagged["policy"]) == {rejecting}
+    assert flagged.height == summary.filter(pl.col("policy") == rejecting).height
+    write_tables(tmp_path, table, summary)
+    assert pl.read_csv(tmp_path / "runs.csv").height == len(runs)
+
+
+def test_a_missing_executable_fails_its_run_not_the_campaign(tmp_path):
+    from batsim_google.experiments.execution import execute_run
+
+    text = "skip_refused = true\n" + SMALL + '\n[schedulers.absent]\ncommand = ["no-such-scheduler-xyz", "{socket}"]\n'
+    runs = [run for run in plan_campaign(load_campaign(campaign_file(tmp_path, text)), tmp_path / "out")]
+    absent = next(run for run in runs if run.policy == "absent" and run.failures == "none")
+    marker = execute_run(absent, batsim=shutil.which("true"))  # a "Batsim" that exits at once
+    assert "No such file or directory" in marker["error"] and "no-such-scheduler-xyz" in marker["error"]

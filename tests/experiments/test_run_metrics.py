@@ -88,7 +88,11 @@ def test_without_the_ledger_batsims_files_give_the_metrics_and_the_ledgers_are_n
     from batsim_google.experiments.metrics import LEDGER_METRICS
 
     assert all(metrics[name] is None for name in LEDGER_METRICS)
-    assert run_metrics(RunOutputs(tmp_path), PLATFORM)["utilization"] == pytest.approx(executions / (4 * MAKESPAN))
+    # with the platform, a job without a CPU request takes its machine's whole cpu_capacity (m0, m1: 1;
+    # m2, m3: 0.5): jobs on m0 and m1 run 10+20+100+20+75 and 50+200 s, on m2 and m3 10+4+5+8+20 and 20+5
+    on_platform = run_metrics(RunOutputs(tmp_path), PLATFORM)
+    whole = 1.0 * (10 + 20 + 100 + 20 + 75 + 50 + 200) + 0.5 * (10 + 4 + 5 + 8 + 20 + 20 + 5)
+    assert on_platform["utilization"] == pytest.approx(whole / (3 * MAKESPAN))
 
 
 def test_batsims_machine_count_comes_from_its_schedule_when_there(tmp_path):
@@ -328,14 +332,16 @@ def test_run_summary_lines_say_na_for_what_is_not_known():
             "jobs_completed": 5,
             "jobs_killed": 9,
             "jobs_rejected": 2,
+            "rejected_by_reason": {"no walltime (planning schedulers need one)": 2},
+            "idle_energy_j": 3e9,
             "censored": 3,
             "window_start_s": 600.0,
             "window_end_s": 86400.0,
         }
     )
     assert lines[0] == (
-        "over 600-86400 s of simulated time: energy n/a, waiting mean 3.75 s, p95 19.5 s, bounded slowdown 1.2, "
-        "utilization 0.5, completed tasks n/a, abandoned at the restart cap 0, censored at the horizon 3, "
+        "over 600-86400 s of simulated time: energy n/a, of which load n/a, idle machines 3 GJ, waiting mean 3.75 s, "
+        "p95 19.5 s, bounded slowdown 1.2, utilization 0.5, completed tasks n/a, abandoned at the restart cap 0, censored at the horizon 3, "
         "delivered 2 CPU-h"
     )
-    assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected"
+    assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected (2 no walltime (planning schedulers need one))"

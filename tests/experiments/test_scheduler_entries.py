@@ -165,7 +165,7 @@ def test_a_sleeping_scheduler_is_refused_without_energy_outputs(tmp_path):
         load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', "energy_outputs = false\n" + HEAD)
 
 
-def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_their_end(tmp_path):
+def test_a_campaign_horizon_ends_the_built_in_kind_and_the_metrics_of_every_kind(tmp_path):
     campaign = load(
         tmp_path,
         """
@@ -182,3 +182,107 @@ def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_thei
     assert schedulers["built-in"].target["horizon"] == 7200.0
     assert schedulers["own-horizon"].target["horizon"] == 3600.0
     assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched")  # another kind: runs to its end
+    # ... but every kind is measured over the campaign's window (a policy's own horizon is its own)
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert {run.policy: run.window_end for run in runs} == {"built-in": 7200.0, "own-horizon": 3600.0, "filler": 7200.0}
+    without = load(tmp_path, '[schedulers.filler]\npybatsim = "fillerSched"\n')
+    assert [run.window_end for run in plan_campaign(without, tmp_path / "out2")] == [None]  # the whole run
+
+
+def test_a_generated_workload_takes_a_walltime_mode(tmp_path):
+    import json
+
+    campaign = load(
+        tmp_path,
+        '[schedulers.filler]\npybatsim = "fillerSched"\n',
+        head=HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "exact"}'),
+    )
+    (run,) = plan_campaign(campaign, tmp_path / "out")
+    written = json.loads(run.workload_file.read_text())
+    assert written["walltime"]["mode"] == "exact"
+    assert all(job["walltime"] > 0 for job in written["jobs"])
+    with pytest.raises(ParameterError, match="workloads.google.walltime: requested is for SWF logs"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "requested"}'),
+        )
+    with pytest.raises(ParameterError, match="workloads.google.walltime"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            HEAD.replace("tasks = 10}", 'tasks = 10, walltime = "often"}'),
+        )
+
+
+def test_a_trace_window_is_replayed_on_each_platforms_machines(tmp_path):
+    """``trace = [...]``: the window converted once per platform size and seed (a scaled replay),
+    with the walltime mode asked; its errors name the entry."""
+    import json
+
+    from trace_files import event, seconds_us, write_part
+
+    from batsim_google.trace.schema import TaskEvent as E
+
+    write_part(
+        tmp_path / "trace",
+        [
+            event(seconds_us(1), 1, 0, E.SUBMIT),
+            event(seconds_us(2), 1, 0, E.SCHEDULE),
+            event(seconds_us(30), 1, 0, E.FINISH),
+        ],
+    )
+    (part,) = sorted((tmp_path / "trace").rglob("*.csv.gz"))
+    head = f"""
+    [platforms]
+    small = {{cell = 8}}
+    large = {{cell = 16}}
+    [workloads]
+    window = {{trace = ["{part}"], start = 0, end = 20, seeds = [1, 2], walltime = "2"}}
+    """
+    campaign = load(tmp_path, '[schedulers.f]\npybatsim = "fillerSched"\n', head)
+    runs = plan_campaign(campaign, tmp_path / "out")
+    files = {(run.platform, run.workload_seed): run.workload_file for run in runs}
+    assert len(set(files.values())) == 4
+    for (platform, _), path in files.items():
+        written = json.loads(path.read_text())
+        assert written["nb_res"] == {"small": 8, "large": 16}[platform]
+        assert written["walltime"] == {"mode": "2", "kills": False}
+        assert written["meta"]["sample"]["machines"] == written["nb_res"]
+    with pytest.raises(ParameterError, match=r"workloads.window.end \(5\) must come after start \(10\)"):
+        load(
+            tmp_path,
+            '[schedulers.f]\npybatsim = "fillerSched"\n',
+            head.replace("start = 0, end = 20", "start = 10, end = 5"),
+        )
+
+
+def test_skip_refused_runs_a_scheduler_only_where_it_can(tmp_path):
+    text = '[policies.cell]\nenergy = "always-on"\n[schedulers.filler]\npybatsim = "fillerSched"\n'
+    failures = FAILURES + "    none = {}\n"
+    with pytest.raises(ParameterError, match="schedulers.filler on platforms.small with failures.drawn refused"):
+        load(tmp_path, text, HEAD + failures)
+    campaign = load(tmp_path, text, "skip_refused = true\n" + textwrap.dedent(HEAD + failures))
+    assert campaign.skipped == {("filler", "small", "drawn")}
+    runs = plan_campaign(campaign, tmp_path / "out")
+    assert sorted((run.policy, run.failures) for run in runs) == [
+        ("cell", "drawn"),
+        ("cell", "none"),
+        ("filler", "none"),
+    ]
+
+
+def test_a_declared_needs_table_takes_no_failures_unless_it_says_so(tmp_path):
+    text = '[schedulers.sleeper]\ncommand = ["x", "{socket}"]\nneeds = {sleep_states = true}\n'
+    with pytest.raises(ParameterError, match="schedulers.sleeper on platforms.small with failures.drawn refused"):
+        load(tmp_path, text, HEAD + FAILURES)
+    trusted = text.replace("sleep_states = true", "sleep_states = true, failures = true")
+    assert dict(load(tmp_path, trusted, HEAD + FAILURES).schedulers)["sleeper"].needs().failures
+
+
+def test_a_command_with_long_arguments_is_planned(tmp_path):
+    options = '{"' + "x" * 300 + '": 1}'
+    campaign = load(
+        tmp_path, f'[schedulers.long]\ncommand = ["batsched", "--variant_options", \'{options}\', "-s", "{{socket}}"]\n'
+    )
+    assert len(plan_campaign(campaign, tmp_path / "out")) == 1
