@@ -32,6 +32,7 @@ import numpy as np
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.job_times import NO_WALLTIME
+
 #: What a walltime that must not shorten a job adds to its duration, seconds.
 MARGIN_S = 1e-3
 #: The named modes; any other mode is a positive factor.
