@@ -11,7 +11,7 @@ energies and whether the jobs ended the same. Then the patched binary alone runs
 timed as the ``batsim-google run`` command a user types (process start and metrics included).
 
     uv run python -m bench.whole_cell [--trace ../shared/data/google-2011] [--machines 512 1024 2048]
-        [--hour 3600] [--no-full-cell] [--extra WORKLOAD ...]
+        [--hour 3600] [--no-full-cell] [--extra WORKLOAD:HORIZON ...]
 """
 
 from __future__ import annotations
@@ -49,11 +49,14 @@ def run_cli(*arguments: object, timeout: float) -> tuple[float, str]:
     return time.monotonic() - started, done.stdout
 
 
-def simulate(binary: BatsimBinary, platform: Path, workload: Path, output: Path, timeout: float) -> dict:
-    """One ``run``: its wall time, Batsim's peak memory and the metrics."""
+def simulate(
+    binary: BatsimBinary, platform: Path, workload: Path, output: Path, timeout: float, horizon: float
+) -> dict:
+    """One ``run`` up to ``horizon`` (the services alive then are censored, not run for days): its
+    wall time, Batsim's peak memory and the metrics."""
     wall, printed = run_cli(
         "run", "--platform", platform, "--workload", workload, "-o", output, "--batsim", binary.path,
-        "--no-progress", "--timeout", timeout, timeout=timeout + 600,
+        "--horizon", horizon, "--no-progress", "--no-figures", "--timeout", timeout, timeout=timeout + 600,
     )  # fmt: skip
     metrics = json.loads((output / "metrics.json").read_text())
     return {
@@ -96,7 +99,9 @@ def main() -> None:
     parser.add_argument("--stock", default=os.environ.get("BATSIM_STOCK", "batsim-stock"))
     parser.add_argument("--patched", default=os.environ.get("BATSIM_PATCHED", "batsim-patched"))
     parser.add_argument("--no-full-cell", action="store_true", help="skip the patched whole-cell hour")
-    parser.add_argument("--extra", type=Path, nargs="*", default=[], help="more workloads for the whole cell")
+    parser.add_argument(
+        "--extra", nargs="*", default=[], help="more workloads for the whole cell, each PATH:HORIZON (seconds)"
+    )
     parser.add_argument("--timeout", type=float, default=7200.0)
     args = parser.parse_args()
     try:
@@ -118,7 +123,7 @@ def main() -> None:
                 "-o", workload, timeout=1800,
             )  # fmt: skip
             runs = {
-                name: simulate(binary, platform, workload, folder / f"{name}-{machines}", args.timeout)
+                name: simulate(binary, platform, workload, folder / f"{name}-{machines}", args.timeout, args.hour)
                 for name, binary in (("stock", stock), ("patched", patched))
             }
             for name, binary in (("stock", stock), ("patched", patched)):
@@ -130,12 +135,15 @@ def main() -> None:
                 f"{energies[0] / energies[1] - 1:+.2e}; "
                 f"{job_differences(folder / f'stock-{machines}', folder / f'patched-{machines}')}"
             )
-        cell_workloads = [] if args.no_full_cell else [folder / "hour-cell.json"]
+        cell_workloads = [] if args.no_full_cell else [(folder / "hour-cell.json", args.hour)]
         if cell_workloads:
-            run_cli("trace", "convert", args.trace, "--end", args.hour, "-o", cell_workloads[0], timeout=1800)
-        for index, workload in enumerate([*cell_workloads, *args.extra]):
-            run = simulate(patched, CELL, workload, folder / f"cell-{index}", args.timeout)
-            print(describe(f"whole cell, {workload.name}", workload, 12_583, patched, run))
+            run_cli("trace", "convert", args.trace, "--end", args.hour, "-o", cell_workloads[0][0], timeout=1800)
+        for text in args.extra:
+            path, _, horizon = text.rpartition(":")
+            cell_workloads.append((Path(path), float(horizon)))
+        for index, (workload, horizon) in enumerate(cell_workloads):
+            run = simulate(patched, CELL, workload, folder / f"cell-{index}", args.timeout, horizon)
+            print(describe(f"whole cell, {workload.name} to {horizon:g} s", workload, 12_583, patched, run))
 
 
 if __name__ == "__main__":

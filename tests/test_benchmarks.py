@@ -97,3 +97,19 @@ def test_benchmark_with_batsim(arguments, expected, batsim_binary):
     output = run_bench(*arguments)
     for text in expected:
         assert text in output
+
+
+@pytest.mark.batsim
+def test_whole_cell_benchmark_at_toy_size(google_2011, tmp_path):
+    """Stock against patched on a 32-machine window of five minutes (skipped, with the reason, by
+    the benchmark itself without both binaries: then it says so)."""
+    output = run_bench("bench.whole_cell", "--machines", "32", "--hour", "300", "--no-full-cell")
+    if "skipped" in output:
+        pytest.skip(output.strip().splitlines()[-1])
+    for text in (
+        "32 machines, stock",
+        "32 machines, patched",
+        "stock / patched wall",
+        "same jobs and final states True",
+    ):
+        assert text in output
