@@ -104,12 +104,16 @@ def test_estimate_grows_with_each_term():
         assert estimate(larger, 8).wall_seconds > base.wall_seconds
     assert estimate(small, 10_000).wall_seconds > base.wall_seconds
     assert estimate(WorkloadCost(10, 20, 100.0, 5_000, 1, 10.0), 8).peak_bytes > base.peak_bytes
-    assert base.wall_seconds == pytest.approx(
-        COEFFICIENTS.startup_seconds
-        + COEFFICIENTS.startup_seconds_per_machine * 8
-        + COEFFICIENTS.seconds_per_job * 10
-        + COEFFICIENTS.seconds_per_job_step * 100
-    )
+    for kind, c in COEFFICIENTS.items():
+        assert estimate(small, 8, kind).wall_seconds == pytest.approx(
+            c.startup_seconds
+            + c.startup_seconds_per_machine * 8
+            + c.seconds_per_job * 10
+            + c.seconds_per_job_step * 100
+        )
+    # The patched binary waits on timers: its job-steps cost nothing, the stock one's grow the run.
+    many_steps = WorkloadCost(10, 20, 1e9, 5, 1, 10.0)
+    assert estimate(many_steps, 8, "stock").wall_seconds > 10 * estimate(many_steps, 8, "patched").wall_seconds
 
 
 def test_estimate_command(tmp_path):
@@ -118,7 +122,8 @@ def test_estimate_command(tmp_path):
     result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path)])
     assert result.exit_code == 0, result.output
     assert "8 machines, 4 jobs submitted until 3 s: 8 steps" in result.output
-    assert "predicted:" in result.output
+    assert "predicted with the stock Batsim:" in result.output
+    assert "predicted with the patched Batsim:" in result.output
     assert "warning" not in result.output
 
 
