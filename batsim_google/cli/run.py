@@ -56,9 +56,8 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, Simula
 )
 @click.option(
     "--energy-outputs/--no-energy-outputs",
-    default=True,
-    show_default=True,
-    help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.",
+    default=None,
+    help="Batsim's energy plugin (-E) and its outputs (default: on where the platform gives its hosts power figures).",
 )
 @BATSIM_OPTION
 @click.option(
@@ -96,12 +95,15 @@ def run(
         window = window_of(warmup, policy["horizon"])
     except ValueError as error:
         fail(str(error))
+    scheduler = None
     if scheduler_text is not None:
         changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
         if changed or frontend != "pybatsim":
             option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
+    energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs)
+    if scheduler is not None:
         summary = _run_other(
             scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
         )
@@ -124,6 +126,25 @@ def run(
     if summary is not None and not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)
+
+
+def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | None) -> bool:
+    """Say whether energy is measured and what the scheduler will reject; refuse what cannot run
+    (:mod:`batsim_google.simulation.preflight`). Returns whether Batsim's energy plugin runs."""
+    from batsim_google.platform.simgrid_xml import read_hosts
+    from batsim_google.simulation.preflight import energy_choice, preflight
+
+    kind, target = ("policy", None) if scheduler is None else (scheduler.kind, scheduler.target)
+    try:
+        hosts = read_hosts(platform)
+        energy, line = energy_choice(hosts, energy_outputs, platform)
+        limits = preflight(platform, hosts, list(workloads), kind, target)
+    except ValueError as error:
+        fail(str(error))
+    click.echo(line)
+    for limit in limits:
+        click.echo(f"warning: {limit}", err=True)
+    return energy
 
 
 def _run_other(
