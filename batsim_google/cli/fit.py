@@ -15,13 +15,13 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
+def _fit_input(source: Path, strict: bool, speed: float | None) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
     :mod:`batsim_google.fitting.table`)."""
     import polars as pl
 
-    from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
+    from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_table
     from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
     from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
     from batsim_google.trace.row_accounting import RowAccount, TraceError
@@ -46,7 +46,10 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
                 click.echo(f"job_events: {account.summary()}")
             return frame
         if suffix == ".json":
-            return read_batsim_workload(source)
+            table = read_batsim_table(source, speed)
+            for note in table.notes():
+                click.echo(note)
+            return table.frame
         if suffix == ".parquet":
             return pl.read_parquet(source)
         if suffix == ".csv":
@@ -125,9 +128,13 @@ def _fit_input(source: Path, strict: bool) -> pl.DataFrame:
     show_default=True,
     help="Fit job-level arrivals (jobs of tasks) when the input has job ids (the Google trace does).",
 )
+@click.option(
+    "--speed",
+    help="A Batsim workload's machines' speed (flop/s, or SimGrid's 1Gf...): durations of its profiles of flops.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(
-    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, jobs, strict
+    source, output, classes, k, profile, criterion, groups, methods, seed, plots, report, fidelity, jobs, speed, strict
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
@@ -146,7 +153,14 @@ def fit_command(
         checked_output_file(report, source)
     if plots:
         checked_output_folder(plots, source)
-    frame = _fit_input(source, strict)
+    if speed is not None:
+        from batsim_google.platform.simgrid_xml import parse_speed
+
+        try:
+            speed = parse_speed(speed)
+        except ValueError as error:
+            fail(str(error))
+    frame = _fit_input(source, strict, speed)
     try:
         result = fit_model(
             frame,

@@ -254,6 +254,14 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
     return tuple(speeds)
 
 
+def parse_speed(text: str, where: str = "--speed") -> float:
+    """One speed in SimGrid's notation (``1Gf``, ``2.5e9``, ``16.673E9flops``), flop/s, > 0."""
+    speeds = _speeds(text, where)
+    if len(speeds) != 1 or not speeds[0] > 0:
+        raise ParameterError(f"{where}: a speed must be one positive number of flop/s (got {text!r})")
+    return speeds[0]
+
+
 def _radical(text: str, where: str) -> list[int]:
     """The numbers of a cluster's ``radical``: comma-separated numbers and ``first-last`` ranges."""
     numbers = []

@@ -25,6 +25,7 @@ are measured once, on the machine named in :data:`MEASURED_ON`.
 
 from __future__ import annotations
 
+import collections
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,18 +87,28 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
 
 def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs; a job's makespan
-    is its profile's delay, cut at its walltime when it has one (services)."""
+    is its profile's delay, cut at its walltime when it has one (services). Jobs of other profile
+    types are refused: their durations depend on the platform and network."""
     import numpy as np
 
     try:
         workload = json.loads(Path(path).read_text())
-        delays = {name: float(profile.get("delay", 0.0)) for name, profile in workload["profiles"].items()}
+        profiles = workload["profiles"]
         jobs = workload["jobs"]
+        types = collections.Counter(profiles[job["profile"]].get("type") for job in jobs)
+        delays = {name: float(profile.get("delay", 0.0)) for name, profile in profiles.items()}
         submit = np.array([job["subtime"] for job in jobs], dtype=float)
         makespan = np.array([delays[job["profile"]] for job in jobs], dtype=float)
         walltime = np.array([job.get("walltime", -1) for job in jobs], dtype=float)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise InputFileError(f"{path}: not a Batsim workload of delay jobs ({type(error).__name__}: {error})") from None
+    types.pop("delay", None)
+    if types:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(types.items(), key=str))
+        raise InputFileError(
+            f"{path}: estimate predicts runs of delay jobs; {types.total()} of {len(jobs)} jobs have other "
+            f"profiles ({kinds}), whose durations depend on the platform and network"
+        )
     return submit, np.where(walltime > 0, np.minimum(makespan, walltime), makespan)
 
 

@@ -75,6 +75,8 @@ class WorkloadShape:
     #: jobs per resources requested (``res``)
     widths: collections.Counter = field(default_factory=collections.Counter)
     without_walltime: int = 0
+    #: jobs without a ``cpu`` request (the Google-cell scheduler's share of a machine)
+    without_cpu: int = 0
     #: jobs per profile type (``?`` for a profile the workload lacks)
     profile_types: collections.Counter = field(default_factory=collections.Counter)
 
@@ -109,6 +111,8 @@ def workload_shape(paths: Iterable[Path]) -> WorkloadShape:
                     walltime = job.get("walltime", -1)
                     if not isinstance(walltime, (int, float)) or walltime <= 0:
                         shape.without_walltime += 1
+                    if job.get("cpu") is None:
+                        shape.without_cpu += 1
                     shape.profile_types[types.get(str(job.get("profile")), "?")] += 1
         except (OSError, ijson.JSONError) as error:
             raise InputFileError(f"{path}: not a Batsim workload ({error})") from error
@@ -156,6 +160,11 @@ def scheduler_limits(kind: str, target: object, shape: WorkloadShape, machines: 
         lines.append(
             f"{shape.wider_than(1)} of {shape.jobs} jobs ask for more than one machine (up to {shape.widest}): the "
             f"Google-cell scheduler rejects them (a task takes one machine or a share of it); {SUGGEST_WIDE}"
+        )
+    if kind == "policy" and shape.without_cpu:
+        lines.append(
+            f"{shape.without_cpu} of {shape.jobs} jobs have no cpu request: the Google-cell scheduler places them "
+            "without taking a share of a machine (they may share one), and the utilization counts only requested CPU"
         )
     algorithm = batsched_algorithm(list(target)) if kind == "command" else None
     if algorithm in BATSCHED_PLANNERS and shape.without_walltime:
