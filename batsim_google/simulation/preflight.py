@@ -42,6 +42,11 @@ BATSIM_PROFILE_TYPES = frozenset(
         "usage_trace",
     }
 )
+#: Profile types whose jobs need the scheduler to map storage labels to hosts (EXECUTE_JOB's
+#: ``storage_mapping``); Batsim aborts on a label nobody mapped.
+STORAGE_TYPES = ("parallel_homogeneous_pfs", "data_staging")
+#: Kinds that run through this package's front-end, which maps no storage.
+OWN_FRONT_END = ("policy", "python")
 #: batsched's algorithms that plan with walltimes (they reject jobs without one).
 BATSCHED_PLANNERS = frozenset(
     {
@@ -144,6 +149,18 @@ def check_workloads(shape: WorkloadShape) -> None:
         raise InputFileError(f"{shape.profile_types['?']} job(s) name a profile their workload does not define")
 
 
+def check_storage(kind: str, shape: WorkloadShape) -> None:
+    """Refuse jobs of I/O profiles for a scheduler that maps no storage (Batsim would abort)."""
+    storage = {name: shape.profile_types[name] for name in STORAGE_TYPES if shape.profile_types[name]}
+    if storage and kind in OWN_FRONT_END:
+        kinds = ", ".join(f"{count} {name}" for name, count in storage.items())
+        raise InputFileError(
+            f"{sum(storage.values())} of {shape.jobs} jobs have I/O profiles ({kinds}): Batsim aborts unless the "
+            "scheduler maps their storage labels to storage hosts, which this package's front-end does not; "
+            "give a workload without them, or a scheduler that maps storage"
+        )
+
+
 def scheduler_limits(kind: str, target: object, shape: WorkloadShape, machines: int) -> list[str]:
     """Lines saying which jobs the scheduler will reject and what can run them."""
     if shape.jobs == 0:
@@ -199,4 +216,5 @@ def preflight(
     check_master(platform, hosts)
     shape = workload_shape(workloads)
     check_workloads(shape)
+    check_storage(kind, shape)
     return scheduler_limits(kind, target, shape, sum(host.computes for host in hosts))
