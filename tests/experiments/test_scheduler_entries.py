@@ -182,3 +182,16 @@ def test_a_campaign_horizon_ends_the_built_in_kind_and_leaves_the_others_to_thei
     assert schedulers["built-in"].target["horizon"] == 7200.0
     assert schedulers["own-horizon"].target["horizon"] == 3600.0
     assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched")  # another kind: runs to its end
+
+
+def test_energy_outputs_are_refused_on_a_platform_without_an_energy_model(tmp_path):
+    head = f"""
+        [platforms]
+        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
+        [workloads]
+        google = {{preset = "google", tasks = 10}}
+    """
+    entry = '[schedulers.s]\npybatsim = "fillerSched"\n'
+    with pytest.raises(ParameterError, match=r"platforms.plain: .*cluster8.xml has no energy model \(8 of 8 compute"):
+        load(tmp_path, entry, head)
+    assert len(load(tmp_path, entry, "energy_outputs = false\n" + head).platforms) == 1
