@@ -80,7 +80,7 @@ class WorkloadShape:
     #: jobs per resources requested (``res``)
     widths: collections.Counter = field(default_factory=collections.Counter)
     without_walltime: int = 0
-    #: jobs without a ``cpu`` request (the Google-cell scheduler's share of a machine)
+    #: jobs on one machine without a ``cpu`` request (the Google-cell scheduler's share of a machine)
     without_cpu: int = 0
     #: jobs per profile type (``?`` for a profile the workload lacks)
     profile_types: collections.Counter = field(default_factory=collections.Counter)
@@ -112,11 +112,12 @@ def workload_shape(paths: Iterable[Path]) -> WorkloadShape:
                 for job in ijson.items(handle, "jobs.item", use_float=True):
                     shape.jobs += 1
                     res = job.get("res", 1)
-                    shape.widths[res if isinstance(res, int) and not isinstance(res, bool) else 1] += 1
+                    res = res if isinstance(res, int) and not isinstance(res, bool) else 1
+                    shape.widths[res] += 1
                     walltime = job.get("walltime", -1)
                     if not isinstance(walltime, (int, float)) or walltime <= 0:
                         shape.without_walltime += 1
-                    if job.get("cpu") is None:
+                    if res == 1 and job.get("cpu") is None:
                         shape.without_cpu += 1
                     shape.profile_types[types.get(str(job.get("profile")), "?")] += 1
         except (OSError, ijson.JSONError) as error:
@@ -180,7 +181,7 @@ def scheduler_limits(kind: str, target: object, shape: WorkloadShape, machines: 
         )
     if kind == "policy" and shape.without_cpu:
         lines.append(
-            f"{shape.without_cpu} of {shape.jobs} jobs have no cpu request: the Google-cell scheduler places them "
+            f"{shape.without_cpu} of {shape.jobs} jobs on one machine have no cpu request: the Google-cell scheduler places them "
             "without taking a share of a machine (they may share one), and the utilization counts only requested CPU"
         )
     algorithm = batsched_algorithm(list(target)) if kind == "command" else None

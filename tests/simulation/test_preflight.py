@@ -27,7 +27,7 @@ EASY_BF = ("batsched", "-v", "easy_bf", "-s", "{socket}")
 
 def test_the_shape_counts_widths_walltimes_and_profile_types():
     shape = workload_shape([WORKLOADS / "compute_profiles.json", WORKLOADS / "no_walltime.json"])
-    assert shape.jobs == 40 and shape.without_walltime == 30 and shape.without_cpu == 40
+    assert shape.jobs == 40 and shape.without_walltime == 30 and shape.without_cpu == 33
     assert shape.widths == {1: 33, 2: 2, 4: 5} and shape.widest == 4 and shape.wider_than(1) == 7
     assert shape.profile_types == {
         "delay": 31,
@@ -57,7 +57,7 @@ def test_the_google_cell_scheduler_is_said_to_reject_jobs_on_several_machines():
     lines = scheduler_limits("policy", None, shape, machines=8)
     assert lines[0].startswith(f"{wide} of 60 jobs ask for more than one machine (up to 8): the Google-cell scheduler")
     assert "--scheduler command='batsched -v easy_bf -s {socket}'" in lines[0]
-    assert lines[1].startswith("60 of 60 jobs have no cpu request")
+    assert lines[1].startswith(f"{shape.widths[1]} of 60 jobs on one machine have no cpu request")
     # on 4 machines, the 8-machine jobs can run nowhere
     eights = shape.widths[8]
     assert scheduler_limits("command", EASY_BF, shape, machines=4) == [
