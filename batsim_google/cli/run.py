@@ -102,7 +102,7 @@ def run(
             option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
-    energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs)
+    energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
     if scheduler is not None:
         summary = _run_other(
             scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, progress
@@ -128,15 +128,21 @@ def run(
         sys.exit(1)
 
 
-def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | None) -> bool:
+def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | None, frontend: str) -> bool:
     """Say whether energy is measured and what the scheduler will reject; refuse what cannot run
     (:mod:`batsim_google.simulation.preflight`). Returns whether Batsim's energy plugin runs."""
-    from batsim_google.platform.simgrid_xml import read_hosts
+    from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
     from batsim_google.simulation.preflight import energy_choice, preflight
 
     kind, target = ("policy", None) if scheduler is None else (scheduler.kind, scheduler.target)
     try:
         hosts = read_hosts(platform)
+        gap = energy_model_gap(hosts)
+        if frontend == "batsim-py" and gap:  # it always runs Batsim with -E
+            fail(
+                f"--frontend batsim-py runs Batsim with its energy plugin (-E), and {platform} has no energy model "
+                f"({gap}): use --frontend pybatsim"
+            )
         energy, line = energy_choice(hosts, energy_outputs, platform)
         limits = preflight(platform, hosts, list(workloads), kind, target)
     except ValueError as error:

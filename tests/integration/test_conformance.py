@@ -110,6 +110,7 @@ REFUSED_BEFORE_LAUNCH = [
     ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
     ("hosts_full_routing", "delay_jobs", ("--energy-outputs",), "has no energy model (4 of 4 compute hosts"),
     ("hosts_full_routing", "delay_jobs", ("--energy", "idle-sleep"), "needs a sleep_pstates property on every host"),
+    ("hosts_full_routing", "delay_jobs", ("--frontend", "batsim-py"), "--frontend batsim-py runs Batsim with its energy"),
 ]
 
 
