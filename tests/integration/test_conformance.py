@@ -110,7 +110,12 @@ REFUSED_BEFORE_LAUNCH = [
     ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
     ("hosts_full_routing", "delay_jobs", ("--energy-outputs",), "has no energy model (4 of 4 compute hosts"),
     ("hosts_full_routing", "delay_jobs", ("--energy", "idle-sleep"), "needs a sleep_pstates property on every host"),
-    ("hosts_full_routing", "delay_jobs", ("--frontend", "batsim-py"), "--frontend batsim-py runs Batsim with its energy"),
+    (
+        "hosts_full_routing",
+        "delay_jobs",
+        ("--frontend", "batsim-py"),
+        "--frontend batsim-py runs Batsim with its energy",
+    ),
 ]
 
 
@@ -187,3 +192,35 @@ def test_run_and_metrics(platform, workload, scheduler, completed, rejected, ene
     assert f"Batsim jobs: {completed} completed, 0 killed, {rejected} rejected" in result.output
     metrics = invoke("metrics", output, "--platform", platform_file)
     works_or_refuses(metrics, None)
+
+
+@pytest.mark.batsim
+def test_fit_durations_are_those_batsim_simulates(batsim_binary, tmp_path):
+    """Each job alone on idle 1 Gflop/s machines (batsched's easy_bf gives whole machines): the
+    durations the fit reads from the profiles are Batsim's execution times."""
+    import csv
+    import json
+
+    from batsim_google.fitting.batsim_input import read_batsim_table
+
+    if shutil.which("batsched") is None:
+        pytest.skip("needs batsched on PATH")
+    workload = WORKLOADS / "compute_profiles.json"
+    result = invoke(
+        "run",
+        "--platform",
+        PLATFORMS / "cluster_energy.xml",
+        "--workload",
+        workload,
+        "-o",
+        tmp_path,
+        "--scheduler",
+        EASY_BF,
+    )
+    works_or_refuses(result, None)
+    with (tmp_path / "out_jobs.csv").open() as handle:
+        simulated = {row["job_id"]: float(row["execution_time"]) for row in csv.DictReader(handle)}
+    ids = [job["id"] for job in json.loads(workload.read_text())["jobs"]]
+    read = read_batsim_table(workload, speed=1e9).frame["makespan"].to_list()
+    compared = {job: (duration, simulated[job]) for job, duration in zip(ids, read) if duration is not None}
+    assert len(compared) == 7 and all(d == pytest.approx(s, abs=1e-5) for d, s in compared.values()), compared
