@@ -351,6 +351,10 @@ def energy_model_gap(hosts: list[PlatformHost]) -> str | None:
     what lacks them, e.g. ``'4 of 4 compute hosts (Jupiter, ...) have no wattage_per_state'``."""
     lacking = [host.name for host in hosts if host.computes and not host.has_power_model]
     if not lacking:
+        for host in hosts:  # SimGrid's energy plugin aborts on a count that is not the pstates'
+            figures = len(host.properties.get("wattage_per_state", "").split(","))
+            if host.has_power_model and figures != len(host.speeds):
+                return f"host {host.name!r} has {figures} wattage_per_state entries for {len(host.speeds)} pstates"
         return None
     computing = sum(host.computes for host in hosts)
     names = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")

@@ -94,11 +94,20 @@ class WorkloadShape:
 
 
 def _profile_types(path: Path) -> dict[str, str]:
+    """Each profile's type; a ``composed`` profile with an I/O part counts as that part's type."""
+    sequences = {}
     with path.open("rb") as handle:
-        return {
-            name: str(profile.get("type")) if isinstance(profile, dict) else "?"
-            for name, profile in ijson.kvitems(handle, "profiles", use_float=True)
-        }
+        types = {}
+        for name, profile in ijson.kvitems(handle, "profiles", use_float=True):
+            types[name] = str(profile.get("type")) if isinstance(profile, dict) else "?"
+            if types[name] == "composed" and isinstance(profile.get("seq"), list):
+                sequences[name] = [str(part) for part in profile["seq"]]
+    for _ in range(len(sequences)):  # parts may be composed: as many passes as there are
+        for name, sequence in sequences.items():
+            storage = [types.get(part) for part in sequence if types.get(part) in STORAGE_TYPES]
+            if storage:
+                types[name] = storage[0]
+    return types
 
 
 def workload_shape(paths: Iterable[Path]) -> WorkloadShape:
@@ -150,10 +159,18 @@ def check_workloads(shape: WorkloadShape) -> None:
         raise InputFileError(f"{shape.profile_types['?']} job(s) name a profile their workload does not define")
 
 
-def check_storage(kind: str, shape: WorkloadShape) -> None:
-    """Refuse jobs of I/O profiles for a scheduler that maps no storage (Batsim would abort)."""
+def check_storage(kind: str, shape: WorkloadShape, storage_hosts: int) -> None:
+    """Refuse jobs of I/O profiles (or composed of them) that Batsim would abort on: on a platform
+    without storage hosts, and for a scheduler that maps no storage labels unless Batsim can map
+    them itself (``parallel_homogeneous_pfs`` with a single storage host)."""
     storage = {name: shape.profile_types[name] for name in STORAGE_TYPES if shape.profile_types[name]}
-    if storage and kind in OWN_FRONT_END:
+    if storage and not storage_hosts:
+        raise InputFileError(
+            f"{sum(storage.values())} of {shape.jobs} jobs have I/O profiles ({', '.join(storage)}), and the platform "
+            "has no storage host (role storage): Batsim aborts on them"
+        )
+    automatic = storage_hosts == 1 and "data_staging" not in storage
+    if storage and kind in OWN_FRONT_END and not automatic:
         kinds = ", ".join(f"{count} {name}" for name, count in storage.items())
         raise InputFileError(
             f"{sum(storage.values())} of {shape.jobs} jobs have I/O profiles ({kinds}): Batsim aborts unless the "
@@ -217,5 +234,5 @@ def preflight(
     check_master(platform, hosts)
     shape = workload_shape(workloads)
     check_workloads(shape)
-    check_storage(kind, shape)
+    check_storage(kind, shape, sum("storage" in host.roles for host in hosts))
     return scheduler_limits(kind, target, shape, sum(host.computes for host in hosts))

@@ -102,3 +102,12 @@ def test_an_energy_model_is_power_figures_on_every_compute_host():
         energy_model_gap(read_hosts(SHAPES / "hosts_full_routing.xml"))
         == "4 of 4 compute hosts (Alpha, Beta, Gamma, ...) have no wattage_per_state"
     )
+
+
+def test_power_figures_that_do_not_match_the_pstates_are_no_energy_model(tmp_path):
+    path = tmp_path / "p.xml"
+    path.write_text(
+        '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+        '<host id="a" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="95:190"/></host></zone></platform>'
+    )
+    assert energy_model_gap(read_hosts(path)) == "host 'a' has 1 wattage_per_state entries for 2 pstates"

@@ -128,3 +128,19 @@ def test_an_empty_workload_is_said_to_hold_no_job(tmp_path):
     path.write_text(json.dumps({"nb_res": 4, "jobs": [], "profiles": {}}))
     shape = workload_shape([path])
     assert scheduler_limits("policy", None, shape, 4)[0].startswith("the workloads hold no job")
+
+
+def test_io_parts_of_composed_profiles_need_a_storage_host(tmp_path):
+    path = tmp_path / "w.json"
+    profiles = {
+        "io": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1e6, "bytes_to_write": 0},
+        "step": {"type": "composed", "seq": ["io"]},
+        "app": {"type": "composed", "repeat": 2, "seq": ["step"]},
+    }
+    path.write_text(
+        json.dumps({"nb_res": 1, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "app"}], "profiles": profiles})
+    )
+    assert workload_shape([path]).profile_types == {"parallel_homogeneous_pfs": 1}
+    hosts = read_hosts(PLATFORMS / "hosts_full_routing.xml")
+    with pytest.raises(InputFileError, match=r"and the platform has no storage host \(role storage\)"):
+        preflight(PLATFORMS / "hosts_full_routing.xml", hosts, [path], "command", EASY_BF)
