@@ -236,11 +236,12 @@ class PlatformHost:
 
 
 def sleep_pstates(properties: Mapping[str, str]) -> tuple[int, int, int] | None:
-    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates, or None."""
+    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates of its
+    first sleep state (Batsim takes several, comma-separated), or None."""
     value = properties.get("sleep_pstates")
     if not value:
         return None
-    sleep, off, on = (int(part) for part in value.split(":"))
+    sleep, off, on = (int(part) for part in value.split(",")[0].split(":"))
     return sleep, off, on
 
 

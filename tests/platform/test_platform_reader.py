@@ -14,6 +14,7 @@ from batsim_google.platform.simgrid_xml import (
     energy_model_gap,
     parse_speed,
     read_hosts,
+    sleep_pstates,
 )
 
 SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "batsim_shapes" / "platforms"
@@ -111,3 +112,8 @@ def test_power_figures_that_do_not_match_the_pstates_are_no_energy_model(tmp_pat
         '<host id="a" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="95:190"/></host></zone></platform>'
     )
     assert energy_model_gap(read_hosts(path)) == "host 'a' has 1 wattage_per_state entries for 2 pstates"
+
+
+def test_several_sleep_states_give_the_first():
+    assert sleep_pstates({"sleep_pstates": "3:4:5, 6:7:8"}) == (3, 4, 5)
+    assert sleep_pstates({"sleep_pstates": "1:2:3"}) == (1, 2, 3)
