@@ -28,13 +28,13 @@ def _warm_load(model, seed: int):
     return StartLoad(len(batch.makespan), float(batch.cpu.sum()), float(batch.memory.sum()))
 
 
-def _fit_input(source: Path, strict: bool, censored: bool = False) -> pl.DataFrame:
+def _fit_input(source: Path, strict: bool, speed: float | None = None, censored: bool = False) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
     :mod:`batsim_google.fitting.table`)."""
     import polars as pl
 
-    from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_workload
+    from batsim_google.fitting.batsim_input import BatsimInputError, read_batsim_table
     from batsim_google.fitting.swf_input import SWF_PRIORITY, swf_task_table
     from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
     from batsim_google.trace.row_accounting import RowAccount, TraceError
@@ -59,7 +59,10 @@ def _fit_input(source: Path, strict: bool, censored: bool = False) -> pl.DataFra
                 click.echo(f"job_events: {account.summary()}")
             return frame
         if suffix == ".json":
-            return read_batsim_workload(source)
+            table = read_batsim_table(source, speed)
+            for note in table.notes():
+                click.echo(note)
+            return table.frame
         if suffix == ".parquet":
             return pl.read_parquet(source)
         if suffix == ".csv":
@@ -145,6 +148,10 @@ def _fit_input(source: Path, strict: bool, censored: bool = False) -> pl.DataFra
     help="Google trace: also the tasks the input cuts (running at its start or end), with censored lifetime fits "
     "and a resident class (see docs/fitting.md).",
 )
+@click.option(
+    "--speed",
+    help="A Batsim workload's machines' speed (flop/s, or SimGrid's 1Gf...): durations of its profiles of flops.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first invalid row instead of skipping and counting it.")
 def fit_command(
     source,
@@ -161,6 +168,7 @@ def fit_command(
     fidelity,
     jobs,
     censored,
+    speed,
     strict,
 ) -> None:
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
@@ -179,7 +187,11 @@ def fit_command(
         checked_output_file(report, source)
     if plots:
         checked_output_folder(plots, source)
-    frame = _fit_input(source, strict, censored)
+    if speed is not None:
+        from batsim_google.platform.simgrid_xml import parse_speed
+
+        speed = parse_speed(speed)
+    frame = _fit_input(source, strict, speed, censored)
     result = fit_model(
         frame,
         classes=classes or ("kmeans" if k else "apriori"),

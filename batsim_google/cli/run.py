@@ -63,9 +63,8 @@ MEASURED = ("span", "run")
 )
 @click.option(
     "--energy-outputs/--no-energy-outputs",
-    default=True,
-    show_default=True,
-    help="Batsim's energy plugin (-E) and its outputs; needs a platform with an energy model.",
+    default=None,
+    help="Batsim's energy plugin (-E) and its outputs (default: on where the platform gives its hosts power figures).",
 )
 @click.option(
     "--window",
@@ -127,12 +126,15 @@ def run(
     window = window_of(warmup, policy["horizon"])
     with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
         click.echo(batsim_program(batsim_binary).describe())
+    scheduler = None
     if scheduler_text is not None:
         changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
         if changed or frontend != "pybatsim":
             option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
+    energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
+    if scheduler is not None:
         summary = _run_other(
             scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress
         )
@@ -194,6 +196,28 @@ def _time(seconds: float) -> str:
         if seconds >= 2 * unit:
             return f"{seconds:.6g} s ({seconds / unit:.3g} {name})"
     return f"{seconds:.6g} s"
+
+
+def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | None, frontend: str) -> bool:
+    """Say whether energy is measured and what the scheduler will reject; refuse what cannot run
+    (:mod:`batsim_google.simulation.preflight`). Returns whether Batsim's energy plugin runs."""
+    from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
+    from batsim_google.simulation.preflight import energy_choice, preflight
+
+    kind, target = ("policy", None) if scheduler is None else (scheduler.kind, scheduler.target)
+    hosts = read_hosts(platform)
+    gap = energy_model_gap(hosts)
+    if frontend == "batsim-py" and gap:  # it always runs Batsim with -E
+        fail(
+            f"--frontend batsim-py runs Batsim with its energy plugin (-E), and {platform} has no energy model "
+            f"({gap}): use --frontend pybatsim"
+        )
+    energy, line = energy_choice(hosts, energy_outputs, platform)
+    limits = preflight(platform, hosts, list(workloads), kind, target)
+    click.echo(line)
+    for limit in limits:
+        click.echo(f"warning: {limit}", err=True)
+    return energy
 
 
 def _run_other(

@@ -61,6 +61,7 @@ from batsim_google.model.presets import PRESETS
 from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
+from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 from batsim_google.simulation.schedulers import Scheduler, policy_scheduler
@@ -379,6 +380,13 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     skipped = check_pairings(
         campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused
     )
+    if campaign.energy_outputs:  # Batsim's -E dies on hosts without power figures
+        for platform in campaign.platforms:
+            gap = None if platform.file is None else energy_model_gap(read_hosts(platform.file))
+            if gap:
+                raise ParameterError(
+                    f"platforms.{platform.name}: {platform.file} has no energy model ({gap}): set energy_outputs = false"
+                )
     return dataclasses.replace(campaign, skipped=skipped)
 
 

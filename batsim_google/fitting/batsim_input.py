@@ -1,16 +1,33 @@
-"""Read a Batsim workload (JSON) into the task table fitting starts from.
+"""Read any Batsim workload (JSON) into the task table fitting starts from.
 
-The file is parsed as a stream (ijson), jobs then profiles, a chunk of rows at a time, so memory
-holds columns, never the parsed document. A job's makespan is its ``delay`` profile's delay, or
-for a service (``kind`` = ``service``, which runs until stopped) its walltime, as
-:mod:`batsim_google.generation.batsim_json` writes them. The job fields ``kind``, ``priority`` (]0, 1]),
-``class`` and ``scheduling_class`` are kept when present; jobs that lack what the table needs
-are counted and skipped by :func:`.table.task_table`, never lost silently.
+The file is parsed as a stream (ijson), profiles then jobs, a chunk of rows at a time, so memory
+holds columns, never the parsed document. Every job gives a row: its submission time, the
+resources it asks for (``res``, the ``width`` column when some job asks for more than one) and its
+duration, from its profile as Batsim 4.2.1 would run it alone on idle machines, cut at its
+walltime when it has one (a service of :mod:`batsim_google.generation.batsim_json` ends at its
+walltime):
+
+- ``delay``: the delay;
+- ``parallel_homogeneous``: ``cpu`` flops on each machine, ``parallel``: the largest of its
+  ``cpu`` array, ``parallel_homogeneous_total``: ``cpu / res`` flops on each machine, over the
+  machines' ``speed`` (flop/s, when given); only without communications (``com`` all 0), whose
+  time depends on the network;
+- ``composed``: the sum of its sequence, ``repeat`` times, when each part has a duration;
+- other types (``smpi``, ``usage_trace``, ``parallel_homogeneous_pfs``, ``data_staging``,
+  ``send``, ``recv``) depend on traces, the network or storage: their jobs are kept in the table
+  with the reason in an ``unusable`` column, so that :func:`.table.task_table` counts them as
+  skipped (rows read = used + skipped by reason), never lost silently.
+
+The job fields ``kind``, ``priority`` (]0, 1]), ``class`` and ``scheduling_class`` are kept when
+present, and ``google_job`` (the job of tasks a generated or converted task belongs to) becomes
+``job_id``. A job without ``kind`` is a ``task`` (it runs to its end) and one without
+``priority`` gets :data:`DEFAULT_PRIORITY`; :class:`BatsimTable` says how many did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +40,36 @@ from batsim_google.generation.job_times import check_job_times
 
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
+#: What a job without ``priority`` gets: the middle of ]0, 1], as SWF logs' jobs do.
+DEFAULT_PRIORITY = 0.5
 JOB_FIELDS = {
     "id": pl.String,
     "subtime": pl.Float64,
     "walltime": pl.Float64,
+    "res": pl.Float64,
     "profile": pl.String,
     "kind": pl.String,
     "priority": pl.Float64,
     "class": pl.String,
     "scheduling_class": pl.Float64,
+    "google_job": pl.Float64,
+}
+#: A profile's duration in parts: seconds, flops on each machine, flops shared by the job's machines.
+PROFILE_SCHEMA = {
+    "profile": pl.String,
+    "seconds": pl.Float64,
+    "flops": pl.Float64,
+    "shared_flops": pl.Float64,
+    "reason": pl.String,
+}
+#: Why a profile type has no duration here.
+NO_DURATION = {
+    "smpi": "smpi profile: its duration is the replay of an MPI trace",
+    "usage_trace": "usage_trace profile: its duration is the replay of a usage trace",
+    "parallel_homogeneous_pfs": "parallel_homogeneous_pfs profile: its duration depends on the storage and network",
+    "data_staging": "data_staging profile: its duration depends on the storage and network",
+    "send": "send profile: it waits on the scheduler",
+    "recv": "recv profile: it waits on the scheduler",
 }
 
 
@@ -52,6 +90,103 @@ def in_chunks(items: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
 
 def _number_or_none(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _numbers(value: Any) -> list[float] | None:
+    """A number or an array of numbers as a list; None if it is neither."""
+    values = value if isinstance(value, list) else [value]
+    numbers = [_number_or_none(v) for v in values]
+    return None if not numbers or None in numbers else numbers
+
+
+def _no_com(profile: dict) -> bool:
+    com = _numbers(profile.get("com", 0))
+    return com is not None and not any(com)
+
+
+def _parts(name: str, profile: Any) -> tuple[float | None, float | None, float | None, str | None]:
+    """(seconds, flops, shared flops, reason) of one profile that is not ``composed``."""
+    kind = profile.get("type") if isinstance(profile, dict) else None
+    if kind == "delay":
+        delay = _number_or_none(profile.get("delay"))
+        return (delay, 0.0, 0.0, None) if delay is not None else (None, None, None, "delay profile without a delay")
+    if kind in ("parallel", "parallel_homogeneous", "parallel_homogeneous_total"):
+        cpu = _numbers(profile.get("cpu"))
+        if cpu is None:
+            return None, None, None, f"{kind} profile without cpu flops"
+        if not _no_com(profile):
+            return None, None, None, f"{kind} profile with communications: its duration depends on the network"
+        if kind == "parallel_homogeneous_total":
+            return 0.0, 0.0, cpu[0], None
+        return 0.0, max(cpu), 0.0, None
+    if kind in NO_DURATION:
+        return None, None, None, NO_DURATION[kind]
+    return None, None, None, f"profile type {kind!r} is not one of Batsim 4.2.1's"
+
+
+def _resolve_composed(profiles: pl.DataFrame, composed: dict[str, tuple[list[str], float]]) -> pl.DataFrame:
+    """Give each ``composed`` profile the sum of its parts times ``repeat`` (parts may be composed)."""
+    parts_named = profiles.filter(pl.col("profile").is_in(list(_parts_named(composed))))
+    known = {row["profile"]: row for row in parts_named.iter_rows(named=True)}
+    rows, pending = [], dict(composed)
+    while pending:
+        progress = False
+        for name, (sequence, repeat) in list(pending.items()):
+            if any(part in pending for part in sequence):
+                continue
+            del pending[name]
+            progress = True
+            parts = [known.get(part) for part in sequence]
+            missing = [part for part, row in zip(sequence, parts) if row is None]
+            bad = [row["reason"] for row in parts if row is not None and row["reason"] is not None]
+            if missing or bad:
+                reason = f"composed profile of profile {missing[0]!r}, which is not defined" if missing else bad[0]
+                row = {"profile": name, "seconds": None, "flops": None, "shared_flops": None, "reason": reason}
+            else:
+                row = {"profile": name, "reason": None}
+                for column in ("seconds", "flops", "shared_flops"):
+                    row[column] = repeat * sum(part[column] for part in parts)
+            known[name] = row
+            rows.append(row)
+        if not progress:  # a cycle: Batsim would never end such a job
+            for name in pending:
+                rows.append(
+                    {
+                        "profile": name,
+                        "seconds": None,
+                        "flops": None,
+                        "shared_flops": None,
+                        "reason": "composed profile that contains itself",
+                    }
+                )
+            break
+    return pl.DataFrame(rows, schema=PROFILE_SCHEMA)
+
+
+def _parts_named(composed: dict[str, tuple[list[str], float]]) -> set[str]:
+    return {part for sequence, _ in composed.values() for part in sequence}
+
+
+def _profiles(path: Path) -> pl.DataFrame:
+    frames, composed = [], {}
+    with path.open("rb") as handle:
+        for chunk in in_chunks(ijson.kvitems(handle, "profiles", use_float=True)):
+            rows = []
+            for name, profile in chunk:
+                if isinstance(profile, dict) and profile.get("type") == "composed":
+                    sequence = profile.get("seq")
+                    repeat = _number_or_none(profile.get("repeat", 1))
+                    if isinstance(sequence, list) and repeat is not None and repeat >= 0:
+                        composed[name] = ([str(part) for part in sequence], repeat)
+                        continue
+                    rows.append((name, None, None, None, "composed profile without a seq of profiles"))
+                else:
+                    rows.append((name, *_parts(name, profile)))
+            frames.append(pl.DataFrame(rows, schema=PROFILE_SCHEMA, orient="row"))
+    profiles = pl.concat(frames) if frames else pl.DataFrame(schema=PROFILE_SCHEMA)
+    if composed:
+        profiles = pl.concat([profiles, _resolve_composed(profiles, composed)])
+    return profiles
 
 
 def _jobs(path: Path) -> pl.DataFrame:
@@ -119,13 +254,82 @@ def job_times(path: str | Path) -> pl.DataFrame:
     return _read(Path(path)).select(JOB_TIME_COLUMNS)
 
 
-def read_batsim_workload(path: str | Path) -> pl.DataFrame:
-    """One row per job: ``subtime``, ``makespan``, ``kind``, ``priority`` and, if any job has
-    them, ``class`` and ``scheduling_class`` (null where a job lacks the field); a workload Batsim
-    would refuse is refused."""
-    makespan = pl.when(pl.col("kind") == "service").then(pl.col("walltime")).otherwise(pl.col("delay"))
-    table = _read(Path(path)).select(
-        "subtime", makespan.alias("makespan"), "kind", "priority", "class", "scheduling_class"
+@dataclass(frozen=True)
+class BatsimTable:
+    """The fitting table of a Batsim workload and what was assumed for it, e.g.
+    ``{"kind": 250}``: 250 jobs without ``kind`` were taken as tasks."""
+
+    frame: pl.DataFrame
+    defaults: dict[str, int] = field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        said = {
+            "kind": "have no kind: taken as tasks (they run to their end)",
+            "priority": f"have no priority: they get {DEFAULT_PRIORITY}",
+        }
+        return [f"{count} of {self.frame.height} jobs {said[name]}" for name, count in self.defaults.items() if count]
+
+
+def read_batsim_table(path: str | Path, speed: float | None = None) -> BatsimTable:
+    """One row per job (see the module docstring); ``speed``: the machines' flop/s, for profiles
+    of flops."""
+    path = Path(path)
+    try:
+        jobs = _jobs(path)
+        profiles = _profiles(path)
+        delays = _profile_delays(path)
+    except (ijson.JSONError, OSError) as error:
+        raise BatsimInputError(f"{path}: not a readable Batsim workload ({error})") from error
+    check_job_times(jobs.join(delays, on="profile", how="left", maintain_order="left"), str(path))
+    table = jobs.join(profiles, on="profile", how="left", maintain_order="left")
+    width = pl.col("res").fill_null(1.0)
+    computes = (pl.col("flops") > 0) | (pl.col("shared_flops") > 0)
+    if speed is None:
+        duration = pl.when(computes).then(None).otherwise(pl.col("seconds"))
+        no_speed = pl.when(computes).then(pl.lit("profile of flops: its duration needs the machines' speed (--speed)"))
+    else:
+        duration = pl.col("seconds") + pl.col("flops") / speed + pl.col("shared_flops") / (speed * width)
+        no_speed = pl.lit(None, pl.String)
+    walltime = pl.col("walltime")
+    cut = (
+        pl.when(duration.is_null())
+        .then(None)
+        .when(walltime > 0)
+        .then(pl.min_horizontal(duration, walltime))
+        .otherwise(duration)
     )
+    unusable = (
+        pl.when(pl.col("profile").is_null())
+        .then(pl.lit("job without a profile"))
+        .when(pl.col("seconds").is_null() & pl.col("reason").is_null())
+        .then(pl.lit("job of a profile the workload does not define"))
+        .otherwise(pl.coalesce(pl.col("reason"), no_speed))
+    )
+    defaults = {name: table[name].null_count() for name in ("kind", "priority")}
+    selected = [
+        "subtime",
+        cut.alias("makespan"),
+        pl.col("kind").fill_null("task"),
+        pl.col("priority").fill_null(DEFAULT_PRIORITY),
+        "class",
+        "scheduling_class",
+        unusable.alias("unusable"),
+    ]
+    if (table["res"].fill_null(1.0) != 1.0).any():
+        selected.append(pl.col("res").alias("width"))
+    if table["google_job"].null_count() < table.height:
+        # a task of no job (a warm start's) is a job of its own: ids below every real one
+        own = -pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        job = pl.col("google_job").cast(pl.Int64, strict=False)
+        selected.append(pl.when(job.is_null()).then(own).otherwise(job).alias("job_id"))
+    frame = table.select(selected)
     # Optional fields that no job carries are dropped rather than read as missing on every row.
-    return table.drop([name for name in OPTIONAL_FIELDS if table[name].null_count() == table.height])
+    dropped = [name for name in (*OPTIONAL_FIELDS, "unusable") if frame[name].null_count() == frame.height]
+    return BatsimTable(frame.drop(dropped), defaults)
+
+
+def read_batsim_workload(path: str | Path, speed: float | None = None) -> pl.DataFrame:
+    """The table of :func:`read_batsim_table`: ``subtime``, ``makespan``, ``kind``, ``priority``
+    and, when some job has them, ``class``, ``scheduling_class``, ``width``, ``job_id`` and
+    ``unusable`` (why a job has no makespan)."""
+    return read_batsim_table(path, speed).frame

@@ -139,8 +139,10 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
         )
     if "width" in columns:
         rules.append((_integer_in("width", 1, np.inf), "width is not an integer >= 1"))
-    reason = pl.when(~rules[0][0].fill_null(False)).then(pl.lit(rules[0][1]))
-    for ok, text in rules[1:]:
+    reason = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
+    if "unusable" in columns:
+        reason = reason.when(pl.col("unusable").is_not_null()).then(pl.col("unusable").cast(pl.String))
+    for ok, text in rules:
         reason = reason.when(~ok.fill_null(False)).then(pl.lit(text))
     checked = frame.with_row_index("row", offset=1).with_columns(reason.otherwise(None).alias("reason"))
     account.read += frame.height

@@ -31,7 +31,7 @@ from __future__ import annotations
 import collections
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,8 +57,30 @@ LINK = 'bandwidth="125MBps" latency="0us" sharing_policy="SPLITDUPLEX"'
 BACKBONE = 'bandwidth="2.25GBps" latency="0us"'
 #: SimGrid settings every run of these platforms gets (see above); stack size in KiB.
 SIMGRID_CONFIG = {"contexts/guard-size": "0", "contexts/stack-size": "16"}
-_UNITS = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
-_SPEED = re.compile(r"^\s*([0-9.eE+-]+)\s*([kMGTPE]?)f\s*$")
+#: SimGrid's speed units (``f`` or ``flops``, with an SI prefix, short or spelt out); no unit is flop/s.
+_PREFIXES = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}
+_SPELT = {
+    "": "",
+    "kilo": "k",
+    "mega": "M",
+    "giga": "G",
+    "tera": "T",
+    "peta": "P",
+    "exa": "E",
+    "zetta": "Z",
+    "yotta": "Y",
+}
+_UNITS = {
+    "": 1.0,
+    **{f"{prefix}{unit}": factor for prefix, factor in _PREFIXES.items() for unit in ("f", "flops")},
+    **{f"{spelt}flops": _PREFIXES[prefix] for spelt, prefix in _SPELT.items()},
+}
+_SPEED = re.compile(r"^\s*([0-9.]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
+#: The host Batsim 4.2.1 runs itself on when no host has the ``master`` role (its ``--master-host``).
+BATSIM_MASTER_HOST = "master_host"
+#: Elements that declare hosts, and those SimGrid had that this reader cannot expand.
+HOST_ELEMENTS = ("host", "cluster", "cabinet", "peer")
+REFUSED_ELEMENTS = {"include": "SimGrid 3.x's <include>: paste the included file in its place"}
 
 
 def cores(cpu: float, full_machine_cores: int = FULL_MACHINE_CORES) -> int:
@@ -196,17 +218,30 @@ class PlatformHost:
     properties: dict[str, str]
 
     @property
+    def roles(self) -> set[str]:
+        """Batsim's roles: the ``role`` property (comma-separated), and ``master`` for the host
+        named ``master_host``, Batsim's default ``--master-host``."""
+        roles = {role.strip() for role in self.properties.get("role", "").split(",") if role.strip()}
+        return roles | {"master"} if self.name == BATSIM_MASTER_HOST else roles
+
+    @property
     def computes(self) -> bool:
         """Whether Batsim makes it a compute machine (neither master nor storage)."""
-        return not {"master", "storage"} & set(self.properties.get("role", "").split(","))
+        return not {"master", "storage"} & self.roles
+
+    @property
+    def has_power_model(self) -> bool:
+        """Whether SimGrid's energy plugin has power figures for it (``wattage_per_state``)."""
+        return bool(self.properties.get("wattage_per_state", "").strip())
 
 
 def sleep_pstates(properties: Mapping[str, str]) -> tuple[int, int, int] | None:
-    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates, or None."""
+    """A host's Batsim ``sleep_pstates`` property: (sleep, switch-off, switch-on) pstates of its
+    first sleep state (Batsim takes several, comma-separated), or None."""
     value = properties.get("sleep_pstates")
     if not value:
         return None
-    sleep, off, on = (int(part) for part in value.split(":"))
+    sleep, off, on = (int(part) for part in value.split(",")[0].split(":"))
     return sleep, off, on
 
 
@@ -214,10 +249,18 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
     speeds = []
     for part in text.split(","):
         match = _SPEED.match(part)
-        if match is None:
-            raise InputFileError(f"{where}: unreadable speed {part.strip()!r}")
+        if match is None or match.group(2) not in _UNITS:
+            raise InputFileError(f"{where}: unreadable speed {part.strip()!r} (SimGrid's units: f, Gf, Gflops...)")
         speeds.append(float(match.group(1)) * _UNITS[match.group(2)])
     return tuple(speeds)
+
+
+def parse_speed(text: str, where: str = "--speed") -> float:
+    """One speed in SimGrid's notation (``1Gf``, ``2.5e9``, ``16.673E9flops``), flop/s, > 0."""
+    speeds = _speeds(text, where)
+    if len(speeds) != 1 or not speeds[0] > 0:
+        raise ParameterError(f"{where}: a speed must be one positive number of flop/s (got {text!r})")
+    return speeds[0]
 
 
 def _radical(text: str, where: str) -> list[int]:
@@ -232,21 +275,46 @@ def _radical(text: str, where: str) -> list[int]:
     return numbers
 
 
+def _elements(path: str | Path) -> Iterator[ET.Element]:
+    """The platform's elements as they close, read as a stream; leading white space (before the
+    ``<?xml`` declaration, which SimGrid skips) is skipped too."""
+    parser = ET.XMLPullParser(events=("end",))
+    with open(path, "rb") as handle:
+        started = False
+        while chunk := handle.read(1 << 16):
+            if not started:
+                chunk = chunk.lstrip(b" \t\r\n")
+                started = bool(chunk)
+            parser.feed(chunk)
+            for _, element in parser.read_events():
+                yield element
+        parser.close()
+    for _, element in parser.read_events():
+        yield element
+
+
 def read_hosts(path: str | Path) -> list[PlatformHost]:
-    """Every ``<host>`` of a platform file, and every host of its ``<cluster>`` elements
-    (``prefix`` + number + ``suffix``, the cluster's speeds and properties), in file order, read
-    as a stream."""
+    """Every host of a platform file in file order: its ``<host>`` and ``<peer>`` elements, and
+    the hosts of its ``<cluster>`` and ``<cabinet>`` elements (``prefix`` + number + ``suffix``,
+    the element's speeds and properties), read as a stream. What SimGrid accepts is read (zones or
+    SimGrid 3's ``<AS>``, any DTD version, speeds in any of its units); what cannot be expanded is
+    refused naming the element."""
     hosts = []
     try:
-        for _, element in ET.iterparse(path):
-            if element.tag not in ("host", "cluster"):
+        for element in _elements(path):
+            if element.tag in REFUSED_ELEMENTS:
+                raise InputFileError(f"{path}: <{element.tag}> is not read: {REFUSED_ELEMENTS[element.tag]}")
+            if element.tag not in HOST_ELEMENTS:
                 continue
             name = element.get("id", "")
             where = f"{path}: {element.tag} {name!r}"
             speeds = _speeds(element.get("speed", ""), where)
-            cores = int(element.get("core", "1"))
+            try:
+                cores = int(element.get("core", "1"))
+            except ValueError:
+                raise InputFileError(f"{where}: unreadable core count {element.get('core')!r}") from None
             properties = {prop.get("id"): prop.get("value") for prop in element.iter("prop")}
-            if element.tag == "host":
+            if element.tag in ("host", "peer"):
                 hosts.append(PlatformHost(name, speeds, cores, properties))
             else:
                 prefix, suffix = element.get("prefix", ""), element.get("suffix", "")
@@ -262,6 +330,36 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
     if repeated:  # SimGrid refuses it; Batsim's resource ids would not be ours
         raise InputFileError(f"{path}: host id {repeated[0]!r} is used {names[repeated[0]]} times")
     return hosts
+
+
+def check_master(path: str | Path, hosts: list[PlatformHost]) -> None:
+    """Refuse a platform Batsim 4.2.1 cannot start on: it needs exactly one master host (it runs
+    itself there), a host with the ``master`` role or named ``master_host``."""
+    masters = [host.name for host in hosts if "master" in host.roles]
+    if len(masters) > 1:
+        raise InputFileError(f"{path}: {len(masters)} master hosts ({', '.join(masters)}): Batsim takes one")
+    if not masters:
+        like = [host.name for host in hosts if "master" in host.name.lower()]
+        hint = f" ({like[0]!r} is neither)" if like else ""
+        raise InputFileError(
+            f"{path}: no master host{hint}: Batsim runs itself on a host named {BATSIM_MASTER_HOST!r} or with "
+            '<prop id="role" value="master"/>; add one or give the role to a host'
+        )
+
+
+def energy_model_gap(hosts: list[PlatformHost]) -> str | None:
+    """None when every compute host has power figures (Batsim's ``-E`` can measure energy), else
+    what lacks them, e.g. ``'4 of 4 compute hosts (Jupiter, ...) have no wattage_per_state'``."""
+    lacking = [host.name for host in hosts if host.computes and not host.has_power_model]
+    if not lacking:
+        for host in hosts:  # SimGrid's energy plugin aborts on a count that is not the pstates'
+            figures = len(host.properties.get("wattage_per_state", "").split(","))
+            if host.has_power_model and figures != len(host.speeds):
+                return f"host {host.name!r} has {figures} wattage_per_state entries for {len(host.speeds)} pstates"
+        return None
+    computing = sum(host.computes for host in hosts)
+    names = ", ".join(lacking[:3]) + (", ..." if len(lacking) > 3 else "")
+    return f"{len(lacking)} of {computing} compute hosts ({names}) have no wattage_per_state"
 
 
 def compute_hosts(path: str | Path) -> list[PlatformHost]:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from batsim_google.errors import InputFileError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -83,15 +85,21 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
 
 def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(submission times, makespans) of a Batsim JSON workload of ``delay`` jobs, refused as Batsim
-    would refuse it; a job's makespan is its profile's delay (0 for another kind of profile), cut at
-    its walltime when it has one (services)."""
+    would refuse it; a job's makespan is its profile's delay, cut at its walltime when it has one
+    (services). Jobs of other profile types are refused: their durations depend on the platform
+    and the network."""
     import polars as pl
 
     from batsim_google.fitting.batsim_input import job_times
 
     times = job_times(path)
-    delay = pl.col("delay").fill_null(0.0)
-    makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal(delay, "walltime")).otherwise(delay)
+    others = times["delay"].null_count()
+    if others:
+        raise InputFileError(
+            f"{path}: estimate predicts runs of delay jobs; {others} of {times.height} jobs have other "
+            "profiles, whose durations depend on the platform and network"
+        )
+    makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal("delay", "walltime")).otherwise("delay")
     times = times.select("subtime", makespan.alias("makespan"))
     return times["subtime"].to_numpy().astype(float), times["makespan"].to_numpy().astype(float)
 

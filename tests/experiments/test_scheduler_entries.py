@@ -286,3 +286,16 @@ def test_a_command_with_long_arguments_is_planned(tmp_path):
         tmp_path, f'[schedulers.long]\ncommand = ["batsched", "--variant_options", \'{options}\', "-s", "{{socket}}"]\n'
     )
     assert len(plan_campaign(campaign, tmp_path / "out")) == 1
+
+
+def test_energy_outputs_are_refused_on_a_platform_without_an_energy_model(tmp_path):
+    head = f"""
+        [platforms]
+        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
+        [workloads]
+        google = {{preset = "google", tasks = 10}}
+    """
+    entry = '[schedulers.s]\npybatsim = "fillerSched"\n'
+    with pytest.raises(ParameterError, match=r"platforms.plain: .*cluster8.xml has no energy model \(8 of 8 compute"):
+        load(tmp_path, entry, head)
+    assert len(load(tmp_path, entry, "energy_outputs = false\n" + head).platforms) == 1

@@ -1,0 +1,238 @@
+"""What ``run`` says before Batsim starts: whether energy is measured, and what the chosen scheduler
+cannot run.
+
+Batsim itself takes any workload of its documented profile types, but a scheduler may reject some
+of its jobs without a word: the Google-cell scheduler gives each task one machine (or a share of
+it) and rejects jobs asking for several; batsched's planners (``easy_bf``, ``conservative_bf``,
+``energy_bf*``) plan with walltimes and reject jobs without one. Users then see a run whose jobs
+were all rejected. So the workloads are read first (streamed, they may hold millions of jobs) and
+what will not run is said, with a scheduler that can run it. What Batsim would abort on (a profile
+type it does not know, a platform without a master host) is refused in one line.
+
+Energy: Batsim's energy plugin (``-E``) needs power figures on every compute host; on a platform
+without them Batsim dies with a backtrace. It is turned on by default only where the platform has
+them, and an explicit request on a platform without them is refused.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import ijson
+
+from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.platform.simgrid_xml import PlatformHost, check_master, energy_model_gap
+
+#: The profile types Batsim 4.2.1 executes (its documentation and profiles.cpp).
+BATSIM_PROFILE_TYPES = frozenset(
+    {
+        "delay",
+        "parallel",
+        "parallel_homogeneous",
+        "parallel_homogeneous_total",
+        "composed",
+        "parallel_homogeneous_pfs",
+        "data_staging",
+        "send",
+        "recv",
+        "smpi",
+        "usage_trace",
+    }
+)
+#: Profile types whose jobs need the scheduler to map storage labels to hosts (EXECUTE_JOB's
+#: ``storage_mapping``); Batsim aborts on a label nobody mapped.
+STORAGE_TYPES = ("parallel_homogeneous_pfs", "data_staging")
+#: Kinds that run through this package's front-end, which maps no storage.
+OWN_FRONT_END = ("policy", "python")
+#: batsched's algorithms that plan with walltimes (they reject jobs without one).
+BATSCHED_PLANNERS = frozenset(
+    {
+        "easy_bf",
+        "easy_bf_fast",
+        "easy_bf_plot_liquid_load_horizon",
+        "conservative_bf",
+        "energy_bf",
+        "energy_bf_dicho",
+        "energy_bf_idle_sleeper",
+        "energy_bf_monitoring",
+        "energy_bf_monitoring_inertial",
+        "energy_bf_machine_subpart_sleeper",
+    }
+)
+#: batsched's default algorithm (no ``-v``).
+BATSCHED_DEFAULT = "filler"
+#: What to suggest for jobs on several machines.
+SUGGEST_WIDE = "--scheduler command='batsched -v easy_bf -s {socket}' runs jobs on several machines (with walltimes)"
+SUGGEST_NO_WALLTIME = (
+    "the built-in scheduler (no --scheduler) or --scheduler command='batsched -v filler -s {socket}' "
+    "run jobs without walltimes"
+)
+
+
+@dataclass
+class WorkloadShape:
+    """What a scheduler's limits depend on, counted over every job of the workloads."""
+
+    jobs: int = 0
+    #: jobs per resources requested (``res``)
+    widths: collections.Counter = field(default_factory=collections.Counter)
+    without_walltime: int = 0
+    #: jobs on one machine without a ``cpu`` request (the Google-cell scheduler's share of a machine)
+    without_cpu: int = 0
+    #: jobs per profile type (``?`` for a profile the workload lacks)
+    profile_types: collections.Counter = field(default_factory=collections.Counter)
+
+    def wider_than(self, machines: int) -> int:
+        return sum(count for res, count in self.widths.items() if res > machines)
+
+    @property
+    def widest(self) -> int:
+        return max(self.widths, default=0)
+
+
+def _profile_types(path: Path) -> dict[str, str]:
+    """Each profile's type; a ``composed`` profile with an I/O part counts as that part's type."""
+    sequences = {}
+    with path.open("rb") as handle:
+        types = {}
+        for name, profile in ijson.kvitems(handle, "profiles", use_float=True):
+            types[name] = str(profile.get("type")) if isinstance(profile, dict) else "?"
+            if types[name] == "composed" and isinstance(profile.get("seq"), list):
+                sequences[name] = [str(part) for part in profile["seq"]]
+    for _ in range(len(sequences)):  # parts may be composed: as many passes as there are
+        for name, sequence in sequences.items():
+            storage = [types.get(part) for part in sequence if types.get(part) in STORAGE_TYPES]
+            if storage:
+                types[name] = storage[0]
+    return types
+
+
+def workload_shape(paths: Iterable[Path]) -> WorkloadShape:
+    """Count the jobs of ``paths`` by width, walltime and profile type (each file streamed twice:
+    profiles, then jobs)."""
+    shape = WorkloadShape()
+    for path in map(Path, paths):
+        try:
+            types = _profile_types(path)
+            with path.open("rb") as handle:
+                for job in ijson.items(handle, "jobs.item", use_float=True):
+                    shape.jobs += 1
+                    res = job.get("res", 1)
+                    res = res if isinstance(res, int) and not isinstance(res, bool) else 1
+                    shape.widths[res] += 1
+                    walltime = job.get("walltime", -1)
+                    if not isinstance(walltime, (int, float)) or walltime <= 0:
+                        shape.without_walltime += 1
+                    if res == 1 and job.get("cpu") is None:
+                        shape.without_cpu += 1
+                    shape.profile_types[types.get(str(job.get("profile")), "?")] += 1
+        except (OSError, ijson.JSONError) as error:
+            raise InputFileError(f"{path}: not a Batsim workload ({error})") from error
+    return shape
+
+
+def batsched_algorithm(command: Sequence[str]) -> str | None:
+    """The algorithm a batsched command line runs (``-v NAME``, ``--variant NAME`` or
+    ``--variant=NAME``; batsched's default without one), or None if it is not batsched."""
+    if not command or not Path(command[0]).name.startswith("batsched"):
+        return None
+    for index, part in enumerate(command):
+        if part in ("-v", "--variant") and index + 1 < len(command):
+            return command[index + 1]
+        if part.startswith("--variant="):
+            return part.partition("=")[2]
+    return BATSCHED_DEFAULT
+
+
+def check_workloads(shape: WorkloadShape) -> None:
+    """Refuse what Batsim 4.2.1 aborts on or cannot run at all, in one line."""
+    unknown = sorted(set(shape.profile_types) - BATSIM_PROFILE_TYPES - {"?"})
+    if unknown:
+        raise InputFileError(
+            f"{shape.profile_types[unknown[0]]} job(s) use profiles of type {unknown[0]!r}, which Batsim 4.2.1 does "
+            f"not know (it takes {', '.join(sorted(BATSIM_PROFILE_TYPES))})"
+        )
+    if shape.profile_types["?"]:
+        raise InputFileError(f"{shape.profile_types['?']} job(s) name a profile their workload does not define")
+
+
+def check_storage(kind: str, shape: WorkloadShape, storage_hosts: int) -> None:
+    """Refuse jobs of I/O profiles (or composed of them) that Batsim would abort on: on a platform
+    without storage hosts, and for a scheduler that maps no storage labels unless Batsim can map
+    them itself (``parallel_homogeneous_pfs`` with a single storage host)."""
+    storage = {name: shape.profile_types[name] for name in STORAGE_TYPES if shape.profile_types[name]}
+    if storage and not storage_hosts:
+        raise InputFileError(
+            f"{sum(storage.values())} of {shape.jobs} jobs have I/O profiles ({', '.join(storage)}), and the platform "
+            "has no storage host (role storage): Batsim aborts on them"
+        )
+    automatic = storage_hosts == 1 and "data_staging" not in storage
+    if storage and kind in OWN_FRONT_END and not automatic:
+        kinds = ", ".join(f"{count} {name}" for name, count in storage.items())
+        raise InputFileError(
+            f"{sum(storage.values())} of {shape.jobs} jobs have I/O profiles ({kinds}): Batsim aborts unless the "
+            "scheduler maps their storage labels to storage hosts, which this package's front-end does not; "
+            "give a workload without them, or a scheduler that maps storage"
+        )
+
+
+def scheduler_limits(kind: str, target: object, shape: WorkloadShape, machines: int) -> list[str]:
+    """Lines saying which jobs the scheduler will reject and what can run them."""
+    if shape.jobs == 0:
+        return [
+            "the workloads hold no job: nothing to schedule (jobs a scheduler registers at run time, dynamic jobs, are its own)"
+        ]
+    lines = []
+    if shape.wider_than(machines):
+        lines.append(
+            f"{shape.wider_than(machines)} of {shape.jobs} jobs ask for more machines than the platform's {machines} "
+            f"(up to {shape.widest}): every scheduler rejects them; give a platform of {shape.widest} machines or more"
+        )
+    if kind == "policy" and shape.wider_than(1):
+        lines.append(
+            f"{shape.wider_than(1)} of {shape.jobs} jobs ask for more than one machine (up to {shape.widest}): the "
+            f"Google-cell scheduler rejects them (a task takes one machine or a share of it); {SUGGEST_WIDE}"
+        )
+    if kind == "policy" and shape.without_cpu:
+        lines.append(
+            f"{shape.without_cpu} of {shape.jobs} jobs on one machine have no cpu request: the Google-cell scheduler places them "
+            "without taking a share of a machine (they may share one), and the utilization counts only requested CPU"
+        )
+    algorithm = batsched_algorithm(list(target)) if kind == "command" else None
+    if algorithm in BATSCHED_PLANNERS and shape.without_walltime:
+        lines.append(
+            f"{shape.without_walltime} of {shape.jobs} jobs have no walltime: batsched's {algorithm} rejects them; "
+            + SUGGEST_NO_WALLTIME
+        )
+    return lines
+
+
+def energy_choice(hosts: list[PlatformHost], requested: bool | None, platform: Path) -> tuple[bool, str]:
+    """Whether Batsim's energy plugin runs (``requested`` None: where the platform has an energy
+    model), and the line that says so; an explicit request on a platform without one is refused."""
+    gap = energy_model_gap(hosts)
+    if requested and gap:
+        raise ParameterError(
+            f"--energy-outputs: {platform} has no energy model ({gap}); leave the option out, or give its "
+            "hosts wattage_per_state and wattage_off properties"
+        )
+    if requested is None:
+        requested = gap is None
+    if requested:
+        return True, f"energy: measured by Batsim's energy plugin ({platform} gives its hosts power figures)"
+    why = f"{platform}: {gap}" if gap else "--no-energy-outputs"
+    return False, f"energy: not measured ({why})"
+
+
+def preflight(
+    platform: Path, hosts: list[PlatformHost], workloads: Sequence[Path], kind: str, target: object
+) -> list[str]:
+    """Refuse what cannot run at all; return the lines saying what the scheduler will reject."""
+    check_master(platform, hosts)
+    shape = workload_shape(workloads)
+    check_workloads(shape)
+    check_storage(kind, shape, sum("storage" in host.roles for host in hosts))
+    return scheduler_limits(kind, target, shape, sum(host.computes for host in hosts))

@@ -1,0 +1,226 @@
+"""Conformance: platforms and workloads in the shapes Batsim's own come in (clusters, cabinets,
+zones, power states, every profile type Batsim 4.2.1 documents, multi-resource jobs, dynamic jobs)
+through ``run``, ``fit``, ``estimate`` and ``metrics``: each works, or is refused in one line that
+says why (never a traceback). The fixtures are this project's own (tests/fixtures/batsim_shapes).
+
+``fit``, ``estimate`` and the refusals ``run`` makes before launching need no Batsim; the runs
+themselves need ``batsim`` on PATH, and batsched's for ``batsched``; they skip with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from batsim_google.cli import main
+
+SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "batsim_shapes"
+PLATFORMS, WORKLOADS = SHAPES / "platforms", SHAPES / "workloads"
+EASY_BF = "command=batsched -v easy_bf -s {socket}"
+
+
+def invoke(*arguments: str):
+    return CliRunner().invoke(main, [str(argument) for argument in arguments])
+
+
+def works_or_refuses(result, refusal: str | None) -> None:
+    """``refusal`` None: the command worked; else it ended with one line ``Error: ...`` holding it."""
+    assert "Traceback" not in result.output and not isinstance(result.exception, AssertionError)
+    if refusal is None:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code not in (0, None) and not (
+        result.exception and not isinstance(result.exception, SystemExit)
+    ), result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and result.output.rstrip().endswith(errors[0]) and refusal in errors[0], result.output
+
+
+# ---- fit: what it can use, and what it says of the rest -----------------------------------------------
+
+FIT = {
+    "delay_jobs": None,
+    "multi_resource": None,
+    "no_walltime": None,
+    "compute_profiles": "no class of 20 tasks or more whose makespans differ",
+    "storage_profiles": "no class of 20 tasks or more whose makespans differ",
+    "trace_profiles": "no valid task: rows read 2 = used 0 + skipped 2 (smpi profile",
+    "dynamic_jobs": "no valid task: rows read 0",
+    "unknown_profile_type": "skipped 1 (profile type 'gpu_kernel' is not one of Batsim 4.2.1's: 1)",
+}
+
+
+@pytest.mark.parametrize("workload", sorted(FIT))
+def test_fit(workload, tmp_path):
+    result = invoke(
+        "fit",
+        WORKLOADS / f"{workload}.json",
+        "-o",
+        tmp_path / "model.toml",
+        "--laws",
+        "lognormal-ml",
+        "--no-fidelity",
+        "--speed",
+        "1Gf",
+    )
+    works_or_refuses(result, FIT[workload])
+    assert (tmp_path / "model.toml").exists() == (FIT[workload] is None)
+    if workload == "multi_resource":
+        assert "widths: 4 values from 1 to 8" in result.output
+
+
+# ---- estimate -----------------------------------------------------------------------------------
+
+ESTIMATE_REFUSED = "estimate predicts runs of delay jobs"
+ESTIMATE = {
+    "delay_jobs": None,
+    "multi_resource": None,
+    "no_walltime": None,
+    "dynamic_jobs": None,
+    "compute_profiles": f"{ESTIMATE_REFUSED}; 9 of 10 jobs have other profiles",
+    "storage_profiles": f"{ESTIMATE_REFUSED}; 2 of 3 jobs",
+    "trace_profiles": f"{ESTIMATE_REFUSED}; 2 of 2 jobs",
+    "unknown_profile_type": f"{ESTIMATE_REFUSED}; 1 of 1 jobs have other profiles (gpu_kernel 1)",
+}
+
+
+@pytest.mark.parametrize("workload", sorted(ESTIMATE))
+def test_estimate(workload):
+    works_or_refuses(
+        invoke("estimate", PLATFORMS / "cluster_energy.xml", WORKLOADS / f"{workload}.json"), ESTIMATE[workload]
+    )
+
+
+@pytest.mark.parametrize("platform", sorted(path.stem for path in PLATFORMS.glob("*.xml")))
+def test_estimate_reads_every_platform_shape(platform):
+    result = invoke("estimate", PLATFORMS / f"{platform}.xml", WORKLOADS / "delay_jobs.json")
+    works_or_refuses(result, None)
+    machines = {"cluster_energy": 4, "hosts_full_routing": 4, "nested_zones": 6, "old_dtd_energy": 2, "storage": 2}
+    assert result.output.startswith(f"{machines.get(platform, 9)} machines, 48 jobs")
+
+
+# ---- run: refused before launch, in one line ------------------------------------------------------
+
+REFUSED_BEFORE_LAUNCH = [
+    ("cabinets_no_master", "delay_jobs", (), "no master host ('master_host0' is neither)"),
+    ("cluster_energy", "unknown_profile_type", (), "profiles of type 'gpu_kernel', which Batsim 4.2.1 does not know"),
+    ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
+    ("hosts_full_routing", "delay_jobs", ("--energy-outputs",), "has no energy model (4 of 4 compute hosts"),
+    ("hosts_full_routing", "delay_jobs", ("--energy", "idle-sleep"), "needs a sleep_pstates property on every host"),
+    (
+        "hosts_full_routing",
+        "delay_jobs",
+        ("--frontend", "batsim-py"),
+        "--frontend batsim-py runs Batsim with its energy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("platform", "workload", "options", "refusal"), REFUSED_BEFORE_LAUNCH)
+def test_run_refuses_before_launch(platform, workload, options, refusal, tmp_path):
+    result = invoke(
+        "run",
+        "--platform",
+        PLATFORMS / f"{platform}.xml",
+        "--workload",
+        WORKLOADS / f"{workload}.json",
+        "-o",
+        tmp_path / "out",
+        "--batsim",
+        "/nonexistent",
+        *options,
+    )
+    works_or_refuses(result, refusal)
+    assert not (tmp_path / "out").exists()
+
+
+# ---- run and metrics in real Batsim -------------------------------------------------------------------
+
+#: (platform, workload, scheduler, jobs completed, jobs rejected, energy measured)
+RUNS = [
+    ("cluster_energy", "delay_jobs", None, 38, 10, True),
+    ("hosts_full_routing", "delay_jobs", None, 38, 10, False),
+    ("nested_zones", "delay_jobs", None, 38, 10, False),
+    ("old_dtd_energy", "delay_jobs", None, 38, 10, True),
+    ("storage", "delay_jobs", None, 38, 10, False),
+    ("hosts_full_routing", "compute_profiles", None, 3, 7, False),
+    ("hosts_full_routing", "trace_profiles", None, 1, 1, False),
+    ("cluster_energy", "no_walltime", None, 30, 0, True),
+    ("cluster_energy", "dynamic_jobs", None, 0, 0, True),
+    ("cluster_energy", "multi_resource", EASY_BF, None, None, True),
+    ("hosts_full_routing", "compute_profiles", EASY_BF, 10, 0, False),
+    ("cluster_energy", "no_walltime", EASY_BF, 0, 30, True),
+]
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize(("platform", "workload", "scheduler", "completed", "rejected", "energy"), RUNS)
+def test_run_and_metrics(platform, workload, scheduler, completed, rejected, energy, batsim_binary, tmp_path):
+    if scheduler is not None and shutil.which("batsched") is None:
+        pytest.skip("needs batsched on PATH")
+    output = tmp_path / "out"
+    platform_file = PLATFORMS / f"{platform}.xml"
+    options = () if scheduler is None else ("--scheduler", scheduler)
+    result = invoke(
+        "run",
+        "--platform",
+        platform_file,
+        "--workload",
+        WORKLOADS / f"{workload}.json",
+        "-o",
+        output,
+        "--timeout",
+        "120",
+        *options,
+    )
+    works_or_refuses(result, None)
+    assert result.output.splitlines()[0] == (
+        f"energy: measured by Batsim's energy plugin ({platform_file} gives its hosts power figures)"
+        if energy
+        else f"energy: not measured ({platform_file}: " + result.output.splitlines()[0].split(": ", 2)[2]
+    )
+    assert (output / "out_consumed_energy.csv").exists() == energy
+    if completed is None:  # as many as fit: on 4 machines, the 8-machine jobs are rejected
+        line = next(
+            line for line in result.output.splitlines() if line.startswith("warning: ") and "every scheduler" in line
+        )
+        rejected = int(line.split()[1])
+        completed = 60 - rejected
+    assert f"Batsim jobs: {completed} completed, 0 killed, {rejected} rejected" in result.output
+    metrics = invoke("metrics", output, "--platform", platform_file)
+    works_or_refuses(metrics, None)
+
+
+@pytest.mark.batsim
+def test_fit_durations_are_those_batsim_simulates(batsim_binary, tmp_path):
+    """Each job alone on idle 1 Gflop/s machines (batsched's easy_bf gives whole machines): the
+    durations the fit reads from the profiles are Batsim's execution times."""
+    import csv
+    import json
+
+    from batsim_google.fitting.batsim_input import read_batsim_table
+
+    if shutil.which("batsched") is None:
+        pytest.skip("needs batsched on PATH")
+    workload = WORKLOADS / "compute_profiles.json"
+    result = invoke(
+        "run",
+        "--platform",
+        PLATFORMS / "cluster_energy.xml",
+        "--workload",
+        workload,
+        "-o",
+        tmp_path,
+        "--scheduler",
+        EASY_BF,
+    )
+    works_or_refuses(result, None)
+    with (tmp_path / "out_jobs.csv").open() as handle:
+        simulated = {row["job_id"]: float(row["execution_time"]) for row in csv.DictReader(handle)}
+    ids = [job["id"] for job in json.loads(workload.read_text())["jobs"]]
+    read = read_batsim_table(workload, speed=1e9).frame["makespan"].to_list()
+    compared = {job: (duration, simulated[job]) for job, duration in zip(ids, read) if duration is not None}
+    assert len(compared) == 7 and all(d == pytest.approx(s, abs=1e-5) for d, s in compared.values()), compared

@@ -1,0 +1,119 @@
+"""The platform reader takes what SimGrid takes (Batsim's platform shapes) and refuses the rest in
+one line naming the element."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.platform.simgrid_xml import (
+    check_master,
+    compute_hosts,
+    energy_model_gap,
+    parse_speed,
+    read_hosts,
+    sleep_pstates,
+)
+
+SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "batsim_shapes" / "platforms"
+
+
+def test_leading_blank_lines_before_the_declaration_are_skipped_as_simgrid_does():
+    hosts = read_hosts(SHAPES / "cluster_energy.xml")  # starts with a blank line
+    assert [h.name for h in hosts] == ["node0", "node1", "node2", "node3", "master_host0"]
+    assert [h.name for h in compute_hosts(SHAPES / "cluster_energy.xml")] == ["node0", "node1", "node2", "node3"]
+    assert hosts[0].speeds == (1e9, 5e8, 1e-3, 0.1, 0.01)
+    old = read_hosts(SHAPES / "old_dtd_energy.xml")  # two blank lines, version 4, <AS>
+    assert [h.name for h in old] == ["master_host", "host0", "host1"]
+
+
+def test_the_host_named_master_host_is_batsims_master_without_a_role():
+    hosts = read_hosts(SHAPES / "hosts_full_routing.xml")
+    assert [h.name for h in hosts if not h.computes] == ["master_host"]
+    assert [h.name for h in compute_hosts(SHAPES / "hosts_full_routing.xml")] == ["Alpha", "Beta", "Delta", "Gamma"]
+    check_master(SHAPES / "hosts_full_routing.xml", hosts)  # no error
+
+
+def test_storage_and_master_roles_by_property():
+    hosts = read_hosts(SHAPES / "storage.xml")
+    assert {h.name: sorted(h.roles) for h in hosts if h.roles} == {
+        "head": ["master"],
+        "pfs_host": ["storage"],
+        "nfs_host": ["storage"],
+    }
+    assert [h.name for h in compute_hosts(SHAPES / "storage.xml")] == ["c1", "c2"]
+
+
+def test_nested_zones_long_units_and_cores():
+    hosts = {h.name: h for h in read_hosts(SHAPES / "nested_zones.xml")}
+    assert sorted(hosts) == ["big1", "big2", "master_host", "node-0.lab", "node-1.lab", "node-2.lab", "node-3.lab"]
+    assert hosts["node-2.lab"].speeds == (2.5e9,) and hosts["node-2.lab"].cores == 4
+    assert hosts["big1"].speeds == hosts["big2"].speeds == (5e9,) and hosts["big1"].properties == {"mem": "256"}
+
+
+def test_cabinets_are_hosts_and_a_platform_without_master_is_refused_in_one_line():
+    path = SHAPES / "cabinets_no_master.xml"
+    hosts = read_hosts(path)
+    assert len(hosts) == 9 and all(h.computes for h in hosts) and hosts[0].name == "left10"
+    with pytest.raises(InputFileError) as refused:
+        check_master(path, hosts)
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"{path}: no master host ('master_host0' is neither)")
+    assert "role" in message and "'master_host'" in message
+
+
+def test_two_masters_are_refused(tmp_path):
+    path = tmp_path / "two.xml"
+    path.write_text(
+        '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+        '<host id="h" speed="1Gf"><prop id="role" value="master"/></host></zone></platform>'
+    )
+    with pytest.raises(InputFileError, match=r"2 master hosts \(master_host, h\): Batsim takes one"):
+        check_master(path, read_hosts(path))
+
+
+@pytest.mark.parametrize(
+    ("text", "speed"),
+    [("1Gf", 1e9), ("16.673E9flops", 16.673e9), ("5gigaflops", 5e9), ("100Mf", 1e8), ("0.5kf", 500.0), ("42", 42.0)],
+)
+def test_simgrid_speed_units(text, speed):
+    assert parse_speed(text) == pytest.approx(speed)
+
+
+def test_unreadable_speeds_and_elements_are_refused_naming_them(tmp_path):
+    with pytest.raises(ParameterError, match=r"--speed: a speed must be one positive number"):
+        parse_speed("0f")
+    with pytest.raises(InputFileError, match=r"--speed: unreadable speed '3 parsecs'"):
+        parse_speed("3 parsecs")
+    path = tmp_path / "p.xml"
+    path.write_text('<platform version="4.1"><zone id="z" routing="Full"><host id="a" speed="1Gz"/></zone></platform>')
+    with pytest.raises(InputFileError, match=r"p.xml: host 'a': unreadable speed '1Gz'"):
+        read_hosts(path)
+    path.write_text('<platform version="3"><include file="other.xml"/></platform>')
+    with pytest.raises(InputFileError, match=r"p.xml: <include> is not read"):
+        read_hosts(path)
+
+
+def test_an_energy_model_is_power_figures_on_every_compute_host():
+    assert energy_model_gap(read_hosts(SHAPES / "cluster_energy.xml")) is None
+    assert energy_model_gap(read_hosts(SHAPES / "old_dtd_energy.xml")) is None
+    assert (
+        energy_model_gap(read_hosts(SHAPES / "hosts_full_routing.xml"))
+        == "4 of 4 compute hosts (Alpha, Beta, Gamma, ...) have no wattage_per_state"
+    )
+
+
+def test_power_figures_that_do_not_match_the_pstates_are_no_energy_model(tmp_path):
+    path = tmp_path / "p.xml"
+    path.write_text(
+        '<platform version="4.1"><zone id="z" routing="Full"><host id="master_host" speed="1Gf"/>'
+        '<host id="a" speed="1Gf, 2Gf"><prop id="wattage_per_state" value="95:190"/></host></zone></platform>'
+    )
+    assert energy_model_gap(read_hosts(path)) == "host 'a' has 1 wattage_per_state entries for 2 pstates"
+
+
+def test_several_sleep_states_give_the_first():
+    assert sleep_pstates({"sleep_pstates": "3:4:5, 6:7:8"}) == (3, 4, 5)
+    assert sleep_pstates({"sleep_pstates": "1:2:3"}) == (1, 2, 3)
