@@ -42,6 +42,6 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
     if cost.largest_burst > MEASURED_BURST:
         click.echo(
             f"warning: {cost.largest_burst} jobs submitted at one instant: bursts of more than {MEASURED_BURST} "
-            "cost more than predicted (docs/benchmarks.md); the wall time is a lower bound",
+            "cost the stock Batsim more than predicted (docs/benchmarks.md); its wall time is a lower bound",
             err=True,
         )
