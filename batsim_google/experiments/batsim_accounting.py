@@ -145,8 +145,13 @@ def _busy_seconds(rows: pl.DataFrame) -> pl.DataFrame:
         .over("machine")
         .alias("block")
     )
-    blocks = merged.group_by("machine", "block").agg(pl.col("starting_time").min(), pl.col("finish_time").max())
-    return blocks.group_by("machine").agg((pl.col("finish_time") - pl.col("starting_time")).sum().alias("busy"))
+    # in order, so that the sums add the same numbers in the same order in every run (reproducible bits)
+    blocks = merged.group_by("machine", "block", maintain_order=True).agg(
+        pl.col("starting_time").min(), pl.col("finish_time").max()
+    )
+    return blocks.group_by("machine", maintain_order=True).agg(
+        (pl.col("finish_time") - pl.col("starting_time")).sum().alias("busy")
+    )
 
 
 def on_seconds(outputs: RunOutputs, hosts: Sequence[PlatformHost], low: float, high: float) -> np.ndarray:

@@ -97,7 +97,10 @@ def test_metrics_agree_with_batsim_and_with_the_files(campaign):
         marker = json.loads((Path(row["directory"]) / MARKER).read_text())
         platform = output / "inputs" / "platforms"
         recomputed = run_metrics(RunOutputs(Path(row["directory"])), next(platform.glob("*.xml")))
-        assert marker["metrics"] == recomputed
+        assert marker["metrics"].keys() == recomputed.keys()
+        for name, value in recomputed.items():  # sums over jobs may differ in their last bit
+            expected = pytest.approx(value, rel=1e-12) if isinstance(value, float) else value
+            assert marker["metrics"][name] == expected, name
 
 
 def test_idle_sleep_saves_energy_on_the_same_workloads(campaign):
