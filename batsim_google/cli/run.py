@@ -124,8 +124,6 @@ def run(
     from batsim_google.experiments.window import span_window, window_of
 
     window = window_of(warmup, policy["horizon"])
-    with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
-        click.echo(batsim_program(batsim_binary).describe())
     scheduler = None
     if scheduler_text is not None:
         changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
@@ -134,6 +132,8 @@ def run(
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
     energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
+    with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
+        click.echo(batsim_program(batsim_binary).describe())
     if scheduler is not None:
         summary = _run_other(
             scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress

@@ -97,11 +97,25 @@ def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if others:
         raise InputFileError(
             f"{path}: estimate predicts runs of delay jobs; {others} of {times.height} jobs have other "
-            "profiles, whose durations depend on the platform and network"
+            f"profiles ({_other_types(path)}), whose durations depend on the platform and network"
         )
     makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal("delay", "walltime")).otherwise("delay")
     times = times.select("subtime", makespan.alias("makespan"))
     return times["subtime"].to_numpy().astype(float), times["makespan"].to_numpy().astype(float)
+
+
+def _other_types(path: str | Path) -> str:
+    """The jobs of profiles other than ``delay``, counted by type: ``parallel 3, smpi 1``."""
+    import collections
+
+    import ijson
+
+    with open(path, "rb") as handle:
+        types = {name: str(profile.get("type")) for name, profile in ijson.kvitems(handle, "profiles")}
+    with open(path, "rb") as handle:
+        counts = collections.Counter(types.get(str(job.get("profile"))) for job in ijson.items(handle, "jobs.item"))
+    counts.pop("delay", None)
+    return ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items(), key=str))
 
 
 def read_workload_cost(*paths: str | Path) -> WorkloadCost:

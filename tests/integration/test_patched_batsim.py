@@ -88,7 +88,8 @@ def _both(binaries, platform, workload, folder, options=()) -> tuple[dict, dict]
             ["run", "--platform", platform, "--workload", workload, "-o", output, "--batsim", binary]
             + ["--timeout", 600, "--no-progress", *options]
         )
-        assert ("patched" in printed.splitlines()[0]) == (name == "patched")
+        (described,) = [line for line in printed.splitlines() if line.startswith("Batsim 4.2.1")]
+        assert ("(patched" in described) == (name == "patched")
         runs[name] = output
     stock, patched = runs["stock"], runs["patched"]
     assert (stock / "out_consumed_energy.csv").exists() and not (patched / "out_consumed_energy.csv").exists()
