@@ -33,15 +33,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import ijson
 import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.load_energy import computing_watts, load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
+from batsim_google.experiments.pstate_energy import read_pstate_changes
 from batsim_google.experiments.window import clipped_jobs
-from batsim_google.fitting.batsim_input import in_chunks
+from batsim_google.fitting.batsim_input import read_workload_file
 from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
 from batsim_google.scheduling.ledger_files import TASKS
 from batsim_google.simulation.run_inputs import workload_name
@@ -64,25 +64,15 @@ WORKLOAD_SCHEMA = {"job": pl.String, "cpu": pl.Float64, "res": pl.Int64, "wallti
 def workload_jobs(workloads: Sequence[str | Path]) -> pl.DataFrame:
     """Each job of ``workloads`` (Batsim's full id ``w0!17``, in the order of the command line):
     its ``cpu`` (null without one), ``res`` and ``walltime`` (-1: none), streamed."""
-    frames = []
-    for index, path in enumerate(map(Path, workloads)):
-        prefix = workload_name(index) + "!"
-        try:
-            with path.open("rb") as handle:
-                for chunk in in_chunks(ijson.items(handle, "jobs.item", use_float=True)):
-                    frames.append(
-                        pl.DataFrame(
-                            {
-                                "job": [prefix + str(job.get("id")) for job in chunk],
-                                "cpu": [job.get("cpu") for job in chunk],
-                                "res": [job.get("res", 1) for job in chunk],
-                                "walltime": [job.get("walltime", -1) for job in chunk],
-                            },
-                            schema=WORKLOAD_SCHEMA,
-                        )
-                    )
-        except (OSError, ijson.JSONError) as error:
-            raise InputFileError(f"{path}: not a Batsim workload ({error})") from error
+    frames = [
+        read_workload_file(path).jobs.select(
+            pl.concat_str(pl.lit(workload_name(index) + "!"), "id").alias("job"),
+            "cpu",
+            pl.col("res").fill_null(1.0).cast(pl.Int64, strict=False).alias("res"),
+            pl.col("walltime").fill_null(-1.0),
+        )
+        for index, path in enumerate(workloads)
+    ]
     return pl.concat(frames) if frames else pl.DataFrame(schema=WORKLOAD_SCHEMA)
 
 
@@ -160,38 +150,16 @@ def on_seconds(outputs: RunOutputs, hosts: Sequence[PlatformHost], low: float, h
     on = np.full(len(hosts), high - low)
     path = outputs.path(PSTATE_CHANGES)
     if not path.is_file():
-        return on
-    try:
-        changes = pl.read_csv(
-            path, schema_overrides={"time": pl.Float64, "machine_id": pl.String, "new_pstate": pl.Int64}
-        )
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise InputFileError(f"{path}: {error}") from error
-    changes = (
-        changes.with_columns(pl.col("machine_id").str.strip_chars().str.split(" ").alias("part"))
-        .explode("part")
-        .with_columns(pl.col("part").str.split("-").alias("bounds"))
-        .select(
-            "time",
-            "new_pstate",
-            pl.int_ranges(
-                pl.col("bounds").list.first().cast(pl.Int64), pl.col("bounds").list.last().cast(pl.Int64) + 1
-            ).alias("machine"),
-        )
-        .explode("machine")
-        .sort("machine", "time", maintain_order=True)
-    )
-    asleep_pstates = [sleep_pstates(host.properties) or () for host in hosts]
-    for machine, group in changes.group_by("machine", maintain_order=True):
-        machine = int(machine[0])
-        if not 0 <= machine < len(hosts):
-            raise InputFileError(f"{path}: machine {machine}, but the platform has {len(hosts)} compute hosts")
-        times = group["time"].to_numpy()
-        off = np.isin(group["new_pstate"].to_numpy(), asleep_pstates[machine])
-        ends = np.append(times[1:], np.inf)
-        inside = np.clip(np.minimum(ends, high) - np.maximum(times, low), 0.0, None)
-        on[machine] -= float(inside[off].sum())
-        # before its first change, a machine is at pstate 0 (on)
+        return on  # before its first change, a machine is at pstate 0 (on)
+    changes = read_pstate_changes(path, len(hosts))
+    machine = changes["machine"].to_numpy()
+    times = changes["time"].to_numpy()
+    last = np.append(machine[1:] != machine[:-1], True)
+    ends = np.where(last, np.inf, np.append(times[1:], np.inf))
+    asleep = np.array([sleep_pstates(host.properties) or (-1, -1, -1) for host in hosts], dtype=np.int64)
+    off = (asleep[machine] == changes["pstate"].to_numpy()[:, None]).any(axis=1)
+    inside = np.clip(np.minimum(ends, high) - np.maximum(times, low), 0.0, None)
+    np.subtract.at(on, machine[off], inside[off])
     return on
 
 

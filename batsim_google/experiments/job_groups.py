@@ -14,12 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import ijson
 import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.window import submitted_inside
-from batsim_google.fitting.batsim_input import in_chunks
+from batsim_google.fitting.batsim_input import read_workload_file
 from batsim_google.simulation.run_inputs import workload_name
 
 JOB_FIELD = "google_job"
@@ -33,25 +32,16 @@ def workload_groups(workloads: Sequence[str | Path]) -> pl.DataFrame:
     """``task`` (a Batsim job's full id, ``w0!17``) and ``group`` (``w0!`` + its ``google_job``)
     of every job of ``workloads`` that carries a ``google_job``."""
     frames = []
-    for index, path in enumerate(map(Path, workloads)):
-        prefix = workload_name(index) + "!"
-        try:
-            with path.open("rb") as handle:
-                for chunk in in_chunks(ijson.items(handle, "jobs.item")):
-                    pairs = [(job.get("id"), job.get(JOB_FIELD)) for job in chunk if JOB_FIELD in job]
-                    if any(job_id is None for job_id, _ in pairs):
-                        raise InputFileError(f"{path}: a job with a {JOB_FIELD} has no id")
-                    frames.append(
-                        pl.DataFrame(
-                            {
-                                "task": [prefix + str(job_id) for job_id, _ in pairs],
-                                "group": [prefix + str(group) for _, group in pairs],
-                            },
-                            schema=SCHEMA,
-                        )
-                    )
-        except (OSError, ijson.JSONError) as error:
-            raise InputFileError(f"{path}: not a Batsim workload ({error})") from error
+    for index, path in enumerate(workloads):
+        prefix = pl.lit(workload_name(index) + "!")
+        jobs = read_workload_file(path).jobs.filter(pl.col(JOB_FIELD).is_not_null())
+        if jobs["id"].null_count():
+            raise InputFileError(f"{path}: a job with a {JOB_FIELD} has no id")
+        job = pl.col(JOB_FIELD)
+        label = pl.when(job == job.floor()).then(job.cast(pl.Int64).cast(pl.String)).otherwise(job.cast(pl.String))
+        frames.append(
+            jobs.select(pl.concat_str(prefix, "id").alias("task"), pl.concat_str(prefix, label).alias("group"))
+        )
     return pl.concat(frames) if frames else pl.DataFrame(schema=SCHEMA)
 
 

@@ -17,22 +17,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.platform.simgrid_xml import PlatformHost
+from batsim_google.platform.simgrid_xml import PlatformHost, pstate_watts
 
 
 def computing_watts(host: PlatformHost) -> tuple[float, float, float] | None:
     """(idle, epsilon, full) watts of the host's computing pstate, None without an energy model."""
-    value = host.properties.get("wattage_per_state")
-    if not value:
-        return None
-    watts = [float(part) for part in value.split(",")[0].split(":")]
-    if len(watts) == 2:
-        return watts[0], watts[0], watts[1]
-    if len(watts) == 3:
-        return watts[0], watts[1], watts[2]
-    raise InputFileError(
-        f"host {host.name}: wattage_per_state {value!r}: pstate 0 is not idle:full or idle:epsilon:full"
-    )
+    watts = pstate_watts(host)
+    return None if watts is None else watts[0]
 
 
 def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | None:

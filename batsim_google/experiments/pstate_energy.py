@@ -27,93 +27,111 @@ import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
+from batsim_google.platform.simgrid_xml import PlatformHost, pstate_watts, sleep_pstates
 
 #: Batsim's ``new_pstate`` for machines asked to switch on or off, before they reach the target.
 SWITCHING_ON, SWITCHING_OFF = -1, -2
 
 
-def _watts(host: PlatformHost) -> np.ndarray:
-    """(pstates, 3) idle, epsilon and full watts of each pstate ("idle:full" means epsilon = idle)."""
-    value = host.properties.get("wattage_per_state")
-    if not value:
-        raise InputFileError(f"host {host.name}: no wattage_per_state, so no energy to compute")
-    rows = []
-    for state in value.split(","):
-        watts = [float(part) for part in state.split(":")]
-        rows.append([watts[0], watts[0], watts[1]] if len(watts) == 2 else watts[:3])
-    return np.asarray(rows, dtype=float)
-
-
-def machine_ids(text: str) -> list[int]:
-    """The machines of a Batsim interval set written ``0-3 7 9-10``."""
-    ids: list[int] = []
-    for part in text.split():
-        low, _, high = part.partition("-")
-        ids.extend(range(int(low), int(high or low) + 1))
-    return ids
-
-
-def read_pstate_changes(path: str | Path) -> pl.DataFrame:
-    """``out_pstate_changes.csv`` one row per machine and change: ``time``, ``machine``, ``pstate``
-    (in file order, which is time order)."""
+def read_pstate_changes(path: str | Path, machines: int) -> pl.DataFrame:
+    """``out_pstate_changes.csv`` one row per machine and change: ``time``, ``machine``, ``pstate``,
+    sorted by machine, then in file order (which is time order); refused when it names a machine
+    beyond the platform's ``machines``."""
     try:
         frame = pl.read_csv(
             path, schema_overrides={"time": pl.Float64, "machine_id": pl.String, "new_pstate": pl.Int64}
         )
+        bounds = pl.col("part").str.split("-")
+        changes = (
+            frame.with_columns(pl.col("machine_id").str.strip_chars().str.split(" ").alias("part"))
+            .explode("part")
+            .select(
+                "time",
+                pl.int_ranges(bounds.list.first().cast(pl.Int64), bounds.list.last().cast(pl.Int64) + 1).alias(
+                    "machine"
+                ),
+                pl.col("new_pstate").alias("pstate"),
+            )
+            .explode("machine")
+            .sort("machine", maintain_order=True)
+        )
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputFileError(f"{path}: {error}") from error
-    machines = [machine_ids(text) for text in frame["machine_id"]]
-    counts = [len(ids) for ids in machines]
-    return pl.DataFrame(
-        {
-            "time": np.repeat(frame["time"].to_numpy(), counts),
-            "machine": np.fromiter((i for ids in machines for i in ids), dtype=np.int64, count=sum(counts)),
-            "pstate": np.repeat(frame["new_pstate"].to_numpy(), counts),
-        }
-    )
+    outside = changes.filter((pl.col("machine") < 0) | (pl.col("machine") >= machines))
+    if outside.height:
+        raise InputFileError(f"{path}: machine {outside['machine'][0]}, but the platform has {machines} compute hosts")
+    return changes
+
+
+def _host_table(hosts: Sequence[PlatformHost]) -> dict[str, np.ndarray]:
+    """Per machine (rows) and pstate (columns): idle, epsilon and full watts, speed; per machine:
+    cores and the sleep, switch-off and switch-on pstates (-1 without ``sleep_pstates``)."""
+    watts = [pstate_watts(host) for host in hosts]
+    missing = next((host for host, table in zip(hosts, watts) if table is None), None)
+    if missing is not None:
+        raise InputFileError(f"host {missing.name}: no wattage_per_state, so no energy to compute")
+    width = max((len(table) for table in watts), default=1)
+    grid = np.full((len(hosts), width, 3), np.nan)
+    speeds = np.full((len(hosts), width), np.nan)
+    for machine, (host, table) in enumerate(zip(hosts, watts)):
+        grid[machine, : len(table)] = table
+        speeds[machine, : len(host.speeds)] = host.speeds[:width]
+    sleeping = np.array([sleep_pstates(host.properties) or (-1, -1, -1) for host in hosts], dtype=np.int64)
+    return {
+        "idle": grid[:, :, 0],
+        "epsilon": grid[:, :, 1],
+        "full": grid[:, :, 2],
+        "speed": speeds,
+        "cores": np.array([host.cores for host in hosts], dtype=float),
+        "sleep": sleeping.reshape(-1, 3),
+    }
 
 
 def power_segments(changes: pl.DataFrame, hosts: Sequence[PlatformHost], end: float) -> pl.DataFrame:
-    """Each machine's power over time until ``end``: rows ``machine``, ``start``, ``stop``, ``watts``."""
-    segments: list[tuple[int, float, float, float]] = []
-    watts = {}
-    for machine, group in changes.sort("machine", maintain_order=True).group_by("machine", maintain_order=True):
-        machine = int(machine[0])
-        if not 0 <= machine < len(hosts):
-            raise InputFileError(f"pstate changes name machine {machine}, the platform has {len(hosts)} compute hosts")
-        host = hosts[machine]
-        table = watts.setdefault(host.properties.get("wattage_per_state"), _watts(host))
-        times, states = group["time"].to_list(), group["pstate"].to_list()
-        current = None
-        for index, (time, state) in enumerate(zip(times, states)):
-            following = times[index + 1] if index + 1 < len(times) else end
-            if state >= 0:
-                current = state
-                segments.append((machine, time, following, table[state, 0]))
-                continue
-            target = states[index + 1] if index + 1 < len(states) and states[index + 1] >= 0 else None
-            virtual, target = _switch(host, current, state, target)
-            switch_end = min(time + 1.0 / host.speeds[virtual], following)
-            _, epsilon, full = table[virtual]
-            segments.append((machine, time, switch_end, epsilon + (full - epsilon) / host.cores))
-            segments.append((machine, switch_end, following, table[target, 0]))
-            current = target
-    frame = pl.DataFrame(segments, schema=["machine", "start", "stop", "watts"], orient="row")
+    """Each machine's power over time until ``end``: rows ``machine``, ``start``, ``stop``, ``watts``.
+    ``changes``: :func:`read_pstate_changes`'s rows."""
+    table = _host_table(hosts)
+    machine = changes["machine"].to_numpy()
+    time = changes["time"].to_numpy()
+    state = changes["pstate"].to_numpy()
+    last = np.append(machine[1:] != machine[:-1], True)  # the machine's last change
+    following = np.where(last, end, np.append(time[1:], end))
+    next_state = np.where(last, -1, np.append(state[1:], -1))
+    steady = state >= 0
+    switching = ~steady
+    if switching.any():
+        first = np.insert(machine[1:] != machine[:-1], 0, True)
+        no_sleep = table["sleep"][machine, 0] < 0
+        if (switching & (first | no_sleep)).any():
+            bad = hosts[int(machine[switching & (first | no_sleep)][0])]
+            raise InputFileError(f"host {bad.name} switches without sleep_pstates or a known pstate")
+        unknown = switching & ~np.isin(state, (SWITCHING_ON, SWITCHING_OFF))
+        if unknown.any():
+            bad = hosts[int(machine[unknown][0])]
+            raise InputFileError(f"host {bad.name}: unknown transition pstate {int(state[unknown][0])}")
+    off = state == SWITCHING_OFF
+    virtual = np.where(off, table["sleep"][machine, 1], table["sleep"][machine, 2])
+    reached = np.where(next_state >= 0, next_state, np.where(off, table["sleep"][machine, 0], 0))
+    rows = np.flatnonzero(switching)
+    switch_end = np.minimum(time[rows] + 1.0 / table["speed"][machine[rows], virtual[rows]], following[rows])
+    epsilon = table["epsilon"][machine[rows], virtual[rows]]
+    full = table["full"][machine[rows], virtual[rows]]
+    kept = np.flatnonzero(steady)
+    frame = pl.DataFrame(
+        {
+            "machine": np.concatenate([machine[kept], machine[rows], machine[rows]]),
+            "start": np.concatenate([time[kept], time[rows], switch_end]),
+            "stop": np.concatenate([following[kept], switch_end, following[rows]]),
+            "watts": np.concatenate(
+                [
+                    table["idle"][machine[kept], state[kept]],
+                    epsilon + (full - epsilon) / table["cores"][machine[rows]],
+                    table["idle"][machine[rows], reached[rows]],
+                ]
+            ),
+        }
+    )
     return frame.with_columns(pl.col("stop").clip(upper_bound=end), pl.col("start").clip(upper_bound=end))
-
-
-def _switch(host: PlatformHost, current: int | None, direction: int, target: int | None) -> tuple[int, int]:
-    """(virtual pstate computing the switch, pstate reached) for a switch of ``host``."""
-    triple = sleep_pstates(host.properties)
-    if triple is None or current is None:
-        raise InputFileError(f"host {host.name} switches without sleep_pstates or a known pstate")
-    sleep, off, on = triple
-    if direction == SWITCHING_OFF:
-        return off, sleep if target is None else target
-    if direction == SWITCHING_ON:
-        return on, 0 if target is None else target
-    raise InputFileError(f"host {host.name}: unknown transition pstate {direction}")
 
 
 def energy_records(segments: pl.DataFrame) -> pl.DataFrame:
@@ -131,4 +149,4 @@ def energy_records(segments: pl.DataFrame) -> pl.DataFrame:
 
 def pstate_energy_records(path: str | Path, hosts: Sequence[PlatformHost], end: float) -> pl.DataFrame:
     """Cumulative energy records of a run from its ``out_pstate_changes.csv``, up to ``end``."""
-    return energy_records(power_segments(read_pstate_changes(path), hosts, end))
+    return energy_records(power_segments(read_pstate_changes(path, len(hosts)), hosts, end))

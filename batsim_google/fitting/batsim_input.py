@@ -26,6 +26,7 @@ present, and ``google_job`` (the job of tasks a generated or converted task belo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ JOB_FIELDS = {
     "class": pl.String,
     "scheduling_class": pl.Float64,
     "google_job": pl.Float64,
+    "cpu": pl.Float64,
 }
 #: A profile's duration in parts: seconds, flops on each machine, flops shared by the job's machines.
 PROFILE_SCHEMA = {
@@ -62,6 +64,11 @@ PROFILE_SCHEMA = {
     "shared_flops": pl.Float64,
     "reason": pl.String,
 }
+#: A profile's parts, its type and, for a delay profile, its delay.
+PROFILE_TYPES_SCHEMA = {**PROFILE_SCHEMA, "type": pl.String, "delay": pl.Float64}
+#: Profile types whose jobs need the scheduler to map storage labels to hosts (EXECUTE_JOB's
+#: ``storage_mapping``); Batsim aborts on a label nobody mapped.
+STORAGE_TYPES = ("parallel_homogeneous_pfs", "data_staging")
 #: Why a profile type has no duration here.
 NO_DURATION = {
     "smpi": "smpi profile: its duration is the replay of an MPI trace",
@@ -167,6 +174,38 @@ def _parts_named(composed: dict[str, tuple[list[str], float]]) -> set[str]:
     return {part for sequence, _ in composed.values() for part in sequence}
 
 
+@dataclass(frozen=True)
+class WorkloadFile:
+    """One Batsim workload, read once: its ``jobs`` (:data:`JOB_FIELDS`, in the file's order) and
+    its ``profiles`` (:data:`PROFILE_SCHEMA`, composed ones resolved, with each profile's ``type``
+    and, for delay profiles, its ``delay``)."""
+
+    jobs: pl.DataFrame
+    profiles: pl.DataFrame
+
+
+def read_workload_file(path: str | Path) -> WorkloadFile:
+    """The workload at ``path``, streamed once per process while the file is unchanged: ``run``
+    checks, runs and measures the same workload, and a whole cell's holds millions of jobs."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+        return _read_file(path.resolve(), stat.st_mtime_ns, stat.st_size)
+    except (ijson.JSONError, OSError) as error:
+        raise BatsimInputError(f"{path}: not a Batsim workload ({error})") from error
+
+
+@functools.lru_cache(maxsize=2)
+def _read_file(path: Path, _mtime_ns: int, _size: int) -> WorkloadFile:
+    return WorkloadFile(_jobs(path), _profiles(path))
+
+
+def _profile_row(name: str, profile: Any) -> tuple:
+    kind = str(profile.get("type")) if isinstance(profile, dict) else "?"
+    delay = _number_or_none(profile.get("delay")) if kind == "delay" else None
+    return (name, *_parts(name, profile), kind, delay)
+
+
 def _profiles(path: Path) -> pl.DataFrame:
     frames, composed = [], {}
     with path.open("rb") as handle:
@@ -179,71 +218,66 @@ def _profiles(path: Path) -> pl.DataFrame:
                     if isinstance(sequence, list) and repeat is not None and repeat >= 0:
                         composed[name] = ([str(part) for part in sequence], repeat)
                         continue
-                    rows.append((name, None, None, None, "composed profile without a seq of profiles"))
+                    rows.append(
+                        (name, None, None, None, "composed profile without a seq of profiles", "composed", None)
+                    )
                 else:
-                    rows.append((name, *_parts(name, profile)))
-            frames.append(pl.DataFrame(rows, schema=PROFILE_SCHEMA, orient="row"))
-    profiles = pl.concat(frames) if frames else pl.DataFrame(schema=PROFILE_SCHEMA)
+                    rows.append(_profile_row(name, profile))
+            frames.append(pl.DataFrame(rows, schema=PROFILE_TYPES_SCHEMA, orient="row"))
+    profiles = pl.concat(frames) if frames else pl.DataFrame(schema=PROFILE_TYPES_SCHEMA)
     if composed:
-        profiles = pl.concat([profiles, _resolve_composed(profiles, composed)])
+        resolved = _resolve_composed(profiles, composed).with_columns(
+            type=pl.col("profile").replace_strict(_composed_types(profiles, composed), default="composed"),
+            delay=pl.lit(None, pl.Float64),
+        )
+        profiles = pl.concat([profiles, resolved])
     return profiles
+
+
+def _composed_types(profiles: pl.DataFrame, composed: dict[str, tuple[list[str], float]]) -> dict[str, str]:
+    """A composed profile's type: that of its first I/O part (:data:`STORAGE_TYPES`), as Batsim
+    needs that part's storage mapped; else ``composed``. Parts may be composed themselves."""
+    types = dict(zip(profiles["profile"], profiles["type"], strict=True))
+    types.update({name: "composed" for name in composed})
+    for _ in range(len(composed)):
+        for name, (sequence, _) in composed.items():
+            storage = [types.get(part) for part in sequence if types.get(part) in STORAGE_TYPES]
+            if storage:
+                types[name] = storage[0]
+    return {name: types[name] for name in composed}
+
+
+def _column(values: list[Any], dtype: pl.DataType) -> pl.Series:
+    """A job field's values as ``dtype``: numbers (never booleans) as floats, others null; any
+    value but null as its text. The common cases (all numbers, all integers) skip Python's loop."""
+    kinds = set(map(type, values)) - {type(None)}
+    if dtype == pl.Float64:
+        if kinds <= {int, float}:
+            return pl.Series(values, dtype=pl.Float64)
+        return pl.Series([_number_or_none(value) for value in values], dtype=pl.Float64)
+    if kinds <= {int}:
+        return pl.Series(values, dtype=pl.Int64).cast(pl.String)
+    return pl.Series([None if value is None else str(value) for value in values], dtype=pl.String)
 
 
 def _jobs(path: Path) -> pl.DataFrame:
     frames = []
     with path.open("rb") as handle:
         for chunk in in_chunks(ijson.items(handle, "jobs.item", use_float=True)):
-            columns = {
-                name: [
-                    (
-                        _number_or_none(job.get(name))
-                        if dtype == pl.Float64
-                        else None
-                        if job.get(name) is None
-                        else str(job.get(name))
-                    )
-                    for job in chunk
-                ]
-                for name, dtype in JOB_FIELDS.items()
-            }
+            columns = {name: _column([job.get(name) for job in chunk], dtype) for name, dtype in JOB_FIELDS.items()}
             frames.append(pl.DataFrame(columns, schema=JOB_FIELDS))
     return pl.concat(frames) if frames else pl.DataFrame(schema=JOB_FIELDS)
 
 
-def _profile_delays(path: Path) -> pl.DataFrame:
-    schema = {"profile": pl.String, "delay": pl.Float64}
-    frames = []
-    with path.open("rb") as handle:
-        for chunk in in_chunks(ijson.kvitems(handle, "profiles", use_float=True)):
-            frames.append(
-                pl.DataFrame(
-                    {
-                        "profile": [name for name, _ in chunk],
-                        "delay": [
-                            _number_or_none(profile.get("delay"))
-                            if isinstance(profile, dict) and profile.get("type") == "delay"
-                            else None
-                            for _, profile in chunk
-                        ],
-                    },
-                    schema=schema,
-                )
-            )
-    return pl.concat(frames) if frames else pl.DataFrame(schema=schema)
-
-
 def _read(path: Path) -> pl.DataFrame:
     """The jobs with their profile's ``delay``, the times checked as everywhere (:mod:`.job_times`)."""
-    try:
-        jobs = _jobs(path)
-        delays = _profile_delays(path)
-    except (ijson.JSONError, OSError) as error:
-        raise BatsimInputError(f"{path}: not a readable Batsim workload ({error})") from error
-    unknown = jobs.join(delays, on="profile", how="anti")
+    read = read_workload_file(path)
+    delays = read.profiles.select("profile", "delay")
+    unknown = read.jobs.join(delays, on="profile", how="anti")
     if unknown.height:
         job = unknown.row(0, named=True)
         raise BatsimInputError(f"{path}: job {job['id']}: profile {job['profile']!r} is not among the profiles")
-    table = jobs.join(delays, on="profile", how="left", maintain_order="left")
+    table = read.jobs.join(delays, on="profile", how="left", maintain_order="left")
     check_job_times(table, str(path))
     return table
 
@@ -274,13 +308,11 @@ def read_batsim_table(path: str | Path, speed: float | None = None) -> BatsimTab
     """One row per job (see the module docstring); ``speed``: the machines' flop/s, for profiles
     of flops."""
     path = Path(path)
-    try:
-        jobs = _jobs(path)
-        profiles = _profiles(path)
-        delays = _profile_delays(path)
-    except (ijson.JSONError, OSError) as error:
-        raise BatsimInputError(f"{path}: not a readable Batsim workload ({error})") from error
-    check_job_times(jobs.join(delays, on="profile", how="left", maintain_order="left"), str(path))
+    read = read_workload_file(path)
+    jobs, profiles = read.jobs, read.profiles.select(list(PROFILE_SCHEMA))
+    check_job_times(
+        jobs.join(read.profiles.select("profile", "delay"), on="profile", how="left", maintain_order="left"), str(path)
+    )
     table = jobs.join(profiles, on="profile", how="left", maintain_order="left")
     width = pl.col("res").fill_null(1.0)
     computes = (pl.col("flops") > 0) | (pl.col("shared_flops") > 0)

@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
@@ -233,6 +234,31 @@ class PlatformHost:
     def has_power_model(self) -> bool:
         """Whether SimGrid's energy plugin has power figures for it (``wattage_per_state``)."""
         return bool(self.properties.get("wattage_per_state", "").strip())
+
+
+def pstate_watts(host: PlatformHost) -> tuple[tuple[float, float, float], ...] | None:
+    """(idle, epsilon, full) watts of each of the host's pstates, as SimGrid's energy plugin reads
+    ``wattage_per_state`` ("idle:full" means epsilon = idle); None without one."""
+    value = host.properties.get("wattage_per_state", "").strip()
+    if not value:
+        return None
+    try:
+        return _parse_watts(value)
+    except ValueError:
+        raise InputFileError(
+            f"host {host.name}: wattage_per_state {value!r}: a pstate is not idle:full or idle:epsilon:full"
+        ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_watts(value: str) -> tuple[tuple[float, float, float], ...]:
+    states = []
+    for state in value.split(","):
+        watts = [float(part) for part in state.split(":")]
+        if len(watts) not in (2, 3):
+            raise ValueError(state)
+        states.append((watts[0], watts[0], watts[1]) if len(watts) == 2 else (watts[0], watts[1], watts[2]))
+    return tuple(states)
 
 
 def sleep_pstates(properties: Mapping[str, str]) -> tuple[int, int, int] | None:

@@ -31,7 +31,10 @@ def best_fit(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | No
     mask = _fitting(cluster, cpu, memory, extra)
     if not mask.any():
         return -1
-    leftover = np.where(mask, cluster.free_cpu() - cpu + cluster.free_memory() - memory, np.inf)
+    leftover = cluster.free_cpu() - cpu
+    leftover += cluster.free_memory()
+    leftover -= memory
+    leftover[~mask] = np.inf
     return int(np.argmin(leftover))
 
 

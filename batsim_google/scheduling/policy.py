@@ -183,13 +183,13 @@ class CellPolicy(Policy):
     def machines_unavailable(self, now: float, machines) -> None:
         """Machines failed: kill what runs there; they get nothing until they come back."""
         machines = np.atleast_1d(machines)
-        self.cluster.available[machines] = False
+        self.cluster.set_available(machines, False)
         self._stop(self.evictions.tasks_on(machines.tolist()), StopReason.MACHINE_FAILURE, now)
         self._power_changed = True
 
     def machines_available(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
-        self.cluster.available[machines] = True
+        self.cluster.set_available(machines, True)
         self.cluster.idle_since[machines] = now
         self._freed.update(machines.tolist())
         self._power_changed = True
@@ -276,8 +276,8 @@ class CellPolicy(Policy):
         freed_mask = np.zeros(len(self.cluster), dtype=bool)
         freed_mask[freed] = True
         queue = self.pending
-        heads = [(group.head.queue_key, group) for group in queue.in_order(self._worth_trying(freed))]
-        failed_shapes: list[tuple[float, float]] = []
+        heads = queue.heads(self._worth_trying(freed))
+        failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
         while heads:
             _, group = heapq.heappop(heads)
             cpu, memory = group.shape
@@ -294,7 +294,7 @@ class CellPolicy(Policy):
                 machine, victims = self.evictions.make_room(task, allowed)
                 self._stop(victims, StopReason.EVICTION, now)
             if machine < 0:
-                failed_shapes.append((cpu, memory))
+                failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
             self._dequeue(task)

@@ -111,12 +111,12 @@ class Policy:
 
     def machines_unavailable(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
-        self.cluster.available[machines] = False
+        self.cluster.set_available(machines, False)
         failed = set(machines.tolist())
         self.kill([task for task in self.running.values() if task.machine in failed], StopReason.MACHINE_FAILURE)
 
     def machines_available(self, now: float, machines) -> None:
-        self.cluster.available[np.atleast_1d(machines)] = True
+        self.cluster.set_available(np.atleast_1d(machines), True)
 
     def power_changed(self, now: float, machines, on: bool) -> None:
         self.cluster.set_power(machines, Power.ON if on else Power.SLEEPING, now)

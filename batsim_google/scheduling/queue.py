@@ -24,6 +24,10 @@ from batsim_google.scheduling.tasks import Task
 Shape = tuple[float, float]
 
 
+def _first(pair: tuple) -> object:
+    return pair[0]
+
+
 class ShapeGroup:
     """Queued tasks of one (CPU, memory) request, in queue order."""
 
@@ -87,7 +91,12 @@ class PendingQueue:
 
     def in_order(self, indexes) -> list[ShapeGroup]:
         """The groups of ``indexes`` (all non-empty) by their heads' queue order."""
-        return sorted((self.groups[i] for i in indexes), key=lambda group: group.head.queue_key)
+        return [group for _, group in self.heads(indexes)]
+
+    def heads(self, indexes) -> list[tuple[tuple, ShapeGroup]]:
+        """(head's queue key, group) of the groups of ``indexes`` (all non-empty), in queue order: a heap."""
+        groups = self.groups
+        return sorted(((groups[i].tasks[0].queue_key, groups[i]) for i in indexes), key=_first)
 
     def __iter__(self) -> Iterator[Task]:
         """All queued tasks in queue order."""

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ijson
+import polars as pl
 
 from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.fitting.batsim_input import STORAGE_TYPES, read_workload_file
 from batsim_google.platform.simgrid_xml import PlatformHost, check_master, energy_model_gap
 
 #: The profile types Batsim 4.2.1 executes (its documentation and profiles.cpp).
@@ -42,9 +43,6 @@ BATSIM_PROFILE_TYPES = frozenset(
         "usage_trace",
     }
 )
-#: Profile types whose jobs need the scheduler to map storage labels to hosts (EXECUTE_JOB's
-#: ``storage_mapping``); Batsim aborts on a label nobody mapped.
-STORAGE_TYPES = ("parallel_homogeneous_pfs", "data_staging")
 #: Kinds that run through this package's front-end, which maps no storage.
 OWN_FRONT_END = ("policy", "python")
 #: batsched's algorithms that plan with walltimes (they reject jobs without one).
@@ -93,44 +91,23 @@ class WorkloadShape:
         return max(self.widths, default=0)
 
 
-def _profile_types(path: Path) -> dict[str, str]:
-    """Each profile's type; a ``composed`` profile with an I/O part counts as that part's type."""
-    sequences = {}
-    with path.open("rb") as handle:
-        types = {}
-        for name, profile in ijson.kvitems(handle, "profiles", use_float=True):
-            types[name] = str(profile.get("type")) if isinstance(profile, dict) else "?"
-            if types[name] == "composed" and isinstance(profile.get("seq"), list):
-                sequences[name] = [str(part) for part in profile["seq"]]
-    for _ in range(len(sequences)):  # parts may be composed: as many passes as there are
-        for name, sequence in sequences.items():
-            storage = [types.get(part) for part in sequence if types.get(part) in STORAGE_TYPES]
-            if storage:
-                types[name] = storage[0]
-    return types
-
-
 def workload_shape(paths: Iterable[Path]) -> WorkloadShape:
-    """Count the jobs of ``paths`` by width, walltime and profile type (each file streamed twice:
-    profiles, then jobs)."""
+    """Count the jobs of ``paths`` by width, walltime and profile type."""
     shape = WorkloadShape()
     for path in map(Path, paths):
-        try:
-            types = _profile_types(path)
-            with path.open("rb") as handle:
-                for job in ijson.items(handle, "jobs.item", use_float=True):
-                    shape.jobs += 1
-                    res = job.get("res", 1)
-                    res = res if isinstance(res, int) and not isinstance(res, bool) else 1
-                    shape.widths[res] += 1
-                    walltime = job.get("walltime", -1)
-                    if not isinstance(walltime, (int, float)) or walltime <= 0:
-                        shape.without_walltime += 1
-                    if res == 1 and job.get("cpu") is None:
-                        shape.without_cpu += 1
-                    shape.profile_types[types.get(str(job.get("profile")), "?")] += 1
-        except (OSError, ijson.JSONError) as error:
-            raise InputFileError(f"{path}: not a Batsim workload ({error})") from error
+        read = read_workload_file(path)
+        res = pl.col("res")
+        jobs = read.jobs.select(
+            pl.when(res.is_not_null() & (res == res.floor())).then(res).otherwise(1.0).cast(pl.Int64).alias("width"),
+            (pl.col("walltime").is_null() | (pl.col("walltime") <= 0)).alias("without_walltime"),
+            "cpu",
+            "profile",
+        ).join(read.profiles.select("profile", "type"), on="profile", how="left")
+        shape.jobs += jobs.height
+        shape.widths.update(dict(jobs["width"].value_counts().iter_rows()))
+        shape.without_walltime += int(jobs["without_walltime"].sum())
+        shape.without_cpu += jobs.filter((pl.col("width") == 1) & pl.col("cpu").is_null()).height
+        shape.profile_types.update(dict(jobs["type"].fill_null("?").value_counts().iter_rows()))
     return shape
 
 

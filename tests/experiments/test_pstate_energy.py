@@ -3,11 +3,12 @@ against ``-E`` is in tests/integration/test_patched_batsim.py)."""
 
 from __future__ import annotations
 
+import polars as pl
 import pytest
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.outputs import RunOutputs
-from batsim_google.experiments.pstate_energy import machine_ids, pstate_energy_records
+from batsim_google.experiments.pstate_energy import pstate_energy_records, read_pstate_changes
 from batsim_google.experiments.window import energy_between
 from batsim_google.platform.simgrid_xml import compute_hosts
 
@@ -43,8 +44,13 @@ def _changes(tmp_path, lines):
     return path
 
 
-def test_machine_ids_read_batsim_interval_sets():
-    assert machine_ids("0-3 7 9-10") == [0, 1, 2, 3, 7, 9, 10]
+def test_changes_read_batsim_interval_sets_machine_by_machine(tmp_path):
+    path = _changes(tmp_path, ["0,0-3 7 9-10,0", "5,2,1"])
+    changes = read_pstate_changes(path, machines=11)
+    assert changes["machine"].to_list() == [0, 1, 2, 2, 3, 7, 9, 10]
+    assert changes.filter(pl.col("machine") == 2)["pstate"].to_list() == [0, 1]
+    with pytest.raises(InputFileError, match="machine 10, but the platform has 10 compute hosts"):
+        read_pstate_changes(path, machines=10)
 
 
 def test_each_host_is_billed_its_pstates_and_switches_over_its_own_switch_time(tmp_path, hosts):
@@ -69,7 +75,7 @@ def test_a_switch_not_finished_at_the_end_is_billed_up_to_the_end(tmp_path, host
 
 def test_changes_on_a_machine_the_platform_lacks_are_refused(tmp_path, hosts):
     path = _changes(tmp_path, ["0,0-2,0"])
-    with pytest.raises(InputFileError, match="machine 2, the platform has 2 compute hosts"):
+    with pytest.raises(InputFileError, match="out_pstate_changes.csv: machine 2, but the platform has 2 compute hosts"):
         pstate_energy_records(path, hosts, 1.0)
 
 

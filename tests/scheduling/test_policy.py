@@ -32,7 +32,7 @@ def test_placements():
     assert best_fit(cluster, 0.5, 0.5) == 0  # leaves 0 free there
     assert best_fit(cluster, 0.5, 0.6) == 1  # only machine 1 has the memory
     assert first_fit(cluster, 0.6, 0.8) == -1
-    cluster.available[1] = False
+    cluster.set_available(1, False)
     assert best_fit(cluster, 0.5, 0.6) == -1
 
 
