@@ -158,6 +158,13 @@ def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadMo
     return load_model(model_file) if model_file else preset(preset_name or "google")
 
 
+def progress_option(over: str = "") -> Callable[[Callable], Callable]:
+    """``--progress/--no-progress``, a bar over ``over`` (e.g. "the runs"): ``progress`` is None
+    unless given (see :func:`show_progress`)."""
+    shown = f"Progress bar over {over}" if over else "Progress bar"
+    return click.option("--progress/--no-progress", default=None, help=f"{shown} (default: on a terminal).")
+
+
 def show_progress(progress: bool | None) -> bool:
     """``--progress/--no-progress``, by default on when stderr is a terminal."""
     return sys.stderr.isatty() if progress is None else progress

@@ -14,6 +14,7 @@ from batsim_google.cli.common import (
     chosen_model,
     fail,
     fail_usage,
+    progress_option,
     show_progress,
     walltime_options,
 )
@@ -71,7 +72,7 @@ from batsim_google.units import DAY
     "see docs/generating.md); --tasks and --duration count the tasks after them.",
 )
 @walltime_options("none")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+@progress_option()
 def generate(
     preset_name,
     model_file,

@@ -15,6 +15,7 @@ from batsim_google.cli.common import (
     checked_output_folder,
     fail,
     fail_usage,
+    progress_option,
     show_progress,
     walltime_options,
 )
@@ -48,7 +49,7 @@ def _reading_options(command):
             show_default=True,
             help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results.",
         ),
-        click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal)."),
+        progress_option(),
     ]
     for option in reversed(options):
         command = option(command)
