@@ -81,6 +81,16 @@ def walltime_options(default: str) -> Callable[[Callable], Callable]:
     return decorate
 
 
+#: ``-o/--output`` of the commands that write a Batsim workload (``generate``, ``trace convert``,
+#: ``swf convert``).
+WORKLOAD_OUTPUT_OPTION = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim JSON workload to write.",
+)
+
 #: ``--batsim``: the Batsim executable, for every command that simulates.
 BATSIM_OPTION = click.option(
     "--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable."

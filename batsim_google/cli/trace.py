@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 
 from batsim_google.cli.common import (
+    WORKLOAD_OUTPUT_OPTION,
     NumberRange,
     cell_workload_options,
     checked_output_file,
@@ -119,13 +120,7 @@ def trace_stats(
 
 @trace.command("convert")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Batsim JSON workload to write.",
-)
+@WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--start",
     type=float,
@@ -281,13 +276,7 @@ def swf() -> None:
 
 @swf.command("convert")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Batsim JSON workload to write.",
-)
+@WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it."
 )
