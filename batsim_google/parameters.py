@@ -1,9 +1,10 @@
 """Parameter files (TOML or JSON) and the checks their values share.
 
 Every parameter file of the package (workload models with their laws and arrival profiles, energy
-figures, request and walltime laws, and those shipped in ``batsim_google/data``) is read and checked here, so that all of them accept the same two formats and fail with
+figures) is read and checked here, so that all of them accept the same two formats and fail with
 messages that name the file and the parameter as the file spells it, e.g.
-``classes[1].makespan.rates[0] must be > 0 (got -2.0)``.
+``classes[1].makespan.rates[0] must be > 0 (got -2.0)``. The files shipped in ``batsim_google/data``
+and the JSON request and walltime laws are read here too.
 """
 
 from __future__ import annotations
