@@ -24,6 +24,7 @@ __all__ = [
     "check_output_folder",
     "output_folder",
     "refuse_inputs",
+    "save_figure",
     "system_reason",
     "write_text",
 ]
@@ -165,3 +166,15 @@ def write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` through an :class:`AtomicFile`."""
     with AtomicFile(path) as temporary:
         temporary.write_text(text, encoding="utf-8")
+
+
+def save_figure(figure, path: str | os.PathLike[str], dpi: int = 110) -> Path:
+    """Lay out a matplotlib ``figure``, write it whole to ``path`` (through :class:`AtomicFile`, in
+    the format of its suffix) and close it. The caller has imported matplotlib and chosen its backend."""
+    import matplotlib.pyplot as plt
+
+    figure.tight_layout()
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=dpi)
+    plt.close(figure)
+    return Path(path)

@@ -3,7 +3,8 @@
 Every parameter file of the package (workload models with their laws and arrival profiles, energy
 figures) is read and checked here, so that all of them accept the same two formats and fail with
 messages that name the file and the parameter as the file spells it, e.g.
-``classes[1].makespan.rates[0] must be > 0 (got -2.0)``.
+``classes[1].makespan.rates[0] must be > 0 (got -2.0)``. The files shipped in ``batsim_google/data``
+and the JSON request and walltime laws are read here too.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from batsim_google.errors import ParameterError
+from batsim_google.errors import InputFileError, ParameterError
+
+T = TypeVar("T")
 
 #: The longest simulated time any parameter or workload may give, seconds: 2^42 s (about 139,000
 #: years). Batsim aborts on delays of 1e44 s and more; below 2^42 s SimGrid's clock, a double, keeps
@@ -38,6 +41,26 @@ def read_parameter_file(path: str | Path) -> Any:
         return tomllib.loads(text) if suffix == ".toml" else json.loads(text)
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, OSError) as error:
         raise ParameterError(f"{path}: {error}") from error
+
+
+def packaged_data(name: str) -> Any:
+    """The data of the file ``name`` shipped in ``batsim_google/data`` (TOML or JSON, by its suffix)."""
+    from importlib import resources
+
+    text = resources.files("batsim_google.data").joinpath(name).read_text("utf-8")
+    return tomllib.loads(text) if name.endswith(".toml") else json.loads(text)
+
+
+def load_json_law(path: str | Path | None, packaged: str, parse: Callable[[Any, str], T]) -> T:
+    """``parse(data, source)`` of the JSON file ``path`` or, without one, of the law shipped as
+    ``packaged``; a file that cannot be read or is not JSON is an InputFileError naming it."""
+    if path is None:
+        return parse(packaged_data(packaged), f"package data {packaged}")
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputFileError(f"{path}: {error}") from error
+    return parse(data, str(path))
 
 
 def require(name: str, value: Any, ok: bool, expectation: str) -> None:

@@ -81,6 +81,16 @@ def walltime_options(default: str) -> Callable[[Callable], Callable]:
     return decorate
 
 
+#: ``-o/--output`` of the commands that write a Batsim workload (``generate``, ``trace convert``,
+#: ``swf convert``).
+WORKLOAD_OUTPUT_OPTION = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="Batsim JSON workload to write.",
+)
+
 #: ``--batsim``: the Batsim executable, for every command that simulates.
 BATSIM_OPTION = click.option(
     "--batsim", "batsim_binary", default="batsim", show_default=True, help="The Batsim executable."
@@ -156,6 +166,13 @@ def chosen_model(preset_name: str | None, model_file: Path | None) -> WorkloadMo
     if preset_name and model_file:
         fail_usage("give --preset or --model, not both")
     return load_model(model_file) if model_file else preset(preset_name or "google")
+
+
+def progress_option(over: str = "") -> Callable[[Callable], Callable]:
+    """``--progress/--no-progress``, a bar over ``over`` (e.g. "the runs"): ``progress`` is None
+    unless given (see :func:`show_progress`)."""
+    shown = f"Progress bar over {over}" if over else "Progress bar"
+    return click.option("--progress/--no-progress", default=None, help=f"{shown} (default: on a terminal).")
 
 
 def show_progress(progress: bool | None) -> bool:

@@ -13,10 +13,11 @@ from batsim_google.cli.common import (
     checked_output_folder,
     fail,
     fail_usage,
+    progress_option,
     show_progress,
     warmup_option,
 )
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.cli.simulation_options import simulation_call, simulation_options
 
 _WORKERS = click.option(
     "--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core]."
@@ -27,9 +28,8 @@ _DASK = click.option(
     metavar="ADDRESS",
     help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.",
 )
-_PROGRESS = click.option(
-    "--progress/--no-progress", default=None, help="Progress bar over the runs (default: on a terminal)."
-)
+#: The commands' progress bars follow the runs, not one simulation's time.
+_OVER = "the runs"
 
 
 @contextmanager
@@ -123,7 +123,7 @@ def _show_summary(summary) -> None:
 @_WORKERS
 @_DASK
 @BATSIM_OPTION
-@_PROGRESS
+@progress_option(_OVER)
 def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
     """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
     from batsim_google.experiments.campaign import load_campaign
@@ -199,17 +199,9 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
     help="Scheduler options as a TOML inline table of 'run' options, e.g. '{restart = \"delayed\", restart_delay = 600}'.",
 )
 @warmup_option
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Wall-clock limit of one simulation, seconds.",
-)
+@simulation_options(_OVER)
 @_WORKERS
 @_DASK
-@BATSIM_OPTION
-@_PROGRESS
 def validate_command(
     original,
     platform,
@@ -248,11 +240,9 @@ def validate_command(
             model=model_file,
             policy=policy,
             warmup=warmup,
-            timeout=timeout,
-            batsim=batsim_binary,
             workers=workers,
             dask_address=dask_address,
-            progress=show_progress(progress),
+            **simulation_call(timeout, batsim_binary, progress),
         )
 
     def show(value) -> str:

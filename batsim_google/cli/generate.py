@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from batsim_google.cli.common import (
+    WORKLOAD_OUTPUT_OPTION,
     NumberRange,
     cell_workload_options,
     checked_output_file,
@@ -14,6 +15,7 @@ from batsim_google.cli.common import (
     chosen_model,
     fail,
     fail_usage,
+    progress_option,
     show_progress,
     walltime_options,
 )
@@ -57,13 +59,7 @@ from batsim_google.units import DAY
     show_default=True,
     help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Batsim JSON workload to write.",
-)
+@WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--warm-start",
     is_flag=True,
@@ -71,7 +67,7 @@ from batsim_google.units import DAY
     "see docs/generating.md); --tasks and --duration count the tasks after them.",
 )
 @walltime_options("none")
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal).")
+@progress_option()
 def generate(
     preset_name,
     model_file,

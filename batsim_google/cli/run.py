@@ -8,14 +8,15 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress, warmup_option
+from batsim_google.cli.common import fail, warmup_option
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
+from batsim_google.cli.simulation_options import simulation_call, simulation_options
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
 from batsim_google.simulation.batsim_binary import batsim_binary as batsim_program
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, SimulationError
+from batsim_google.simulation.runner import FRONTENDS, SimulationError
 from batsim_google.units import DAY, HOUR
 
 #: ``--window``: the end of the metrics' window without a horizon.
@@ -54,13 +55,7 @@ MEASURED = ("span", "run")
 @policy_options
 @scheduler_options
 @warmup_option
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Wall-clock limit of the simulation, seconds.",
-)
+@simulation_options("simulated time")
 @click.option(
     "--energy-outputs/--no-energy-outputs",
     default=None,
@@ -81,16 +76,12 @@ MEASURED = ("span", "run")
     show_default=True,
     help="Draw the run's figures (utilization, power, machines, waits over time; suspensions) into the output folder.",
 )
-@BATSIM_OPTION
 @click.option(
     "--batsim-log",
     type=click.Choice(LOG_LEVELS),
     default="warning",
     show_default=True,
     help="Batsim's log level (batsim.log): its warnings only, or everything it says.",
-)
-@click.option(
-    "--progress/--no-progress", default=None, help="Progress bar over simulated time (default: on a terminal)."
 )
 @click.option(
     "--frontend",
@@ -134,24 +125,17 @@ def run(
     energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
     with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
         click.echo(batsim_program(batsim_binary).describe())
+    call = {
+        "events": list(events),
+        "energy": energy_outputs,
+        "warn": lambda message: click.echo(f"warning: {message}", err=True),
+        "batsim_log": batsim_log,
+        **simulation_call(timeout, batsim_binary, progress),
+    }
     if scheduler is not None:
-        summary = _run_other(
-            scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress
-        )
+        summary = _run_other(scheduler, platform, workloads, output, progress, call)
     else:
-        summary = _run_built_in(
-            platform,
-            workloads,
-            events,
-            output,
-            timeout,
-            energy_outputs,
-            batsim_binary,
-            batsim_log,
-            progress,
-            frontend,
-            policy,
-        )
+        summary = _run_built_in(platform, workloads, output, frontend, policy, call)
     outputs = RunOutputs(output)
     span = None if policy["horizon"] or measure == "run" else span_window(outputs.submissions(), warmup)
     metrics = run_metrics(outputs, platform, span or window, workloads)
@@ -220,10 +204,9 @@ def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | N
     return energy
 
 
-def _run_other(
-    scheduler, platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress
-) -> dict | None:
-    """Run a scheduler of another kind; its ledger's summary when it keeps one."""
+def _run_other(scheduler, platform, workloads, output, progress: bool | None, call: dict) -> dict | None:
+    """Run a scheduler of another kind (``call``: the simulation call's keywords); its ledger's
+    summary when it keeps one."""
     from batsim_google.simulation.external import run_scheduler
     from batsim_google.simulation.schedulers import REPORTS_PROGRESS
 
@@ -231,45 +214,18 @@ def _run_other(
         click.echo(
             f"warning: no progress bar: a {scheduler.kind} scheduler does not report its simulated time", err=True
         )
-
-    summary = run_scheduler(
-        scheduler,
-        platform,
-        list(workloads),
-        output,
-        events=list(events),
-        timeout=timeout,
-        batsim=batsim_binary,
-        energy=energy_outputs,
-        progress=show_progress(progress),
-        warn=lambda message: click.echo(f"warning: {message}", err=True),
-        batsim_log=batsim_log,
-    ).summary
+    summary = run_scheduler(scheduler, platform, list(workloads), output, **call).summary
     if summary is not None:
         _echo_summary(summary)
     return summary
 
 
-def _run_built_in(
-    platform, workloads, events, output, timeout, energy_outputs, batsim_binary, batsim_log, progress, frontend, policy
-) -> dict:
+def _run_built_in(platform, workloads, output, frontend: str, policy: dict, call: dict) -> dict:
+    """Run the built-in scheduler (``call``: the simulation call's keywords); its ledger's summary."""
     from batsim_google.simulation.run import run_google_cell
 
     try:
-        summary = run_google_cell(
-            platform,
-            list(workloads),
-            output,
-            policy,
-            events=list(events),
-            timeout=timeout,
-            batsim=batsim_binary,
-            energy=energy_outputs,
-            progress=show_progress(progress),
-            frontend=frontend,
-            warn=lambda message: click.echo(f"warning: {message}", err=True),
-            batsim_log=batsim_log,
-        ).summary
+        summary = run_google_cell(platform, list(workloads), output, policy, frontend=frontend, **call).summary
     except ImportError as error:
         fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")
     _echo_summary(summary)

@@ -9,12 +9,14 @@ import click
 from click.core import ParameterSource
 
 from batsim_google.cli.common import (
+    WORKLOAD_OUTPUT_OPTION,
     NumberRange,
     cell_workload_options,
     checked_output_file,
     checked_output_folder,
     fail,
     fail_usage,
+    progress_option,
     show_progress,
     walltime_options,
 )
@@ -48,7 +50,7 @@ def _reading_options(command):
             show_default=True,
             help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results.",
         ),
-        click.option("--progress/--no-progress", default=None, help="Progress bar (default: when on a terminal)."),
+        progress_option(),
     ]
     for option in reversed(options):
         command = option(command)
@@ -118,13 +120,7 @@ def trace_stats(
 
 @trace.command("convert")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Batsim JSON workload to write.",
-)
+@WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--start",
     type=float,
@@ -280,13 +276,7 @@ def swf() -> None:
 
 @swf.command("convert")
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="Batsim JSON workload to write.",
-)
+@WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it."
 )

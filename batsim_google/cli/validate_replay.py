@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import BATSIM_OPTION, fail, show_progress
+from batsim_google.cli.common import fail
 from batsim_google.cli.policy_options import policy_options
+from batsim_google.cli.simulation_options import simulation_call, simulation_options
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.scheduling.policy_config import CALIBRATED
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
 
 
 @click.command("validate-replay")
@@ -42,16 +42,8 @@ from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
     "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
 )
 @policy_options(defaults=CALIBRATED)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_TIMEOUT_S,
-    show_default=True,
-    help="Wall-clock limit of the simulation, seconds.",
-)
+@simulation_options("simulated time")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
-@BATSIM_OPTION
-@click.option("--progress/--no-progress", default=None, help="Progress bar (default: on a terminal).")
 def validate_replay_command(
     trace_dir,
     start,
@@ -85,11 +77,9 @@ def validate_replay_command(
             sample_cell=sample_cell,
             seed=seed,
             place_again=place_again,
-            batsim=batsim_binary,
-            timeout=timeout,
             workers=workers,
-            progress=show_progress(progress),
             say=click.echo,
+            **simulation_call(timeout, batsim_binary, progress),
         )
     except (BatsimGoogleError, ValueError) as error:
         fail(str(error))

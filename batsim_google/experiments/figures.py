@@ -44,7 +44,7 @@ from batsim_google.experiments.metrics import (  # noqa: E402
 from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
 from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
-from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
+from batsim_google.output_files import output_folder, save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402
 
@@ -119,10 +119,7 @@ def energy_vs_waiting(path: Path, runs: pl.DataFrame, summary: pl.DataFrame) -> 
     axes.set_title("Energy against waiting time: mean and 95 % interval over seeds")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def _first_replications(runs: pl.DataFrame) -> pl.DataFrame:
@@ -188,10 +185,7 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     if "window_start_s" in first.columns and first["window_start_s"].max():
         for ax in axes:  # the warm-up, left out of the metrics
             ax.axvline(float(first["window_start_s"].max()) / scale, color="grey", linestyle=":", linewidth=1)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def waiting(path: Path, runs: pl.DataFrame) -> None:
@@ -227,10 +221,7 @@ def waiting(path: Path, runs: pl.DataFrame) -> None:
         ax.set_ylabel("share of tasks")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def _intervals(directory: str) -> pl.DataFrame:
@@ -302,10 +293,7 @@ def suspension(path: Path, runs: pl.DataFrame) -> None:
     for ax in (cdf, count):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def write_plots(output: Path, runs: pl.DataFrame, summary: pl.DataFrame, platform_files: dict[str, Path]) -> list[Path]:

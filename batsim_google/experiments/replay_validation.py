@@ -21,7 +21,7 @@ from batsim_google.errors import ParameterError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
 from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, targets
-from batsim_google.output_files import AtomicFile, output_folder, write_text
+from batsim_google.output_files import output_folder, save_figure, write_text
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -160,9 +160,7 @@ def draw_figures(real: pl.DataFrame, simulated: pl.DataFrame, duration: float, f
         axis.set_xlabel("wait (s)")
     axes[0].set_ylabel("share of attempts started")
     axes[0].legend()
-    figure.tight_layout()
-    paths.append(_save(figure, folder / "wait_cdf.png"))
-    plt.close(figure)
+    paths.append(save_figure(figure, folder / "wait_cdf.png", dpi=100))
     figure, axis = plt.subplots(figsize=(7, 3.4))
     for name, table, style in (("real", real, "-"), ("simulated", simulated, "--")):
         cpu = cpu_per_minute(table, duration)
@@ -171,13 +169,5 @@ def draw_figures(real: pl.DataFrame, simulated: pl.DataFrame, duration: float, f
     axis.set_ylabel("CPU requested by running tasks")
     axis.set_ylim(bottom=0)
     axis.legend()
-    figure.tight_layout()
-    paths.append(_save(figure, folder / "cpu_in_use.png"))
-    plt.close(figure)
+    paths.append(save_figure(figure, folder / "cpu_in_use.png", dpi=100))
     return paths
-
-
-def _save(figure, path: Path) -> Path:
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, format="png", dpi=100)
-    return path

@@ -31,7 +31,7 @@ from batsim_google.experiments.metrics import (  # noqa: E402
     machine_utilization_over_time,
 )
 from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs  # noqa: E402
-from batsim_google.output_files import AtomicFile  # noqa: E402
+from batsim_google.output_files import save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.simulation.run import RUN_FIGURES  # noqa: E402
 
@@ -117,10 +117,7 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> 
     waits.set_xlim(0, high / scale)
     went_on = f"; the run went on to {makespan / scale:.3g} {unit} (not shown)" if makespan > high * 1.001 else ""
     figure.suptitle(f"{outputs.directory}: measurement window {low / scale:.3g}-{high / scale:.3g} {unit}{went_on}")
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> list[Path]:

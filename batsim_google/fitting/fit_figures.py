@@ -26,7 +26,7 @@ from batsim_google.fitting.kmeans import feature_names  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
 from batsim_google.model.widths import group_names  # noqa: E402
-from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
+from batsim_google.output_files import output_folder, save_figure  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
 
 #: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
@@ -72,10 +72,7 @@ def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit
     axes.set_title(title)
     axes.legend(fontsize=7, loc="lower right")
     axes.grid(True, which="both", alpha=0.3)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def _elbow(path: Path, fit: ModelFit) -> None:
@@ -92,10 +89,7 @@ def _elbow(path: Path, fit: ModelFit) -> None:
     axes.set_title(f"k-means on standardized {', '.join(feature_names(fit.table))}")
     handles = axes.get_legend_handles_labels()[0] + other.get_legend_handles_labels()[0]
     axes.legend(handles=handles, loc="upper right", fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def _silhouette(path: Path, fit: ModelFit) -> None:
@@ -114,10 +108,7 @@ def _silhouette(path: Path, fit: ModelFit) -> None:
     axes.set_ylabel("cluster (tasks of the sample)")
     axes.set_title(f"Silhouettes of a {clustering.k}-clustering ({len(clustering.sample_labels)} tasks sampled)")
     axes.legend()
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def _profile(path: Path, fit: ModelFit) -> None:
@@ -135,10 +126,7 @@ def _profile(path: Path, fit: ModelFit) -> None:
     axes.set_xticks(np.arange(0, hours[-1] + 1, 24 if hours[-1] > 24 else 2))
     axes.set_title(f"Arrival-rate profile ({len(rates)} bins of {profile.profile.bin_width / 60:g} min)")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
@@ -153,10 +141,7 @@ def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
     axes.set_ylim(bottom=0)
     axes.set_title("Hourly submission rate, input and generated")
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def write_plots(folder: str | Path, fit: ModelFit, fidelity: Fidelity | None = None) -> list[Path]:

@@ -34,6 +34,8 @@ from batsim_google.trace.vocabulary import DEFAULT_GRACE
 CENSORED = "makespan unknown (a time outside the trace window)"
 #: Ends that stop a resident's life; an eviction or a lost task only censors it.
 LIFE_ENDS = (int(TaskEvent.FINISH), int(TaskEvent.KILL), int(TaskEvent.FAIL))
+#: The trace's columns a task carries into the table as they are.
+CARRIED = ("scheduling_class", "job_id", "user", "cpu_request", "memory_request")
 
 
 def trace_task_table(
@@ -64,11 +66,7 @@ def trace_task_table(
                 "makespan",
                 "end_event",
                 pl.col("priority").alias("google_priority"),
-                "scheduling_class",
-                "job_id",
-                "user",
-                "cpu_request",
-                "memory_request",
+                *CARRIED,
             )
         )
     table = pl.concat(frames)
@@ -106,11 +104,7 @@ def _cut(batch) -> pl.DataFrame:
         "end",
         "end_event",
         "priority",
-        "scheduling_class",
-        "job_id",
-        "user",
-        "cpu_request",
-        "memory_request",
+        *CARRIED,
         "resident",
     ]
     return pl.concat(
@@ -128,11 +122,7 @@ def _cut_rows(frame: pl.DataFrame, now: float) -> pl.DataFrame:
         (stop - began).alias("makespan"),
         pl.when(ended).then(pl.col("end_event")).otherwise(None).cast(pl.Int8).alias("end_event"),
         pl.col("priority").alias("google_priority"),
-        "scheduling_class",
-        "job_id",
-        "user",
-        "cpu_request",
-        "memory_request",
+        *CARRIED,
         (~ended).alias("censored"),
         "resident",
     )

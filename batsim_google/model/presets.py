@@ -23,6 +23,7 @@ from batsim_google.errors import ParameterError
 from batsim_google.model.priority import rate_for_centroid
 from batsim_google.model.vocabulary import PRESET_NAMES
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
+from batsim_google.parameters import packaged_data
 
 GOOGLE_DYNAMISM = 0.05
 _PAPER = "Da Costa et al. 2018"
@@ -83,13 +84,9 @@ def _kmeans_4() -> WorkloadModel:
 
 
 def _google_2011_cell() -> WorkloadModel:
-    import tomllib
-    from importlib import resources
-
     from batsim_google.model.workload_model import model_from_mapping
 
-    text = resources.files("batsim_google.data").joinpath(CELL_PRESET_FILE).read_text("utf-8")
-    return model_from_mapping(tomllib.loads(text), source=f"package data {CELL_PRESET_FILE}")
+    return model_from_mapping(packaged_data(CELL_PRESET_FILE), source=f"package data {CELL_PRESET_FILE}")
 
 
 CELL_PRESET_FILE = "google-2011-cell.toml"

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import numpy as np
 
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.output_files import write_text
+from batsim_google.parameters import load_json_law
 
 DEFAULT_LAW = "requests.json"
 #: The entry of the requests of the tasks running at an instant (in the shipped law, those running
@@ -113,11 +113,4 @@ def request_law_from_json(data: Mapping[str, Any], source: str) -> RequestLaw:
 
 def load_request_law(path: str | Path | None = None) -> RequestLaw:
     """The law in ``path``, or the default one shipped with the package."""
-    if path is None:
-        text = resources.files("batsim_google.data").joinpath(DEFAULT_LAW).read_text("utf-8")
-        return request_law_from_json(json.loads(text), f"package data {DEFAULT_LAW}")
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise InputFileError(f"{path}: {error}") from error
-    return request_law_from_json(data, str(path))
+    return load_json_law(path, DEFAULT_LAW, request_law_from_json)

@@ -15,7 +15,6 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.model.laws import Law, law_from_mapping
 from batsim_google.output_files import write_text
+from batsim_google.parameters import load_json_law
 
 DEFAULT_LAW = "walltimes.json"
 
@@ -81,11 +81,4 @@ def walltime_law_from_mapping(data: Mapping[str, Any], source: str) -> WalltimeL
 
 def load_walltime_law(path: str | Path | None = None) -> WalltimeLaw:
     """The law in ``path``, or the one shipped with the package."""
-    if path is None:
-        text = resources.files("batsim_google.data").joinpath(DEFAULT_LAW).read_text("utf-8")
-        return walltime_law_from_mapping(json.loads(text), f"package data {DEFAULT_LAW}")
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise InputFileError(f"{path}: {error}") from error
-    return walltime_law_from_mapping(data, str(path))
+    return load_json_law(path, DEFAULT_LAW, walltime_law_from_mapping)

@@ -12,15 +12,13 @@ CPU capacity, and optional tables per platform ID that replace the scaled figure
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from batsim_google.errors import ParameterError
-from batsim_google.parameters import known_keys, number, read_parameter_file, table
+from batsim_google.parameters import known_keys, number, packaged_data, read_parameter_file, table
 
 DEFAULT_FIGURES = "energy.toml"
 TIME_KEYS = ("switch_off_seconds", "switch_on_seconds")
@@ -119,14 +117,9 @@ def energy_model_from_mapping(data: Mapping[str, Any], source: str) -> EnergyMod
     )
 
 
-def _default_figures() -> dict[str, Any]:
-    text = resources.files("batsim_google.data").joinpath(DEFAULT_FIGURES).read_text("utf-8")
-    return tomllib.loads(text)
-
-
 def load_energy_model(path: str | Path | None = None) -> EnergyModel:
     """The default figures, overridden key by key by those of ``path`` when given."""
-    data = _default_figures()
+    data = packaged_data(DEFAULT_FIGURES)
     if path is None:
         return energy_model_from_mapping(data, f"package data {DEFAULT_FIGURES}")
     overrides = read_parameter_file(path)

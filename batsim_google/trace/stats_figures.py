@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from batsim_google.output_files import AtomicFile, output_folder  # noqa: E402
+from batsim_google.output_files import output_folder, save_figure  # noqa: E402
 from batsim_google.trace.stats import TraceStats  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
 
@@ -26,10 +26,7 @@ def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, z
     axes.grid(True, which="both", alpha=0.3)
     if len(curves) > 1:
         axes.legend()
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path
 
 
@@ -41,10 +38,7 @@ def _running(path: Path, stats: TraceStats, end: str, title: str) -> Path:
     axes.set_ylabel("running tasks")
     axes.set_title(title, fontsize=10)
     axes.grid(True, alpha=0.3)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=110)
-    plt.close(figure)
+    save_figure(figure, path)
     return path
 
 
