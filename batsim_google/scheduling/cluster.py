@@ -40,6 +40,9 @@ class Cluster:
         self.available = np.ones(size, dtype=bool)  # False while failed (set_available)
         self.powered = np.ones(size, dtype=bool)  # True only when ON
         self._usable = np.ones(size, dtype=bool)
+        # read-only views of the arrays kept up to date, handed out at every look
+        self._views = tuple(_read_only(array) for array in (self._usable, self._free_cpu, self._free_memory))
+        self._fits: dict[tuple[float, float], bool] = {}
         self.asleep = np.zeros(size, dtype=bool)  # True only when SLEEPING
         self.power = [Power.ON] * size
         self.idle_since = np.zeros(size)
@@ -52,20 +55,24 @@ class Cluster:
         return np.array([power in states for power in self.power], dtype=bool)
 
     def fits_somewhere(self, cpu: float, memory: float) -> bool:
-        """Whether some machine of the cell, empty, could hold the request."""
-        return bool(np.any((self.cpu_capacity >= cpu) & (self.memory_capacity >= memory)))
+        """Whether some machine of the cell, empty, could hold the request (capacities are fixed:
+        each request shape is looked at once)."""
+        fits = self._fits.get((cpu, memory))
+        if fits is None:
+            fits = self._fits[cpu, memory] = bool(np.any((self.cpu_capacity >= cpu) & (self.memory_capacity >= memory)))
+        return fits
 
     def usable(self) -> np.ndarray:
         """Mask of the machines available and on (read-only)."""
-        return _read_only(self._usable)
+        return self._views[0]
 
     def free_cpu(self) -> np.ndarray:
         """CPU capacity less the allocated, per machine (read-only)."""
-        return _read_only(self._free_cpu)
+        return self._views[1]
 
     def free_memory(self) -> np.ndarray:
         """Memory capacity less the allocated, per machine (read-only)."""
-        return _read_only(self._free_memory)
+        return self._views[2]
 
     def set_available(self, machines, available: bool) -> None:
         """Machines failed (False) or back (True)."""
