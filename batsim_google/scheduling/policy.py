@@ -32,6 +32,11 @@ Semantics (the trace's format document and the ICCP study):
   at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
   resources from the free tier for reasons requests do not show (usage), and the trace's
   free-tier evictions outnumber what preemption explains;
+- with ``reclaim_on_placement``, each time the scheduler starts a task above the free tier on a
+  machine running free-tier tasks, it evicts a seeded Poisson number of them (that mean, at most
+  all of them), chosen at random: in the trace, most free-tier evictions come within seconds of a
+  higher-priority task scheduled on their machine, at a rate per such placement that does not
+  depend on the machine's requests, so they follow the placements from hour to hour;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -299,6 +304,7 @@ class CellPolicy(Policy):
                 continue
             self._dequeue(task)
             self._start(task, machine, now)
+            self._reclaim_for(task, now)
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
@@ -383,6 +389,18 @@ class CellPolicy(Policy):
             if after < task.remaining:  # else it ends first
                 heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
                 self._wake_at(now + after, now)
+
+    def _reclaim_for(self, task: Task, now: float) -> None:
+        """Evict free-tier tasks from the machine ``task`` just started on, if it is above the free tier."""
+        if not self.config.reclaim_on_placement or task.request.priority <= FREE_TIER:
+            return
+        free = [v for v in self.evictions.tasks_on([task.machine]) if v.request.priority <= FREE_TIER]
+        if not free:
+            return
+        count = min(int(self._reclaim_rng.poisson(self.config.reclaim_on_placement)), len(free))
+        if count:
+            chosen = self._reclaim_rng.choice(len(free), size=count, replace=False)
+            self._stop([free[i] for i in sorted(chosen)], StopReason.EVICTION, now)
 
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""

@@ -77,6 +77,13 @@ class PolicyConfig:
         "preemption: Borg reclaiming resources, which requests do not show; 0: none.",
         min=0,
     )
+    reclaim_on_placement: float = _option(
+        0.0,
+        "Free-tier tasks evicted, on average, from the machine where the scheduler starts a task above "
+        "the free tier (a seeded Poisson draw among those running there): Borg making room on the "
+        "machine it chose; 0: none.",
+        min=0,
+    )
     reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0)
     preemption: bool = _option(
         True,
