@@ -158,6 +158,6 @@ class PolicyConfig:
 
 #: Values calibrated on the trace's shared parts so that a faithful replay behaves like Borg
 #: (docs/faithful-replay.md, "Calibration"): Borg's scheduling delay (2.14 s median wait of the
-#: first attempts), and the free tier's evictions that preemption does not explain (70.7 per
-#: 1,000 task-hours in the trace, about 21 of them from the simulated preemption).
-CALIBRATED: dict[str, Any] = {"placement_latency": 2.0, "reclaim_rate": 50.0}
+#: first attempts), and the free tier's evictions that come with a higher-priority placement on
+#: their machine (0.08 per such placement in the trace); no constant reclaim rate.
+CALIBRATED: dict[str, Any] = {"placement_latency": 2.0, "reclaim_on_placement": 0.08, "reclaim_rate": 0.0}

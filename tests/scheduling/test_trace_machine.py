@@ -122,7 +122,9 @@ def test_reclaim_on_placement_evicts_free_tier_tasks_of_the_chosen_machine_at_th
             break
     ended = [task for task in sim.policy.ledger.tasks.values() if task.outcome is not None]
     assert all(task.task_id.startswith("w0!free") for task in ended if task.outcome.value == "not_restarted")
-    assert {task.task_id for task in ended if task.outcome.value == "not_restarted"} == {f"w0!free{i}" for i in range(8)}
+    assert {task.task_id for task in ended if task.outcome.value == "not_restarted"} == {
+        f"w0!free{i}" for i in range(8)
+    }
     # 8 evictions at 0.25 per placement: about 32 placements (a mean of 0.1 or 1 is far off)
     assert 12 <= placements <= 70
 
