@@ -32,6 +32,8 @@ Semantics (the trace's format document and the ICCP study):
   at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
   resources from the free tier for reasons requests do not show (usage), and the trace's
   free-tier evictions outnumber what preemption explains;
+- with ``eviction_rate_normal`` and ``eviction_rate_production``, tasks of those groups are
+  evicted the same way at those rates: the trace evicts them one at a time, not near a placement;
 - with ``reclaim_on_placement``, each time the scheduler starts a task above the free tier on a
   machine running free-tier tasks, it evicts a seeded Poisson number of them (that mean, at most
   all of them), chosen at random: in the trace, most free-tier evictions come within seconds of a
@@ -73,6 +75,9 @@ from batsim_google.units import HOUR
 RESUBMIT_WORKLOAD = "resubmit"
 #: The highest priority of Google's free tier (priorities 0-1), in ]0, 1].
 FREE_TIER = float(unit_priority(1)) + 1e-6
+#: The highest priorities of Google's normal (2-8) and production (9) groups, in ]0, 1].
+NORMAL_TOP = float(unit_priority(8)) + 1e-6
+PRODUCTION_TOP = float(unit_priority(9)) + 1e-6
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
 
@@ -384,11 +389,22 @@ class CellPolicy(Policy):
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
-        if self.config.reclaim_rate and task.request.priority <= FREE_TIER:
-            after = self._reclaim_rng.exponential(1000 * HOUR / self.config.reclaim_rate)
+        rate = self._eviction_rate(task.request.priority)
+        if rate:
+            after = self._reclaim_rng.exponential(1000 * HOUR / rate)
             if after < task.remaining:  # else it ends first
                 heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
                 self._wake_at(now + after, now)
+
+    def _eviction_rate(self, priority: float) -> float:
+        """Evictions per 1,000 task-hours drawn for a task of ``priority``, besides preemption."""
+        if priority <= FREE_TIER:
+            return self.config.reclaim_rate
+        if priority <= NORMAL_TOP:
+            return self.config.eviction_rate_normal
+        if priority <= PRODUCTION_TOP:
+            return self.config.eviction_rate_production
+        return 0.0
 
     def _reclaim_for(self, task: Task, now: float) -> None:
         """Evict free-tier tasks from the machine ``task`` just started on, if it is above the free tier."""

@@ -84,6 +84,17 @@ class PolicyConfig:
         "machine it chose; 0: none.",
         min=0,
     )
+    eviction_rate_normal: float = _option(
+        0.0,
+        "Evictions of normal tasks (Google priorities 2-8) per 1,000 task-hours running, besides "
+        "preemption: the trace's single evictions of them, which no placement explains; 0: none.",
+        min=0,
+    )
+    eviction_rate_production: float = _option(
+        0.0,
+        "The same for production tasks (Google priority 9); 0: none.",
+        min=0,
+    )
     reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0)
     preemption: bool = _option(
         True,

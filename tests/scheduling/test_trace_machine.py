@@ -140,3 +140,18 @@ def test_reclaim_on_placement_spares_other_machines_and_is_off_by_default():
     quiet.submit(job("free", 7, priority=1 / 12, cpu=0.1))
     quiet.submit(job("normal", priority=5 / 12, cpu=0.1))
     assert set(quiet.running) == {"w0!free", "w0!normal"}
+
+
+def test_normal_and_production_tasks_are_evicted_at_their_own_rates():
+    sim = cell(300, eviction_rate_normal=1000.0, eviction_rate_production=4000.0, reclaim_seed=3)
+    for i in range(100):
+        sim.submit(job(f"normal{i}", priority=9 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 8
+        sim.submit(job(f"production{i}", priority=10 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 9
+        sim.submit(job(f"monitoring{i}", priority=11 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 10
+    sim.advance(1800.0)
+    first = {task.task_id for task in sim.policy.ledger.tasks.values() if task.restarts}
+    normal = sum(task_id.startswith("w0!normal") for task_id in first)
+    production = sum(task_id.startswith("w0!production") for task_id in first)
+    assert not any(task_id.startswith("w0!monitoring") for task_id in first)
+    assert 30 <= normal <= 48  # 1 - e^-0.5 = 39 % of 100 tasks evicted at least once in half an hour
+    assert 80 <= production <= 92  # 1 - e^-2 = 86 %
