@@ -121,6 +121,9 @@ class CellPolicy(Policy):
         self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
         self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
         self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
+        # the normal and production groups' draws on a stream of their own: turning them on leaves
+        # the free tier's draws as they were
+        self._group_eviction_rng = np.random.default_rng([config.reclaim_seed, 1])
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
@@ -391,7 +394,8 @@ class CellPolicy(Policy):
         self._decisions.append(Execute(task.job_id, machine))
         rate = self._eviction_rate(task.request.priority)
         if rate:
-            after = self._reclaim_rng.exponential(1000 * HOUR / rate)
+            draws = self._reclaim_rng if task.request.priority <= FREE_TIER else self._group_eviction_rng
+            after = draws.exponential(1000 * HOUR / rate)
             if after < task.remaining:  # else it ends first
                 heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
                 self._wake_at(now + after, now)

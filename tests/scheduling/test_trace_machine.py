@@ -155,3 +155,15 @@ def test_normal_and_production_tasks_are_evicted_at_their_own_rates():
     assert not any(task_id.startswith("w0!monitoring") for task_id in first)
     assert 30 <= normal <= 48  # 1 - e^-0.5 = 39 % of 100 tasks evicted at least once in half an hour
     assert 80 <= production <= 92  # 1 - e^-2 = 86 %
+
+
+def test_the_groups_eviction_draws_leave_the_free_tiers_as_they_were():
+    def free_evicted(**rates):
+        sim = cell(40, reclaim_rate=2000.0, reclaim_seed=4, **rates)
+        for i in range(20):
+            sim.submit(job(f"free{i}", priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+            sim.submit(job(f"normal{i}", priority=5 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.advance(3600.0)
+        return sorted(t.task_id for t in sim.policy.ledger.tasks.values() if t.restarts and "free" in t.task_id)
+
+    assert free_evicted() == free_evicted(eviction_rate_normal=3000.0) != []
