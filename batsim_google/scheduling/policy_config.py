@@ -169,6 +169,13 @@ class PolicyConfig:
 
 #: Values calibrated on the trace's shared parts so that a faithful replay behaves like Borg
 #: (docs/faithful-replay.md, "Calibration"): Borg's scheduling delay (2.14 s median wait of the
-#: first attempts), and the free tier's evictions that come with a higher-priority placement on
-#: their machine (0.08 per such placement in the trace); no constant reclaim rate.
-CALIBRATED: dict[str, Any] = {"placement_latency": 2.0, "reclaim_on_placement": 0.08, "reclaim_rate": 0.0}
+#: first attempts), the free tier's evictions that come with a higher-priority placement on their
+#: machine (0.08 per such placement in the trace; no constant reclaim rate), and the normal and
+#: production groups' single evictions (1.6 and 0.32 per 1,000 task-hours in the trace).
+CALIBRATED: dict[str, Any] = {
+    "placement_latency": 2.0,
+    "reclaim_on_placement": 0.08,
+    "reclaim_rate": 0.0,
+    "eviction_rate_normal": 1.6,
+    "eviction_rate_production": 0.32,
+}
