@@ -15,7 +15,9 @@ and for all attempts:
   running in it (every attempt running in the window counts, those already running at its start
   included; null without any running);
 - ``never_started``: attempts submitted in the window, not started and not ended by its end
-  (still waiting when the window closes).
+  (still waiting when the window closes);
+- ``evictions`` and ``task_hours``: the counts behind the eviction rate, so that a reader sees
+  when a ratio rests on a handful of events.
 
 CPU in use is the CPU requested by the attempts running, averaged over each whole minute of the
 window; ``mean_ratio`` is the mean over minutes of simulated / real, ``worst_ratio`` the minute's
@@ -51,6 +53,8 @@ FIGURES = (
     "share_started_60s",
     "evictions_per_1000_task_hours",
     "never_started",
+    "evictions",
+    "task_hours",
 )
 #: The wait within which a task counts as started quickly.
 QUICK_START_S = 60.0
@@ -90,6 +94,8 @@ def band_figures(attempts: pl.DataFrame, duration: float) -> dict:
         "share_started_60s": quick / submitted.height if submitted.height else None,
         "evictions_per_1000_task_hours": 1000.0 * evicted / hours if hours > 0 else None,
         "never_started": waiting,
+        "evictions": evicted,
+        "task_hours": hours,
     }
 
 

@@ -125,6 +125,14 @@ def report_lines(report: dict) -> Iterable[str]:
         f"{group} {name}" for group, met in report.get("targets", {}).items() for name, ok in met.items() if not ok
     ]
     yield "targets (groups of 100 real tasks or more): " + ("all met" if not missed else "missed: " + ", ".join(missed))
+    for group, met in report.get("targets", {}).items():
+        if met.get("evictions") is False:
+            real, simulated = (report["bands"][group][side] for side in ("real", "simulated"))
+            yield (
+                f"  {group} evictions, counts behind the rates: real {real['evictions']} in "
+                f"{real['task_hours']:,.1f} task-hours, simulated {simulated['evictions']} in "
+                f"{simulated['task_hours']:,.1f}"
+            )
 
 
 def _fmt(value: float | None, unit: str) -> str:

@@ -32,6 +32,13 @@ Semantics (the trace's format document and the ICCP study):
   at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
   resources from the free tier for reasons requests do not show (usage), and the trace's
   free-tier evictions outnumber what preemption explains;
+- with ``eviction_rate_normal`` and ``eviction_rate_production``, tasks of those groups are
+  evicted the same way at those rates: the trace evicts them one at a time, not near a placement;
+- with ``reclaim_on_placement``, each time the scheduler starts a task above the free tier on a
+  machine running free-tier tasks, it evicts a seeded Poisson number of them (that mean, at most
+  all of them), chosen at random: in the trace, most free-tier evictions come within seconds of a
+  higher-priority task scheduled on their machine, at a rate per such placement that does not
+  depend on the machine's requests, so they follow the placements from hour to hour;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -69,6 +76,9 @@ from batsim_google.units import HOUR
 RESUBMIT_WORKLOAD = "resubmit"
 #: The highest priority of Google's free tier (priorities 0-1), in ]0, 1].
 FREE_TIER = float(unit_priority(1)) + 1e-6
+#: The highest priorities of Google's normal (2-8) and production (9) groups, in ]0, 1].
+NORMAL_TOP = float(unit_priority(8)) + 1e-6
+PRODUCTION_TOP = float(unit_priority(9)) + 1e-6
 #: Shortest work a resubmitted job is given, so that it lasts a positive time.
 MIN_WORK = 1e-6
 
@@ -112,6 +122,9 @@ class CellPolicy(Policy):
         self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
         self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
         self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
+        # the normal and production groups' draws on a stream of their own: turning them on leaves
+        # the free tier's draws as they were
+        self._group_eviction_rng = np.random.default_rng([config.reclaim_seed, 1])
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
 
     @property
@@ -303,7 +316,8 @@ class CellPolicy(Policy):
                 continue
             self._dequeue(task)
             self._start(task, machine, now)
-            bounds.changed(machine)
+            self._reclaim_for(task, now)
+            bounds.changed(machine)  # after what the start reclaimed there
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
@@ -383,11 +397,35 @@ class CellPolicy(Policy):
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
-        if self.config.reclaim_rate and task.request.priority <= FREE_TIER:
-            after = self._reclaim_rng.exponential(1000 * HOUR / self.config.reclaim_rate)
+        rate = self._eviction_rate(task.request.priority)
+        if rate:
+            draws = self._reclaim_rng if task.request.priority <= FREE_TIER else self._group_eviction_rng
+            after = draws.exponential(1000 * HOUR / rate)
             if after < task.remaining:  # else it ends first
                 heapq.heappush(self._reclaims, (now + after, next(self._sequence), task, now))
                 self._wake_at(now + after, now)
+
+    def _eviction_rate(self, priority: float) -> float:
+        """Evictions per 1,000 task-hours drawn for a task of ``priority``, besides preemption."""
+        if priority <= FREE_TIER:
+            return self.config.reclaim_rate
+        if priority <= NORMAL_TOP:
+            return self.config.eviction_rate_normal
+        if priority <= PRODUCTION_TOP:
+            return self.config.eviction_rate_production
+        return 0.0
+
+    def _reclaim_for(self, task: Task, now: float) -> None:
+        """Evict free-tier tasks from the machine ``task`` just started on, if it is above the free tier."""
+        if not self.config.reclaim_on_placement or task.request.priority <= FREE_TIER:
+            return
+        free = [v for v in self.evictions.tasks_on([task.machine]) if v.request.priority <= FREE_TIER]
+        if not free:
+            return
+        count = min(int(self._reclaim_rng.poisson(self.config.reclaim_on_placement)), len(free))
+        if count:
+            chosen = self._reclaim_rng.choice(len(free), size=count, replace=False)
+            self._stop([free[i] for i in sorted(chosen)], StopReason.EVICTION, now)
 
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""

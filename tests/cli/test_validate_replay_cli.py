@@ -31,7 +31,9 @@ def test_the_calibrated_values_are_the_defaults_and_options_pass_through(tmp_pat
     assert result.exit_code == 2 and "--overcommit" in result.output
     command = main.commands["validate-replay"]
     defaults = {param.name: param.default for param in command.params}
-    assert defaults["placement_latency"] == 2.0 and defaults["reclaim_rate"] == 50.0
+    assert defaults["placement_latency"] == 2.0 and defaults["reclaim_on_placement"] == 0.08
+    assert defaults["reclaim_rate"] == 0.0
+    assert defaults["eviction_rate_normal"] == 1.6 and defaults["eviction_rate_production"] == 0.32
     assert (
         main.commands["run"].params
         and {p.name: p.default for p in main.commands["run"].params}["placement_latency"] == 0.0

@@ -107,6 +107,7 @@ def test_the_same_history_gives_the_same_figures_on_both_sides(trace, run):
     free = bands(real, duration)["free"]
     assert free["tasks"] == 1 and free["median_wait_s"] == pytest.approx(10.0)
     assert free["evictions_per_1000_task_hours"] == pytest.approx(1000 / ((50 + 240) / 3600))
+    assert free["evictions"] == 1 and free["task_hours"] == pytest.approx((50 + 240) / 3600)
     assert bands(real, duration)["normal"]["never_started"] == 1
     assert cpu_per_minute(simulated, duration) == pytest.approx(cpu_per_minute(real, duration))
 

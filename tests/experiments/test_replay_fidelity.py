@@ -50,6 +50,7 @@ def test_band_figures_follow_the_documented_definitions():
     hours = (118 + 170 + 60) / 3600
     assert free["evictions_per_1000_task_hours"] == pytest.approx(1000 * 2 / hours)
     assert free["never_started"] == 0
+    assert free["evictions"] == 2 and free["task_hours"] == pytest.approx(hours)
     normal = band_figures(ATTEMPTS.filter(pl.col("group") == "normal"), 600.0)
     assert normal["tasks"] == 3  # c, d, e (f is after the window)
     assert normal["median_wait_s"] == pytest.approx(1.0)
@@ -67,6 +68,8 @@ def test_bands_give_null_waits_to_a_band_where_nothing_started():
         "share_started_60s": None,
         "evictions_per_1000_task_hours": None,
         "never_started": 0,
+        "evictions": 0,
+        "task_hours": 0.0,
     }
     assert figures["all"]["tasks"] == 5 and figures["all"]["never_started"] == 1
 
@@ -135,3 +138,16 @@ def test_targets_hold_each_group_of_100_real_tasks_to_the_issues_bounds():
         "never_started": False,  # 10 > 1 % of 990
     }
     assert checked["cpu_in_use"] == {"mean": True, "worst_minute": False}
+
+
+def test_the_report_shows_the_counts_behind_a_missed_eviction_rate():
+    from batsim_google.experiments.replay_fidelity import targets
+    from batsim_google.experiments.replay_validation import report_lines
+
+    report = compare(ATTEMPTS, ATTEMPTS.filter(~pl.col("evicted")), 600.0)
+    report["bands"]["free"]["real"]["tasks"] = 100  # held to the targets
+    report["targets"] = targets(report)
+    assert report["targets"]["free"]["evictions"] is False
+    lines = list(report_lines(report))
+    assert "  free evictions, counts behind the rates: real 2 in 0.1 task-hours, simulated 0 in 0.0" in lines
+    assert not any(line.startswith("  normal evictions") for line in lines)

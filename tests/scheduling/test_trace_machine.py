@@ -104,3 +104,66 @@ def test_reclaim_draws_are_reproducible_by_seed():
         return sorted(task.task_id for task in sim.policy.ledger.tasks.values() if task.restarts)
 
     assert evicted(1) == evicted(1) != evicted(2)
+
+
+def test_reclaim_on_placement_evicts_free_tier_tasks_of_the_chosen_machine_at_the_mean_asked():
+    # one machine of room 1: 8 free-tier tasks pinned there, then 400 normal ones placed one by one
+    sim = cell(1, reclaim_on_placement=0.25, reclaim_seed=5, restart="none")
+    for i in range(8):
+        sim.submit(job(f"free{i}", 7, priority=1 / 12, cpu=0.01, memory=0.01, work=1e9))
+    evicted_by_pinned = [task for task in sim.policy.ledger.tasks.values() if task.outcome is not None]
+    assert not evicted_by_pinned  # tasks kept on their trace machine trigger nothing
+    placements = 0
+    for i in range(400):
+        sim.submit(job(f"normal{i}", priority=5 / 12, cpu=0.001, memory=0.001, work=1.0))
+        placements += 1
+        sim.advance(sim.now + 2.0)
+        if not any(task_id.startswith("w0!free") for task_id in sim.running):
+            break
+    ended = [task for task in sim.policy.ledger.tasks.values() if task.outcome is not None]
+    assert all(task.task_id.startswith("w0!free") for task in ended if task.outcome.value == "not_restarted")
+    assert {task.task_id for task in ended if task.outcome.value == "not_restarted"} == {
+        f"w0!free{i}" for i in range(8)
+    }
+    # 8 evictions at 0.25 per placement: about 32 placements (a mean of 0.1 or 1 is far off)
+    assert 12 <= placements <= 70
+
+
+def test_reclaim_on_placement_spares_other_machines_and_is_off_by_default():
+    sim = cell(2, reclaim_on_placement=50.0)
+    sim.submit(job("free", 7, priority=1 / 12, cpu=0.1))
+    sim.submit(job("other", 8, priority=1 / 12, cpu=0.9))  # machine 1 full
+    sim.submit(job("normal", priority=5 / 12, cpu=0.5))  # fits on machine 0 only
+    assert sim.policy.by_job["w0!normal"].machine == 0
+    assert "w0!free" not in sim.running and "w0!other" in sim.running
+    quiet = cell(1)
+    quiet.submit(job("free", 7, priority=1 / 12, cpu=0.1))
+    quiet.submit(job("normal", priority=5 / 12, cpu=0.1))
+    assert set(quiet.running) == {"w0!free", "w0!normal"}
+
+
+def test_normal_and_production_tasks_are_evicted_at_their_own_rates():
+    sim = cell(300, eviction_rate_normal=1000.0, eviction_rate_production=4000.0, reclaim_seed=3)
+    for i in range(100):
+        sim.submit(job(f"normal{i}", priority=9 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 8
+        sim.submit(job(f"production{i}", priority=10 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 9
+        sim.submit(job(f"monitoring{i}", priority=11 / 12, cpu=0.1, memory=0.1, work=1e9))  # Google 10
+    sim.advance(1800.0)
+    first = {task.task_id for task in sim.policy.ledger.tasks.values() if task.restarts}
+    normal = sum(task_id.startswith("w0!normal") for task_id in first)
+    production = sum(task_id.startswith("w0!production") for task_id in first)
+    assert not any(task_id.startswith("w0!monitoring") for task_id in first)
+    assert 30 <= normal <= 48  # 1 - e^-0.5 = 39 % of 100 tasks evicted at least once in half an hour
+    assert 80 <= production <= 92  # 1 - e^-2 = 86 %
+
+
+def test_the_groups_eviction_draws_leave_the_free_tiers_as_they_were():
+    def free_evicted(**rates):
+        sim = cell(40, reclaim_rate=2000.0, reclaim_seed=4, **rates)
+        for i in range(20):
+            sim.submit(job(f"free{i}", priority=1 / 12, cpu=0.1, memory=0.1, work=1e9))
+            sim.submit(job(f"normal{i}", priority=5 / 12, cpu=0.1, memory=0.1, work=1e9))
+        sim.advance(3600.0)
+        return sorted(t.task_id for t in sim.policy.ledger.tasks.values() if t.restarts and "free" in t.task_id)
+
+    assert free_evicted() == free_evicted(eviction_rate_normal=3000.0) != []
