@@ -18,9 +18,9 @@ from batsim_google.fitting.model_fit import fit_model
 from batsim_google.fitting.report import render_markdown, report_mapping
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.generation.generator import generate
+from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobClass
 from batsim_google.model.job_sizes import size_factors
-from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Empirical, Exponential
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
