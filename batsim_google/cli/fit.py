@@ -15,19 +15,6 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def _warm_load(model, seed: int):
-    """The model's warm start on the 2011 cell: tasks, CPU and memory at time 0."""
-    import numpy as np
-
-    from batsim_google.fitting.model_fit import StartLoad
-    from batsim_google.generation.warm_start import warm_start
-    from batsim_google.model.request_law import load_request_law
-    from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
-
-    batch = warm_start(model, load_request_law(), np.random.default_rng(seed), 1.0, GOOGLE_2011_MACHINES)
-    return StartLoad(len(batch.makespan), float(batch.cpu.sum()), float(batch.memory.sum()))
-
-
 def _fit_input(source: Path, strict: bool, speed: float | None = None, censored: bool = False) -> pl.DataFrame:
     """A Google trace (a folder with task_events/, or a ``.csv.gz`` part), an SWF log (``.swf``,
     ``.swf.gz``), a Batsim workload (``.json``) or a task table (``.parquet``, ``.csv``; columns in
@@ -296,22 +283,29 @@ def fit_command(
                 f"{check.jobs.job_gap_ks:.4f}, tasks per job {check.jobs.tasks_per_job_ks:.4f}; hourly rates "
                 + ("-" if error is None else f"within {error:.1%} (worst hour, {check.jobs.hourly_note()})")
             )
-    warm = None
+    load = None
     if result.start is not None:
+        from batsim_google.fitting.load_fidelity import load_fidelity
+        from batsim_google.model.request_law import load_request_law
         from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
-        warm = _warm_load(result.model, seed)
+        load = load_fidelity(frame, result.model, load_request_law(), GOOGLE_2011_MACHINES, seed)
+        cpu_error, memory_error = load.errors
         click.echo(
-            f"start: input {result.start.describe()}; model's warm start on {GOOGLE_2011_MACHINES:,} machines "
-            f"(seed {seed}): {warm.describe()}"
+            f"start: input {load.input_start.describe()}; model's warm start on {load.machines:,} machines "
+            f"(seed {seed}): {load.warm_start.describe()}"
+        )
+        click.echo(
+            f"requested load over the input's span, generated against input: CPU within {cpu_error:.1%}, "
+            f"memory within {memory_error:.1%} (mean absolute error over the input's mean)"
         )
     if report:
-        write_report(report, result, str(source), check, warm)
+        write_report(report, result, str(source), check, load)
         click.echo(f"wrote report {report}")
     if plots:
         from batsim_google.fitting.fit_figures import write_plots  # matplotlib, only for figures
 
-        written = write_plots(plots, result, check)
+        written = write_plots(plots, result, check, load)
         click.echo(f"wrote {len(written)} figures to {plots}")
     click.echo(f"wrote model {output}")
 

@@ -3,10 +3,15 @@
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
    parts 00000-00002: task, service and resident classes, job-level arrivals, the warm start's
    population (``per_machine``).
-2. The month's rhythm: the weekly profile of the month's job submissions (:mod:`.month_rhythm`)
-   becomes the model's arrival profile and the jobs' own (the same bins, so the job sizes do not
-   depend on the hour). The profile's mean is 1: the job rate and the tasks per job stay those of
-   the parts, so the warm start's population does too.
+2. The month's rhythm and level: the weekly profile of the month's job submissions
+   (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
+   the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job
+   rate is the month's: the parts' 4 hours are a quiet Sunday evening (0.76 times the month's
+   mean rate), which as the mean of a week would leave every generated hour a quarter short.
+3. The start kept: at the month's rate, Little's law would put more stationary tasks in the cell
+   than the parts' start holds. The services' mean lifetime, which a 4-hour window hardly fixes
+   (most of it lies in the tail beyond the window), is set so that the stationary tasks plus the
+   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean.
 
 ``python -m batsim_google.fitting.cell_preset DATA OUTPUT`` writes it (DATA holds ``google-2011``
 and ``google-2011-month``); the package ships the result as ``data/google-2011-cell.toml``.
@@ -14,17 +19,69 @@ and ``google-2011-month``); the package ships the result as ``data/google-2011-c
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from batsim_google.fitting.model_fit import fit_model
-from batsim_google.fitting.month_rhythm import job_submissions, weekly_job_profile
+import numpy as np
+import polars as pl
+
+from batsim_google.fitting.censored import CensoredSample, fit_lognormal_of_mean
+from batsim_google.fitting.model_fit import ModelFit, fit_model
+from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_job_profile
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
+from batsim_google.model.laws import Law, law_from_mapping
 from batsim_google.model.workload_model import WorkloadModel, save_model
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.row_accounting import RowAccount
 
 NAME = "google-2011-cell"
+SERVICE = "service"
+
+#: How each parameter of a law changes when its time is stretched by a factor.
+_STRETCHED = {
+    "scale": lambda value, factor: value * factor,
+    "scales": lambda values, factor: [v * factor for v in values],
+    "rate": lambda value, factor: value / factor,
+    "rates": lambda values, factor: [v / factor for v in values],
+    "mu": lambda value, factor: value + math.log(factor),
+}
+
+
+def stretched(law: Law, factor: float) -> Law:
+    """The law of ``factor`` times a variate of ``law``."""
+    raw = law.to_mapping()
+    return law_from_mapping(
+        {key: _STRETCHED[key](value, factor) if key in _STRETCHED else value for key, value in raw.items()}, "law"
+    )
+
+
+def at_the_months_level(model: WorkloadModel, jobs_per_second: float) -> WorkloadModel:
+    """``model`` with its job gaps (and task gaps) stretched to a mean of ``jobs_per_second`` jobs."""
+    jobs = model.jobs
+    factor = 1.0 / (jobs_per_second * jobs.interarrival.mean() * (1.0 - jobs.simultaneous))
+    return replace(
+        model,
+        interarrival=stretched(model.interarrival_law(), factor),
+        jobs=replace(jobs, interarrival=stretched(jobs.interarrival, factor)),
+    )
+
+
+def services_keeping_the_start(model: WorkloadModel, fit: ModelFit, start_tasks: int) -> WorkloadModel:
+    """``model`` whose service class's mean lifetime makes the warm start hold ``start_tasks``
+    (Little's law: the other classes' stationary tasks and the residents are kept)."""
+    from batsim_google.generation.warm_start import class_rates, warm_counts
+
+    index = next(i for i, c in enumerate(model.classes) if c.name == SERVICE)
+    service = model.classes[index]
+    others = np.delete(warm_counts(model, 1.0, GOOGLE_2011_MACHINES), index).sum()
+    mean = (start_tasks - others) / class_rates(model)[index]
+    rows = fit.table.frame.filter(pl.col("class") == SERVICE)
+    sample = CensoredSample.of(rows["makespan"].to_numpy(), ~rows["censored"].to_numpy())
+    law = fit_lognormal_of_mean(sample, mean).law
+    refitted = replace(service, mass=law.mean(), disparity=law.mean() / law.median(), makespan=None)
+    return replace(model, classes=tuple(refitted if i == index else c for i, c in enumerate(model.classes)))
 
 
 def cell_preset(data: Path) -> WorkloadModel:
@@ -32,9 +89,12 @@ def cell_preset(data: Path) -> WorkloadModel:
     parts = data / "google-2011"
     frame, _ = trace_task_table([parts], RowAccount(), censored=True)
     frame = frame.join(trace_job_records([parts], RowAccount()), on="job_id", how="left")
-    model = fit_model(frame, profile="none", name=NAME).model
-    rhythm = weekly_job_profile(job_submissions([data / "google-2011-month"], RowAccount())).profile
-    return replace(model, arrival_profile=rhythm, jobs=replace(model.jobs, profile=rhythm))
+    fit = fit_model(frame, profile="none", name=NAME)
+    month = weekly_job_profile(job_submissions([data / "google-2011-month"], RowAccount()))
+    rhythm = month.profile
+    model = replace(fit.model, arrival_profile=rhythm, jobs=replace(fit.model.jobs, profile=rhythm))
+    model = at_the_months_level(model, mean_rate(month))
+    return services_keeping_the_start(model, fit, fit.start.tasks)
 
 
 if __name__ == "__main__":

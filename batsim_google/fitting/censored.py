@@ -240,6 +240,27 @@ def fit_censored(sample: CensoredSample, family_name: str) -> CensoredFit:
     return CensoredFit(family_name, law, loglik, 2.0 * len(start) - 2.0 * loglik, ks_to_kaplan_meier(law, sample))
 
 
+def fit_lognormal_of_mean(sample: CensoredSample, mean: float) -> CensoredFit:
+    """The log-normal of mean ``mean`` of largest censored likelihood: sigma by maximum likelihood,
+    mu = ln(mean) - sigma^2 / 2. For a mean the window hardly determines (most of it in the tail
+    beyond the window) but another measurement gives, e.g. Little's law."""
+    family = FAMILIES["lognormal"]
+
+    def theta(log_sigma: float) -> np.ndarray:
+        return np.array([math.log(mean) - math.exp(2.0 * log_sigma) / 2.0, log_sigma])
+
+    def negative(log_sigma: float) -> float:
+        value = log_likelihood(family, theta(log_sigma), sample)
+        return -value if math.isfinite(value) else 1e300
+
+    result = optimize.minimize_scalar(negative, bounds=(math.log(0.05), math.log(10.0)), method="bounded")
+    law = family.law(theta(float(result.x)))
+    loglik = -float(result.fun)
+    return CensoredFit(
+        "lognormal", law, loglik, 2.0 - 2.0 * loglik, ks_to_kaplan_meier(law, sample), f"mean {mean:.6g} s"
+    )
+
+
 def fit_all_censored(sample: CensoredSample) -> list[CensoredFit]:
     return [fit_censored(sample, name) for name in FAMILIES]
 

@@ -2,12 +2,15 @@
 
 - ``makespan_<class>.png``, ``makespan_<class>_width_<group>.png`` (parallel jobs, makespan laws
   per group of widths) and ``interarrival.png``: the empirical distribution function against
-  every fitted law's, on a log time axis (like the model paper's Figs. 3, 7 and 8);
+  every fitted law's, on a log time axis (like the model paper's Figs. 3, 7 and 8); none for a
+  censored fit's resident class, whose sample is residual lives;
 - ``elbow.png``: inertia and mean distance to the closest centroid for each k (its Fig. 12);
 - ``silhouette.png``: silhouettes of a sample of tasks per cluster (its Figs. 11 and 13);
 - ``arrival_profile.png``: the normalized arrival rate over the period;
 - ``hourly_rates.png`` (job-level arrivals, with the fidelity check): tasks submitted per hour,
-  input and generated (the mean of several draws, with one draw's spread), on one plot.
+  input and generated (the mean of several draws, with one draw's spread), on one plot;
+- ``load.png`` (censored fits): requested CPU and memory of the running tasks over the input's span,
+  input and generated (the warm start at 0, then the arrivals).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np  # noqa: E402
 from batsim_google.fitting.fidelity import Fidelity  # noqa: E402
 from batsim_google.fitting.job_fidelity import JobFidelity  # noqa: E402
 from batsim_google.fitting.kmeans import feature_names  # noqa: E402
+from batsim_google.fitting.load_fidelity import LoadFidelity  # noqa: E402
 from batsim_google.fitting.model_fit import ModelFit  # noqa: E402
 from batsim_google.fitting.select import LawFit  # noqa: E402
 from batsim_google.model.widths import group_names  # noqa: E402
@@ -144,15 +148,39 @@ def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
     save_figure(figure, path, dpi=100)
 
 
-def write_plots(folder: str | Path, fit: ModelFit, fidelity: Fidelity | None = None) -> list[Path]:
-    """Write the figures of ``fit`` (and of its ``fidelity`` check, when given) into ``folder``
-    (created if needed); return their paths."""
+def _load(path: Path, load: LoadFidelity) -> None:
+    hours = load.input.times / HOUR
+    figure, panels = plt.subplots(1, 2, figsize=(12, 4))
+    for axes, resource, given, generated in (
+        (panels[0], "CPU", load.input.cpu, load.generated.cpu),
+        (panels[1], "memory", load.input.memory, load.generated.memory),
+    ):
+        axes.plot(hours, given, label="input", linewidth=1.5)
+        axes.plot(hours, generated, label=f"generated (warm start on {load.machines:,} machines)", linestyle="--")
+        axes.set_xlabel("hours from the input's start")
+        axes.set_ylabel(f"requested {resource} of the running tasks")
+        axes.set_ylim(bottom=0)
+        axes.set_title(f"Requested {resource}")
+        axes.legend(fontsize=8)
+    figure.tight_layout()
+    with AtomicFile(path) as temporary:
+        figure.savefig(temporary, dpi=100)
+    plt.close(figure)
+
+
+def write_plots(
+    folder: str | Path, fit: ModelFit, fidelity: Fidelity | None = None, load: LoadFidelity | None = None
+) -> list[Path]:
+    """Write the figures of ``fit`` (and of its ``fidelity`` check and requested ``load``, when
+    given) into ``folder`` (created if needed); return their paths."""
     folder = output_folder(folder)
     written = []
     frame = fit.table.frame
     for c in fit.classes:
         path = folder / f"makespan_{c.name}.png"
         sample = frame.filter(frame["class"] == c.name)["makespan"].to_numpy()
+        if not len(sample):  # the resident class: residual lives, not in the table (nor lifetimes)
+            continue
         _cdf_figure(path, sample, c.fits, c.best, f"Makespans of {c.name} ({c.tasks} tasks)", "makespan, s")
         written.append(path)
         if c.widths is not None and c.widths.groups:
@@ -185,4 +213,7 @@ def write_plots(folder: str | Path, fit: ModelFit, fidelity: Fidelity | None = N
     if fidelity is not None and fidelity.jobs is not None and fidelity.jobs.original_hourly:
         written.append(folder / "hourly_rates.png")
         _hourly_rates(written[-1], fidelity.jobs)
+    if load is not None:
+        written.append(folder / "load.png")
+        _load(written[-1], load)
     return written

@@ -48,3 +48,10 @@ def weekly_hourly(submissions: np.ndarray) -> np.ndarray:
     exposure = time_in_bins(float(submissions.max()), WEEK, hours) - time_in_bins(float(submissions.min()), WEEK, hours)
     counts = np.bincount((np.mod(submissions, WEEK) // HOUR).astype(np.int64), minlength=hours)[:hours]
     return counts / np.maximum(exposure, 1e-9) * HOUR
+
+
+def mean_rate(fit: ProfileFit) -> float:
+    """Arrivals per second at the profile's mean: the mean of the observed bins' rates (count over
+    the time the bin was observed), the level the normalized profile multiplies."""
+    observed = fit.exposure > 0
+    return float(np.mean(fit.counts[observed] / fit.exposure[observed]))

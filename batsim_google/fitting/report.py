@@ -1,7 +1,7 @@
 """The fit report: every law's parameters and scores per class and for the arrivals, the
 priority rates, the paper's mass and disparity, the width law and the makespan laws per group of
 widths of parallel jobs, the k-means diagnostics and, when computed, the fidelity of the fitted
-model; as JSON (``.json``) or Markdown (any other suffix)."""
+model and the requested load it generates against the input's; as JSON (``.json``) or Markdown (any other suffix)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from batsim_google.fitting.fidelity import Fidelity
 from batsim_google.fitting.job_arrivals import JobArrivalFit, describe_job_profile
 from batsim_google.fitting.job_fidelity import JobFidelity
-from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, StartLoad, WidthFit
+from batsim_google.fitting.load_fidelity import LoadFidelity
+from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, ModelFit, WidthFit
 from batsim_google.fitting.select import LawFit
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.laws import Law
 from batsim_google.output_files import write_text
+from batsim_google.units import HOUR
 
 
 def _g(value: float) -> str:
@@ -379,25 +383,46 @@ def _rate(rate: float | None) -> str:
     return "- (all at once)" if rate is None else _g(rate)
 
 
-def _start_lines(start: StartLoad | None, warm: StartLoad | None) -> str:
-    """The load at the input's start against the model's warm start, in Markdown ('' without)."""
-    if start is None:
+#: Instants of the load table in the Markdown report (the JSON report and the figure have them all).
+LOAD_TABLE_ROWS = 9
+
+
+def load_lines(load: LoadFidelity | None) -> str:
+    """The requested load, input against generated, at the start and over time, in Markdown ('' without)."""
+    if load is None:
         return ""
-    lines = ["", "## Load at the start", "", f"- input (tasks running at its start): {start.describe()}"]
-    if warm is not None:
-        lines.append(f"- the model's warm start on the 2011 cell: {warm.describe()}")
+    cpu_error, memory_error = load.errors
+    lines = [
+        "",
+        "## Requested load",
+        "",
+        f"- input, at its start (tasks running then): {load.input_start.describe()}",
+        f"- generated, the model's warm start on {load.machines:,} machines (seed {load.seed}): "
+        f"{load.warm_start.describe()}",
+        f"- over the input's span, generated against input (mean absolute error over the input's mean): "
+        f"CPU {cpu_error:.1%}, memory {memory_error:.1%}",
+        "",
+        "| hour | input CPU | generated CPU | input memory | generated memory |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    rows = np.unique(np.linspace(0, len(load.input.times) - 1, LOAD_TABLE_ROWS).round().astype(int))
+    for i in rows:
+        lines.append(
+            f"| {load.input.times[i] / HOUR:.2f} | {load.input.cpu[i]:,.1f} | {load.generated.cpu[i]:,.1f} | "
+            f"{load.input.memory[i]:,.1f} | {load.generated.memory[i]:,.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def write_report(
-    path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None, warm: StartLoad | None = None
+    path: str | Path, fit: ModelFit, source: str, fidelity: Fidelity | None = None, load: LoadFidelity | None = None
 ) -> None:
     path = Path(path)
     if path.suffix.lower() == ".json":
         mapping = report_mapping(fit, source, fidelity)
-        if fit.start is not None:
-            mapping["start"] = {"input": vars(fit.start), "warm_start": None if warm is None else vars(warm)}
+        if load is not None:
+            mapping["load"] = load.to_mapping()
         text = json.dumps(mapping, indent=1, default=float) + "\n"
     else:
-        text = render_markdown(fit, source, fidelity) + _start_lines(fit.start, warm)
+        text = render_markdown(fit, source, fidelity) + load_lines(load)
     write_text(path, text)

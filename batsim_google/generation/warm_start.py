@@ -44,6 +44,7 @@ from batsim_google.model.laws import Law
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
+from batsim_google.parameters import MAX_TIME_S
 
 GRID_POINTS = 8192
 #: Residual-life mass left beyond the grid's end.
@@ -89,9 +90,11 @@ def residual_cdf_table(law: Law) -> tuple[np.ndarray, np.ndarray]:
 
 
 def residual_lives(law: Law, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` remaining times drawn from the residual-life law of ``law``."""
+    """``size`` remaining times drawn from the residual-life law of ``law``, cut at the longest
+    time a workload may hold (2^42 s): a heavy-tailed law's residual life reaches beyond it (the
+    ``google-2011-cell`` residents' does a few times in a whole cell), and both outlast any run."""
     x, cdf = residual_cdf_table(law)
-    return np.interp(rng.random(size), cdf, x)
+    return np.minimum(np.interp(rng.random(size), cdf, x), MAX_TIME_S)
 
 
 def warm_counts(model: WorkloadModel, arrival_scale: float = 1.0, nb_res: int | None = None) -> np.ndarray:

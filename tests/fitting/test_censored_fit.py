@@ -11,6 +11,7 @@ from batsim_google.fitting.censored import (
     best_censored,
     fit_all_censored,
     fit_censored,
+    fit_lognormal_of_mean,
     kaplan_meier,
     scipy_right_censored_fit,
 )
@@ -99,3 +100,16 @@ def test_kaplan_meier_matches_the_law_where_it_sees():
     times, survival = kaplan_meier(np.minimum(lifetimes, censor), lifetimes <= censor)
     inside = times < 200
     assert np.max(np.abs(survival[inside] - np.exp(-times[inside] / 100.0))) < 0.02
+
+
+def test_a_lognormal_of_a_given_mean(sample):
+    """Given the true mean, sigma comes back by censored likelihood; a wrong mean costs likelihood."""
+    true_mean = float(np.exp(MU + SIGMA**2 / 2))
+    own = ~sample.resident
+    right = CensoredSample.of(sample.times[own], sample.ended[own])
+    fitted = fit_lognormal_of_mean(right, true_mean)
+    assert fitted.law.mean() == pytest.approx(true_mean, rel=1e-9)
+    assert fitted.law.sigma == pytest.approx(SIGMA, rel=0.05)
+    free = fit_censored(right, "lognormal")
+    assert fitted.loglik <= free.loglik + 1e-6 and fitted.loglik > free.loglik - 2.0
+    assert fit_lognormal_of_mean(right, true_mean / 3).loglik < free.loglik - 20.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import SHARED_DATA
 
-from batsim_google.fitting.month_rhythm import job_submissions, weekly_hourly, weekly_job_profile
+from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_hourly, weekly_job_profile
 from batsim_google.generation.generator import generate
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
@@ -14,6 +14,8 @@ from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.units import HOUR, WEEK
 
 MONTH = SHARED_DATA / "google-2011-month"
+#: The span of the task_events parts 00000-00002 the preset is fitted on (s).
+PARTS_SPAN = 15_031.0
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +28,9 @@ def month() -> np.ndarray:
     return submissions
 
 
-def _relative_mae(profile: np.ndarray, reference: np.ndarray) -> float:
-    """Mean absolute error of two hourly profiles, each over its own mean (their shapes)."""
-    return float(np.mean(np.abs(profile / profile.mean() - reference / reference.mean())))
+def _mae(profile: np.ndarray, reference: np.ndarray) -> float:
+    """Mean absolute error of an hourly profile against the reference's, over the reference's mean."""
+    return float(np.mean(np.abs(profile - reference)) / reference.mean())
 
 
 def test_the_months_submissions(month):
@@ -37,11 +39,21 @@ def test_the_months_submissions(month):
     assert profile.covered_bins == 336 and np.mean(profile.profile.rates) == pytest.approx(1.0)
     hourly = weekly_hourly(month)
     assert hourly.mean() == pytest.approx(len(month) / (month.max() - month.min()) * HOUR, rel=0.01)
+    assert mean_rate(profile) * HOUR == pytest.approx(hourly.mean(), rel=1e-3)
+
+
+def test_the_presets_job_rate_is_the_months(month):
+    """The level: the preset's mean job rate is the month's, not the parts' quiet 4 hours'."""
+    jobs = preset("google-2011-cell").jobs
+    per_hour = HOUR / (jobs.interarrival.mean() * (1.0 - jobs.simultaneous))
+    assert per_hour == pytest.approx(weekly_hourly(month).mean(), rel=0.01)
+    in_the_parts = np.count_nonzero(month < PARTS_SPAN) / PARTS_SPAN * HOUR
+    assert in_the_parts < 0.8 * per_hour
 
 
 def test_a_generated_week_follows_the_months_rhythm(month):
-    """Hourly job arrivals of a week of the preset against the month's mean week: within 15 % MAE
-    (shapes: the preset keeps the parts' job rate, see docs/model-files.md); a flat rate is not."""
+    """Hourly job arrivals of a week of the preset against the month's mean week, in numbers of
+    jobs: within 15 % MAE; the same week at the parts' level, or a flat rate at the month's, is not."""
     reference = weekly_hourly(month)
     starts, last = [], -1
     for batch in generate(preset("google-2011-cell"), load_request_law(), np.random.default_rng(1), duration=WEEK):
@@ -49,5 +61,7 @@ def test_a_generated_week_follows_the_months_rhythm(month):
         starts.append(batch.subtime[new])
         last = batch.job[-1]
     hourly = np.bincount((np.concatenate(starts) // HOUR).astype(np.int64), minlength=168)[:168].astype(float)
-    assert _relative_mae(hourly, reference) < 0.15
-    assert _relative_mae(np.ones(168), reference) > 0.15
+    assert _mae(hourly, reference) < 0.15
+    parts_level = np.count_nonzero(month < PARTS_SPAN) / PARTS_SPAN * HOUR / reference.mean()
+    assert _mae(hourly * parts_level, reference) > 0.15
+    assert _mae(np.full(168, reference.mean()), reference) > 0.15

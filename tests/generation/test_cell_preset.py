@@ -8,9 +8,12 @@ import numpy as np
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from scipy import stats
 
 from batsim_google.cli import main
+from batsim_google.fitting.cell_preset import stretched
 from batsim_google.generation.warm_start import warm_counts, warm_start
+from batsim_google.model.laws import Exponential, Gamma, HyperExponential, HyperGamma, LogNormal, Lomax
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -68,3 +71,22 @@ def test_generate_marks_the_warm_tasks_initial(tmp_path):
     expected = warm_counts(preset("google-2011-cell"), GOOGLE_2011_MACHINES / 640, 640).sum()
     assert len(initial) == pytest.approx(expected, rel=0.1) and len(jobs) == len(initial) + 100
     assert {job["subtime"] for job in initial} == {0.0}
+
+
+@pytest.mark.parametrize(
+    "law",
+    [
+        LogNormal(2.0, 1.5),
+        Gamma(0.7, 3.0),
+        Exponential(0.5),
+        Lomax(3.0, 4.0),
+        HyperGamma((0.3, 0.7), (2.0, 0.5), (1.0, 10.0)),
+        HyperExponential((0.4, 0.6), (2.0, 0.1)),
+    ],
+)
+def test_a_stretched_law_is_the_law_of_the_stretched_variates(law):
+    draws = law.sample(20_000, np.random.default_rng(2))
+    longer = stretched(law, 3.5)
+    assert longer.mean() == pytest.approx(3.5 * law.mean(), rel=1e-9)
+    assert stats.kstest(3.5 * draws, lambda x: longer.cdf(x)).statistic < 0.015
+    assert stats.kstest(draws, lambda x: longer.cdf(x)).statistic > 0.1

@@ -16,6 +16,7 @@ from batsim_google.model.laws import Empirical, Exponential, LogNormal, Pareto
 from batsim_google.model.presets import PRESETS
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
+from batsim_google.parameters import MAX_TIME_S
 
 
 def _google() -> WorkloadModel:
@@ -43,6 +44,14 @@ def test_residual_lives_follow_the_equilibrium_law(sigma):
 def test_an_exponential_makespan_leaves_an_exponential_residual_life():
     drawn = residual_lives(Exponential(1 / 300), 20_000, np.random.default_rng(2))
     assert stats.kstest(drawn, "expon", args=(0, 300)).pvalue > 0.01
+
+
+def test_residual_lives_beyond_the_longest_time_are_cut_to_it():
+    """The google-2011-cell residents' law (sigma 3.8): some residual lives exceed 2^42 s."""
+    law = LogNormal(1.34, 3.835)
+    drawn = residual_lives(law, 20_000, np.random.default_rng(5))
+    assert drawn.max() == MAX_TIME_S and 0 < np.count_nonzero(drawn == MAX_TIME_S) < 20
+    assert stats.kstest(drawn, lambda x: lognormal_residual_cdf(x, 1.34, 3.835)).pvalue > 0.01
 
 
 def test_a_law_without_a_finite_mean_has_no_stationary_state():
