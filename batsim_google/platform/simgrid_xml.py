@@ -81,6 +81,44 @@ BATSIM_MASTER_HOST = "master_host"
 #: Elements that declare hosts, and those SimGrid had that this reader cannot expand.
 HOST_ELEMENTS = ("host", "cluster", "cabinet", "peer")
 REFUSED_ELEMENTS = {"include": "SimGrid 3.x's <include>: paste the included file in its place"}
+#: The SimGrid Batsim 4.2.1 runs on, whose settings are below.
+SIMGRID_VERSION = "3.32"
+#: The settings (``<config>``'s ``<prop id=...>``) SimGrid 3.32 takes in a platform, as it lists them
+#: when it aborts on one it does not know (SimGrid 3.2x's underscore names, e.g.
+#: ``network/TCP_gamma``, and removed ones, e.g. ``network/coordinates``, are gone).
+SIMGRID_SETTINGS = frozenset(
+    """
+    bmf/max-iterations bmf/precision cmonkey/host cmonkey/link cmonkey/tell cmonkey/time
+    contexts/factory contexts/guard-size contexts/nthreads contexts/stack-size contexts/synchro
+    cpu/maxmin-selective-update cpu/model cpu/optim cpu/solver debug/breakpoint debug/clean-atexit
+    debug/verbose-exit disk/model disk/solver exception/cutpath help-nostop host/model host/solver
+    maxmin/concurrency-limit maxmin/precision model-check/replay model-check/timeout network/TCP-gamma
+    network/bandwidth-factor network/crosstraffic network/latency-factor network/loopback-bw
+    network/loopback-lat network/maxmin-selective-update network/model network/optim network/solver
+    network/weight-S ns3/TcpModel ns3/seed path plugin plugin/dvfs/governor plugin/dvfs/max-pstate
+    plugin/dvfs/min-pstate plugin/dvfs/sampling-rate smpi/IB-penalty-factors smpi/async-small-thresh
+    smpi/auto-shared-malloc-thresh smpi/bw-factor smpi/comp-adjustment-file smpi/cpu-threshold
+    smpi/display-allocs smpi/errors-are-fatal smpi/grow-injected-times smpi/host-speed smpi/hostfile
+    smpi/init smpi/iprobe smpi/iprobe-cpu-usage smpi/lat-factor smpi/list-leaks smpi/map smpi/np
+    smpi/pedantic smpi/replay smpi/send-is-detached-thresh smpi/shared-malloc smpi/simulate-computation
+    smpi/test smpi/trace-call-location smpi/trace-call-use-absolute-path smpi/wtime surf/precision
+    tracing tracing/actor tracing/basic tracing/categorized tracing/comment tracing/comment-file
+    tracing/disable-destroy tracing/disable_link tracing/disable_power tracing/filename tracing/platform
+    tracing/platform/topology tracing/precision tracing/smpi tracing/smpi/computing
+    tracing/smpi/display-sizes tracing/smpi/format tracing/smpi/format/ti-one-file tracing/smpi/group
+    tracing/smpi/internals tracing/smpi/sleeping tracing/uncategorized tracing/vm
+    """.split()
+)
+#: Settings SimGrid 3.32 declares only when SMPI runs (Batsim starts it for a workload of ``smpi``
+#: profiles); without it, SimGrid aborts on them too.
+SIMGRID_SMPI_SETTINGS = frozenset(
+    """
+    smpi/allgather smpi/allgatherv smpi/allreduce smpi/alltoall smpi/alltoallv smpi/barrier smpi/bcast
+    smpi/coll-selector smpi/display-timing smpi/finalization-barrier smpi/gather smpi/keep-temps
+    smpi/ois smpi/or smpi/os smpi/privatization smpi/privatize-libs smpi/reduce smpi/reduce_scatter
+    smpi/scatter smpi/shared-malloc-blocksize smpi/shared-malloc-hugepage smpi/tmpdir
+    """.split()
+)
 
 
 def cores(cpu: float, full_machine_cores: int = FULL_MACHINE_CORES) -> int:
@@ -330,6 +368,43 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
     if repeated:  # SimGrid refuses it; Batsim's resource ids would not be ours
         raise InputFileError(f"{path}: host id {repeated[0]!r} is used {names[repeated[0]]} times")
     return hosts
+
+
+def simgrid_settings(path: str | Path) -> dict[str, str]:
+    """The platform's SimGrid settings (``<config>``'s properties). SimGrid's DTD puts ``<config>``
+    before any zone, so the reading stops at the first host."""
+    settings = {}
+    try:
+        for element in _elements(path):
+            if element.tag == "config":
+                settings |= {prop.get("id", ""): prop.get("value", "") for prop in element.iter("prop")}
+            elif element.tag in HOST_ELEMENTS:
+                break
+    except (ET.ParseError, OSError) as error:
+        raise InputFileError(f"{path}: {error}") from error
+    return settings
+
+
+def _unknown_setting(name: str, smpi: bool) -> str | None:
+    """Why SimGrid 3.32 aborts on setting ``name`` and what to do, or None if it takes it."""
+    if name in SIMGRID_SETTINGS or (smpi and name in SIMGRID_SMPI_SETTINGS):
+        return None
+    if name in SIMGRID_SMPI_SETTINGS:
+        return f"{name!r} (SMPI's: taken only with a workload of smpi profiles)"
+    spelt = {known.replace("_", "-").lower(): known for known in SIMGRID_SETTINGS | SIMGRID_SMPI_SETTINGS}
+    renamed = spelt.get(name.replace("_", "-").lower())
+    return f"{name!r} (now {renamed!r})" if renamed else f"{name!r} (no such setting)"
+
+
+def check_simgrid_settings(path: str | Path, smpi: bool) -> None:
+    """Refuse a platform whose ``<config>`` sets what SimGrid 3.32 does not know (it aborts as it
+    loads the platform), ``smpi`` whether the workloads run SMPI (which declares more)."""
+    unknown = [reason for name in simgrid_settings(path) if (reason := _unknown_setting(name, smpi))]
+    if unknown:
+        raise InputFileError(
+            f"{path}: <config> sets {', '.join(unknown)}: SimGrid {SIMGRID_VERSION} (Batsim 4.2.1's) aborts on "
+            "settings it does not know; rename or remove them"
+        )
 
 
 def check_master(path: str | Path, hosts: list[PlatformHost]) -> None:

@@ -98,7 +98,14 @@ def test_estimate(workload):
 def test_estimate_reads_every_platform_shape(platform):
     result = invoke("estimate", PLATFORMS / f"{platform}.xml", WORKLOADS / "delay_jobs.json")
     works_or_refuses(result, None)
-    machines = {"cluster_energy": 4, "hosts_full_routing": 4, "nested_zones": 6, "old_dtd_energy": 2, "storage": 2}
+    machines = {
+        "cluster_energy": 4,
+        "hosts_full_routing": 4,
+        "nested_zones": 6,
+        "old_dtd_energy": 2,
+        "old_settings": 3,
+        "storage": 2,
+    }
     assert result.output.startswith(f"{machines.get(platform, 9)} machines, 48 jobs")
 
 
@@ -106,6 +113,8 @@ def test_estimate_reads_every_platform_shape(platform):
 
 REFUSED_BEFORE_LAUNCH = [
     ("cabinets_no_master", "delay_jobs", (), "no master host ('master_host0' is neither)"),
+    ("old_settings", "delay_jobs", (), "(no such setting), 'smpi/os' (SMPI's: taken only with a workload of smpi"),
+    ("old_settings", "trace_profiles", (), "'network/coordinates' (no such setting): SimGrid 3.32 (Batsim 4.2.1's)"),
     ("cluster_energy", "unknown_profile_type", (), "profiles of type 'gpu_kernel', which Batsim 4.2.1 does not know"),
     ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
     ("hosts_full_routing", "delay_jobs", ("--energy-outputs",), "has no energy model (4 of 4 compute hosts"),
@@ -192,6 +201,54 @@ def test_run_and_metrics(platform, workload, scheduler, completed, rejected, ene
     assert f"Batsim jobs: {completed} completed, 0 killed, {rejected} rejected" in result.output
     metrics = invoke("metrics", output, "--platform", platform_file)
     works_or_refuses(metrics, None)
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("workload", ["delay_jobs", "trace_profiles"])
+def test_the_settings_refused_are_those_batsims_simgrid_does_not_know(workload, batsim_binary, tmp_path):
+    """Given a setting it does not know, Batsim's SimGrid aborts listing those it knows (more when
+    the workload runs SMPI): they are the package's, so it refuses what SimGrid would abort on."""
+    import subprocess
+
+    from batsim_google.platform.simgrid_xml import SIMGRID_SETTINGS, SIMGRID_SMPI_SETTINGS
+
+    platform = tmp_path / "platform.xml"
+    text = (PLATFORMS / "hosts_full_routing.xml").read_text()
+    platform.write_text(text.replace("<zone ", '<config><prop id="no/such-setting" value="1"/></config>\n<zone ', 1))
+    (tmp_path / "out").mkdir()
+    command = [batsim_binary, "-p", platform, "-w", WORKLOADS / f"{workload}.json", "-e", tmp_path / "out" / "out"]
+    log = subprocess.run(
+        [*map(str, command), "-s", f"ipc://{tmp_path}/socket"], capture_output=True, text=True, timeout=120
+    ).stderr
+    assert "Bad config key: no/such-setting" in log, log[-2000:]
+    listed = log.split("Existing config keys:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    expected = SIMGRID_SETTINGS | (SIMGRID_SMPI_SETTINGS if workload == "trace_profiles" else frozenset())
+    assert {line.split(":", 1)[0].strip() for line in listed} == expected
+
+
+@pytest.mark.batsim
+def test_what_simgrid_refuses_past_the_checks_ends_in_one_line_quoting_it(batsim_binary, tmp_path):
+    """A setting's value SimGrid refuses (the package does not check values): Batsim aborts, and the
+    run ends with SimGrid's reason from Batsim's log, not its exit status and backtrace."""
+    platform = tmp_path / "platform.xml"
+    text = (PLATFORMS / "hosts_full_routing.xml").read_text()
+    platform.write_text(text.replace("<zone ", '<config><prop id="network/model" value="NoSuch"/></config>\n<zone ', 1))
+    result = invoke(
+        "run",
+        "--platform",
+        platform,
+        "--workload",
+        WORKLOADS / "delay_jobs.json",
+        "-o",
+        tmp_path / "out",
+        "--timeout",
+        "120",
+    )
+    works_or_refuses(result, "CRITICAL Model 'NoSuch' is invalid! Valid models are: LV08")
+    assert (
+        result.exit_code == 1
+        and f"batsim exited with status 250; see {tmp_path / 'out' / 'batsim.log'}: " in result.output
+    )
 
 
 @pytest.mark.batsim

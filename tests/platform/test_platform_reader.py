@@ -10,10 +10,12 @@ import pytest
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.simgrid_xml import (
     check_master,
+    check_simgrid_settings,
     compute_hosts,
     energy_model_gap,
     parse_speed,
     read_hosts,
+    simgrid_settings,
     sleep_pstates,
 )
 
@@ -117,3 +119,23 @@ def test_power_figures_that_do_not_match_the_pstates_are_no_energy_model(tmp_pat
 def test_several_sleep_states_give_the_first():
     assert sleep_pstates({"sleep_pstates": "3:4:5, 6:7:8"}) == (3, 4, 5)
     assert sleep_pstates({"sleep_pstates": "1:2:3"}) == (1, 2, 3)
+
+
+def test_settings_simgrid_332_does_not_know_are_refused_in_one_line_with_what_to_do():
+    path = SHAPES / "old_settings.xml"
+    assert simgrid_settings(path)["network/TCP_gamma"] == "4194304" and len(simgrid_settings(path)) == 5
+    with pytest.raises(InputFileError) as refused:
+        check_simgrid_settings(path, smpi=False)
+    assert str(refused.value) == (
+        f"{path}: <config> sets 'network/TCP_gamma' (now 'network/TCP-gamma'), 'network/coordinates' (no such "
+        "setting), 'smpi/os' (SMPI's: taken only with a workload of smpi profiles): SimGrid 3.32 (Batsim 4.2.1's) "
+        "aborts on settings it does not know; rename or remove them"
+    )
+    with pytest.raises(InputFileError) as refused:  # with SMPI running, smpi/os is one of its settings
+        check_simgrid_settings(path, smpi=True)
+    assert "smpi/os" not in str(refused.value) and "'network/coordinates' (no such setting)" in str(refused.value)
+
+
+def test_the_settings_simgrid_332_takes_pass():
+    for name in ("cluster_energy", "old_dtd_energy", "hosts_full_routing"):  # contexts/..., or no <config>
+        check_simgrid_settings(SHAPES / f"{name}.xml", smpi=False)
