@@ -45,6 +45,7 @@ FIT = {
     "delay_jobs": None,
     "multi_resource": None,
     "no_walltime": None,
+    "wide_jobs": None,
     "compute_profiles": "no class of 20 tasks or more whose makespans differ",
     "storage_profiles": "no class of 20 tasks or more whose makespans differ",
     "trace_profiles": "no valid task: rows read 2 = used 0 + skipped 2 (smpi profile",
@@ -79,6 +80,7 @@ ESTIMATE = {
     "delay_jobs": None,
     "multi_resource": None,
     "no_walltime": None,
+    "wide_jobs": None,
     "dynamic_jobs": None,
     "compute_profiles": f"{ESTIMATE_REFUSED}; 9 of 10 jobs have other profiles",
     "storage_profiles": f"{ESTIMATE_REFUSED}; 2 of 3 jobs",
@@ -162,6 +164,9 @@ RUNS = [
     ("cluster_energy", "multi_resource", EASY_BF, None, None, True),
     ("hosts_full_routing", "compute_profiles", EASY_BF, 10, 0, False),
     ("cluster_energy", "no_walltime", EASY_BF, 0, 30, True),
+    # Batsim's HPC examples: every job on several machines, the first submitted after 0 s
+    ("hosts_full_routing", "wide_jobs", None, 0, 24, False),
+    ("hosts_full_routing", "wide_jobs", EASY_BF, 24, 0, False),
 ]
 
 
