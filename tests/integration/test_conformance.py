@@ -107,6 +107,7 @@ def test_estimate_reads_every_platform_shape(platform):
         "old_dtd_energy": 2,
         "old_settings": 3,
         "storage": 2,
+        "unrouted_master": 2,
     }
     assert result.output.startswith(f"{machines.get(platform, 9)} machines, 48 jobs")
 
@@ -116,6 +117,7 @@ def test_estimate_reads_every_platform_shape(platform):
 REFUSED_BEFORE_LAUNCH = [
     ("cabinets_no_master", "delay_jobs", (), "no master host ('master_host0' is neither)"),
     ("old_settings", "delay_jobs", (), "(no such setting), 'smpi/os' (SMPI's: taken only with a workload of smpi"),
+    ("unrouted_master", "delay_jobs", (), "zone 'head' has routing=\"None\" and holds host 'master_host': SimGrid"),
     ("old_settings", "trace_profiles", (), "'network/coordinates' (no such setting): SimGrid 3.32 (Batsim 4.2.1's)"),
     ("cluster_energy", "unknown_profile_type", (), "profiles of type 'gpu_kernel', which Batsim 4.2.1 does not know"),
     ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
@@ -254,6 +256,27 @@ def test_what_simgrid_refuses_past_the_checks_ends_in_one_line_quoting_it(batsim
         result.exit_code == 1
         and f"batsim exited with status 250; see {tmp_path / 'out' / 'batsim.log'}: " in result.output
     )
+
+
+@pytest.mark.batsim
+def test_a_host_in_a_zone_without_routing_aborts_batsim_and_a_routed_zone_runs(batsim_binary, tmp_path):
+    """Why the refusal: Batsim, given the platform anyway, aborts at the first job; what it says to
+    do (a routing for the zone) makes the run work."""
+    from batsim_google.errors import SimulationError
+    from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+
+    platform, workload = PLATFORMS / "unrouted_master.xml", WORKLOADS / "delay_jobs.json"
+    (tmp_path / "raw").mkdir()
+    scheduler = pybatsim_scheduler("fillerSched", timeout_ms=120_000)
+    with pytest.raises(SimulationError, match="CRITICAL There can't be route in an Empty zone"):
+        run_simulation(Simulation(platform, [workload], tmp_path / "raw", scheduler, timeout=120, batsim=batsim_binary))
+    routed = tmp_path / "routed.xml"
+    routed.write_text(
+        platform.read_text().replace('<zone id="head" routing="None">', '<zone id="head" routing="Full">')
+    )
+    result = invoke("run", "--platform", routed, "--workload", workload, "-o", tmp_path / "out", "--timeout", "120")
+    works_or_refuses(result, None)
+    assert "Batsim jobs: 38 completed, 0 killed, 10 rejected" in result.output
 
 
 @pytest.mark.batsim
