@@ -25,8 +25,8 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
 
     cost = read_workload_cost(*workloads)
     hosts = read_hosts(platform)
-    check_master(platform, hosts)  # a platform `run` refuses has no run to predict
-    check_simgrid_accepts(platform, smpi=False)  # delay jobs only: no SMPI
+    check_simgrid_accepts(platform, smpi=False)  # a platform `run` refuses has no run to predict;
+    check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
     machines = sum(host.computes for host in hosts)
     predicted = {kind: estimate(cost, machines, kind) for kind in COEFFICIENTS}
     click.echo(
