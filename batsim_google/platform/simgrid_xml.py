@@ -389,24 +389,27 @@ def simgrid_settings(path: str | Path) -> dict[str, str]:
     return settings
 
 
-def _unknown_setting(name: str, smpi: bool) -> str | None:
-    """Why SimGrid 3.32 aborts on setting ``name`` and what to do, or None if it takes it."""
-    if name in SIMGRID_SETTINGS or (smpi and name in SIMGRID_SMPI_SETTINGS):
-        return None
-    if name in SIMGRID_SMPI_SETTINGS:
-        return f"{name!r} (SMPI's: taken only with a workload of smpi profiles)"
-    spelt = {known.replace("_", "-").lower(): known for known in SIMGRID_SETTINGS | SIMGRID_SMPI_SETTINGS}
-    renamed = spelt.get(name.replace("_", "-").lower())
-    return f"{name!r} (now {renamed!r})" if renamed else f"{name!r} (no such setting)"
-
-
 def check_simgrid_settings(path: str | Path, smpi: bool) -> None:
     """Refuse a platform whose ``<config>`` sets what SimGrid 3.32 does not know (it aborts as it
-    loads the platform), ``smpi`` whether the workloads run SMPI (which declares more)."""
-    unknown = [reason for name in simgrid_settings(path) if (reason := _unknown_setting(name, smpi))]
-    if unknown:
+    loads the platform), ``smpi`` whether the workloads run SMPI (which declares more): renamed
+    settings with their new names, then unknown ones, then SMPI's."""
+    known = SIMGRID_SETTINGS | (SIMGRID_SMPI_SETTINGS if smpi else frozenset())
+    spelt = {name.replace("_", "-").lower(): name for name in SIMGRID_SETTINGS | SIMGRID_SMPI_SETTINGS}
+    renamed, unknown, smpi_only = [], [], []
+    for name in simgrid_settings(path):
+        if name in known:
+            continue
+        if name in SIMGRID_SMPI_SETTINGS:
+            smpi_only.append(repr(name))
+        elif new_name := spelt.get(name.replace("_", "-").lower()):
+            renamed.append(f"{name!r} (now {new_name!r})")
+        else:
+            unknown.append(repr(name))
+    parts = renamed + [f"{', '.join(unknown)} (no such setting{'s' if len(unknown) > 1 else ''})"] * bool(unknown)
+    parts += [f"{', '.join(smpi_only)} (SMPI's: taken only with a workload of smpi profiles)"] * bool(smpi_only)
+    if parts:
         raise InputFileError(
-            f"{path}: <config> sets {', '.join(unknown)}: SimGrid {SIMGRID_VERSION} (Batsim 4.2.1's) aborts on "
+            f"{path}: <config> sets {', '.join(parts)}: SimGrid {SIMGRID_VERSION} (Batsim 4.2.1's) aborts on "
             "settings it does not know; rename or remove them"
         )
 
