@@ -14,7 +14,7 @@ MB = 1 << 20
 @click.argument("workloads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
     """Predict the wall time and peak memory of `run` on PLATFORM with WORKLOADS (docs/benchmarks.md)."""
-    from batsim_google.platform.simgrid_xml import compute_hosts
+    from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
         COEFFICIENTS,
         MEASURED_BURST,
@@ -23,8 +23,11 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
         read_workload_cost,
     )
 
-    machines = len(compute_hosts(platform))
     cost = read_workload_cost(*workloads)
+    hosts = read_hosts(platform)
+    check_simgrid_accepts(platform, smpi=False)  # a platform `run` refuses has no run to predict;
+    check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
+    machines = sum(host.computes for host in hosts)
     predicted = {kind: estimate(cost, machines, kind) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "

@@ -49,11 +49,12 @@ class Window:
             raise ParameterError(f"the horizon ({self.end:g} s) must come after the warm-up ({self.start:g} s)")
 
     def bounds(self, run_end: float) -> tuple[float, float]:
-        """The window's ends in a run that ended at ``run_end``; an empty window is an error."""
+        """The window's ends in a run that ended at ``run_end``; an empty window is an error, but in
+        a run in which no job ran (``run_end`` 0, e.g. every job rejected) it has no figure."""
         end = run_end if self.end is None else min(self.end, run_end)
-        if end <= self.start and not (self.start == 0 and run_end == 0):  # (0, 0): no job ran, no figure
+        if end <= self.start and run_end > 0:
             raise ParameterError(f"the warm-up ({self.start:g} s) leaves nothing of a run that ended at {run_end:g} s")
-        return self.start, end
+        return self.start, max(end, self.start)
 
 
 def window_of(warmup: float = 0.0, horizon: float | None = None) -> Window | None:

@@ -82,6 +82,44 @@ BATSIM_MASTER_HOST = "master_host"
 #: Elements that declare hosts, and those SimGrid had that this reader cannot expand.
 HOST_ELEMENTS = ("host", "cluster", "cabinet", "peer")
 REFUSED_ELEMENTS = {"include": "SimGrid 3.x's <include>: paste the included file in its place"}
+#: The SimGrid Batsim 4.2.1 runs on, whose settings are below.
+SIMGRID_VERSION = "3.32"
+#: The settings (``<config>``'s ``<prop id=...>``) SimGrid 3.32 takes in a platform, as it lists them
+#: when it aborts on one it does not know (SimGrid 3.2x's underscore names, e.g.
+#: ``network/TCP_gamma``, and removed ones, e.g. ``network/coordinates``, are gone).
+SIMGRID_SETTINGS = frozenset(
+    """
+    bmf/max-iterations bmf/precision cmonkey/host cmonkey/link cmonkey/tell cmonkey/time
+    contexts/factory contexts/guard-size contexts/nthreads contexts/stack-size contexts/synchro
+    cpu/maxmin-selective-update cpu/model cpu/optim cpu/solver debug/breakpoint debug/clean-atexit
+    debug/verbose-exit disk/model disk/solver exception/cutpath help-nostop host/model host/solver
+    maxmin/concurrency-limit maxmin/precision model-check/replay model-check/timeout network/TCP-gamma
+    network/bandwidth-factor network/crosstraffic network/latency-factor network/loopback-bw
+    network/loopback-lat network/maxmin-selective-update network/model network/optim network/solver
+    network/weight-S ns3/TcpModel ns3/seed path plugin plugin/dvfs/governor plugin/dvfs/max-pstate
+    plugin/dvfs/min-pstate plugin/dvfs/sampling-rate smpi/IB-penalty-factors smpi/async-small-thresh
+    smpi/auto-shared-malloc-thresh smpi/bw-factor smpi/comp-adjustment-file smpi/cpu-threshold
+    smpi/display-allocs smpi/errors-are-fatal smpi/grow-injected-times smpi/host-speed smpi/hostfile
+    smpi/init smpi/iprobe smpi/iprobe-cpu-usage smpi/lat-factor smpi/list-leaks smpi/map smpi/np
+    smpi/pedantic smpi/replay smpi/send-is-detached-thresh smpi/shared-malloc smpi/simulate-computation
+    smpi/test smpi/trace-call-location smpi/trace-call-use-absolute-path smpi/wtime surf/precision
+    tracing tracing/actor tracing/basic tracing/categorized tracing/comment tracing/comment-file
+    tracing/disable-destroy tracing/disable_link tracing/disable_power tracing/filename tracing/platform
+    tracing/platform/topology tracing/precision tracing/smpi tracing/smpi/computing
+    tracing/smpi/display-sizes tracing/smpi/format tracing/smpi/format/ti-one-file tracing/smpi/group
+    tracing/smpi/internals tracing/smpi/sleeping tracing/uncategorized tracing/vm
+    """.split()
+)
+#: Settings SimGrid 3.32 declares only when SMPI runs (Batsim starts it for a workload of ``smpi``
+#: profiles); without it, SimGrid aborts on them too.
+SIMGRID_SMPI_SETTINGS = frozenset(
+    """
+    smpi/allgather smpi/allgatherv smpi/allreduce smpi/alltoall smpi/alltoallv smpi/barrier smpi/bcast
+    smpi/coll-selector smpi/display-timing smpi/finalization-barrier smpi/gather smpi/keep-temps
+    smpi/ois smpi/or smpi/os smpi/privatization smpi/privatize-libs smpi/reduce smpi/reduce_scatter
+    smpi/scatter smpi/shared-malloc-blocksize smpi/shared-malloc-hugepage smpi/tmpdir
+    """.split()
+)
 
 
 def cores(cpu: float, full_machine_cores: int = FULL_MACHINE_CORES) -> int:
@@ -301,10 +339,10 @@ def _radical(text: str, where: str) -> list[int]:
     return numbers
 
 
-def _elements(path: str | Path) -> Iterator[ET.Element]:
-    """The platform's elements as they close, read as a stream; leading white space (before the
-    ``<?xml`` declaration, which SimGrid skips) is skipped too."""
-    parser = ET.XMLPullParser(events=("end",))
+def _events(path: str | Path, events: tuple[str, ...]) -> Iterator[tuple[str, ET.Element]]:
+    """The platform's elements as they open or close (``events``), read as a stream; leading white
+    space (before the ``<?xml`` declaration, which SimGrid skips) is skipped too."""
+    parser = ET.XMLPullParser(events=events)
     with open(path, "rb") as handle:
         started = False
         while chunk := handle.read(1 << 16):
@@ -312,10 +350,14 @@ def _elements(path: str | Path) -> Iterator[ET.Element]:
                 chunk = chunk.lstrip(b" \t\r\n")
                 started = bool(chunk)
             parser.feed(chunk)
-            for _, element in parser.read_events():
-                yield element
+            yield from parser.read_events()
         parser.close()
-    for _, element in parser.read_events():
+    yield from parser.read_events()
+
+
+def _elements(path: str | Path) -> Iterator[ET.Element]:
+    """The platform's elements as they close (see :func:`_events`)."""
+    for _, element in _events(path, ("end",)):
         yield element
 
 
@@ -356,6 +398,97 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
     if repeated:  # SimGrid refuses it; Batsim's resource ids would not be ours
         raise InputFileError(f"{path}: host id {repeated[0]!r} is used {names[repeated[0]]} times")
     return hosts
+
+
+def simgrid_settings(path: str | Path) -> dict[str, str]:
+    """The platform's SimGrid settings (``<config>``'s properties). SimGrid's DTD puts ``<config>``
+    before any zone, so the reading stops at the first host."""
+    settings = {}
+    try:
+        for element in _elements(path):
+            if element.tag == "config":
+                settings |= {prop.get("id", ""): prop.get("value", "") for prop in element.iter("prop")}
+            elif element.tag in HOST_ELEMENTS:
+                break
+    except (ET.ParseError, OSError) as error:
+        raise InputFileError(f"{path}: {error}") from error
+    return settings
+
+
+def check_simgrid_settings(path: str | Path, smpi: bool) -> None:
+    """Refuse a platform whose ``<config>`` sets what SimGrid 3.32 does not know (it aborts as it
+    loads the platform), ``smpi`` whether the workloads run SMPI (which declares more): renamed
+    settings with their new names, then unknown ones, then SMPI's."""
+    known = SIMGRID_SETTINGS | (SIMGRID_SMPI_SETTINGS if smpi else frozenset())
+    spelt = {name.replace("_", "-").lower(): name for name in SIMGRID_SETTINGS | SIMGRID_SMPI_SETTINGS}
+    renamed, unknown, smpi_only = [], [], []
+    for name in simgrid_settings(path):
+        if name in known:
+            continue
+        if name in SIMGRID_SMPI_SETTINGS:
+            smpi_only.append(repr(name))
+        elif new_name := spelt.get(name.replace("_", "-").lower()):
+            renamed.append(f"{name!r} (now {new_name!r})")
+        else:
+            unknown.append(repr(name))
+    parts = renamed + [f"{', '.join(unknown)} (no such setting{'s' if len(unknown) > 1 else ''})"] * bool(unknown)
+    parts += [f"{', '.join(smpi_only)} (SMPI's: taken only with a workload of smpi profiles)"] * bool(smpi_only)
+    if parts:
+        raise InputFileError(
+            f"{path}: <config> sets {', '.join(parts)}: SimGrid {SIMGRID_VERSION} (Batsim 4.2.1's) aborts on "
+            "settings it does not know; rename or remove them"
+        )
+
+
+def _holds(path: str | Path, text: bytes) -> bool:
+    """Whether the file holds ``text``, read in chunks."""
+    with open(path, "rb") as handle:
+        tail = b""
+        while chunk := handle.read(1 << 20):
+            if text in tail + chunk[: len(text)] or text in chunk:
+                return True
+            tail = chunk[-len(text) + 1 :]
+    return False
+
+
+def unrouted_hosts(path: str | Path) -> list[tuple[str, str]]:
+    """(zone, host) of each ``<host>`` declared in a zone without routing (``routing="None"``),
+    read as a stream (parsed only if the file holds a ``None`` at all: a whole cell's 12,583 hosts
+    take seconds to parse, a byte search milliseconds)."""
+    zones, unrouted = [], []
+    if not _holds(path, b"None"):
+        return unrouted
+    try:
+        for event, element in _events(path, ("start", "end")):
+            if element.tag in ("zone", "AS"):
+                if event == "start":
+                    zones.append((element.get("id", ""), element.get("routing")))
+                else:
+                    zones.pop()
+                    element.clear()
+            elif event == "start" and element.tag == "host" and zones and zones[-1][1] == "None":
+                unrouted.append((zones[-1][0], element.get("id", "")))
+    except (ET.ParseError, OSError) as error:
+        raise InputFileError(f"{path}: {error}") from error
+    return unrouted
+
+
+def check_simgrid_accepts(path: str | Path, smpi: bool) -> None:
+    """Refuse a platform SimGrid 3.32 aborts on in a run: settings it does not know, as it loads
+    the platform (:func:`check_simgrid_settings`), and hosts in a zone without routing, which it
+    cannot route to, at the first job that needs a route to them (even with the Constant network
+    model)."""
+    check_simgrid_settings(path, smpi)
+    unrouted = unrouted_hosts(path)
+    if unrouted:
+        zone, host = unrouted[0]
+        others = sum(z == zone for z, _ in unrouted) - 1
+        hosts = f"host {host!r}" + (f" and {others} other(s)" if others else "")
+        raise InputFileError(
+            f'{path}: zone {zone!r} has routing="None" and holds {hosts}: SimGrid {SIMGRID_VERSION} cannot route to '
+            'a host there, and Batsim aborts at the first job ("There can\'t be route in an Empty zone"); give the '
+            'zone a routing, e.g. routing="Full"'
+        )
 
 
 def check_master(path: str | Path, hosts: list[PlatformHost]) -> None:

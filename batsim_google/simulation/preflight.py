@@ -7,7 +7,8 @@ it) and rejects jobs asking for several; batsched's planners (``easy_bf``, ``con
 ``energy_bf*``) plan with walltimes and reject jobs without one. Users then see a run whose jobs
 were all rejected. So the workloads are read first (streamed, they may hold millions of jobs) and
 what will not run is said, with a scheduler that can run it. What Batsim would abort on (a profile
-type it does not know, a platform without a master host) is refused in one line.
+type it does not know, a platform without a master host, a platform SimGrid 3.32 does not load) is
+refused in one line.
 
 Energy: Batsim's energy plugin (``-E``) needs power figures on every compute host; on a platform
 without them Batsim dies with a backtrace. It is turned on by default only where the platform has
@@ -25,7 +26,7 @@ import polars as pl
 
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.fitting.batsim_input import STORAGE_TYPES, read_workload_file
-from batsim_google.platform.simgrid_xml import PlatformHost, check_master, energy_model_gap
+from batsim_google.platform.simgrid_xml import PlatformHost, check_master, check_simgrid_accepts, energy_model_gap
 
 #: The profile types Batsim 4.2.1 executes (its documentation and profiles.cpp).
 BATSIM_PROFILE_TYPES = frozenset(
@@ -208,8 +209,9 @@ def preflight(
     platform: Path, hosts: list[PlatformHost], workloads: Sequence[Path], kind: str, target: object
 ) -> list[str]:
     """Refuse what cannot run at all; return the lines saying what the scheduler will reject."""
-    check_master(platform, hosts)
     shape = workload_shape(workloads)
+    check_simgrid_accepts(platform, smpi=shape.profile_types["smpi"] > 0)
+    check_master(platform, hosts)
     check_workloads(shape)
     check_storage(kind, shape, sum("storage" in host.roles for host in hosts))
     return scheduler_limits(kind, target, shape, sum(host.computes for host in hosts))

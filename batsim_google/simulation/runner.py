@@ -193,6 +193,20 @@ def _tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text[-lines:]) if text else "nothing logged"
 
 
+def _critical(path: Path) -> str | None:
+    """Batsim's or SimGrid's own reason for aborting: the first CRITICAL line of the log's end (before
+    the settings or backtrace SimGrid prints after it), with SimGrid's ``Did you mean`` if any."""
+    with path.open("rb") as log:
+        log.seek(max(0, log.seek(0, 2) - (1 << 16)))
+        lines = log.read().decode(errors="replace").splitlines()
+    for index, line in enumerate(lines):
+        before, found, reason = line.partition("/CRITICAL] ")
+        if found and not reason.startswith("Current backtrace"):
+            after = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            return f"CRITICAL {reason.strip()}" + (f" ({after})" if after.startswith("Did you mean") else "")
+    return None
+
+
 def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> None:
     for name, process in processes.items():
         if process.poll() not in (None, 0):
@@ -200,7 +214,8 @@ def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> Non
                 raise SimulationError(f"{name} exited with status {process.returncode} (its output was not logged)")
             logs[name].flush()
             path = Path(logs[name].name)
-            raise SimulationError(f"{name} exited with status {process.returncode}; see {path}:\n{_tail(path)}")
+            reason = _critical(path) or _tail(path)
+            raise SimulationError(f"{name} exited with status {process.returncode}; see {path}:\n{reason}")
 
 
 def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = None) -> SimulationResult:

@@ -69,6 +69,7 @@ def test_a_window_past_the_run_or_backwards_is_refused():
         Window(100.0, 50.0)
     assert window_of(0.0, None) is None and window_of(60.0, 0.0) == Window(60.0, None)
     assert Window(0.0, 1000.0).bounds(MAKESPAN) == (0.0, MAKESPAN)  # a horizon after the run's end
+    assert Window(57.0).bounds(0.0) == (57.0, 57.0)  # no job ran (all rejected): an empty window, no figure
 
 
 def test_queue_metrics_over_a_window():

@@ -45,6 +45,7 @@ FIT = {
     "delay_jobs": None,
     "multi_resource": None,
     "no_walltime": None,
+    "wide_jobs": None,
     "compute_profiles": "no class of 20 tasks or more whose makespans differ",
     "storage_profiles": "no class of 20 tasks or more whose makespans differ",
     "trace_profiles": "no valid task: rows read 2 = used 0 + skipped 2 (smpi profile",
@@ -79,6 +80,7 @@ ESTIMATE = {
     "delay_jobs": None,
     "multi_resource": None,
     "no_walltime": None,
+    "wide_jobs": None,
     "dynamic_jobs": None,
     "compute_profiles": f"{ESTIMATE_REFUSED}; 9 of 10 jobs have other profiles",
     "storage_profiles": f"{ESTIMATE_REFUSED}; 2 of 3 jobs",
@@ -94,18 +96,37 @@ def test_estimate(workload):
     )
 
 
+#: Platforms ``run`` refuses, refused by ``estimate`` too (no run to predict), as ``run`` does.
+ESTIMATE_REFUSED_PLATFORMS = {
+    "cabinets_no_master": "no master host ('master_host0' is neither)",
+    "old_settings": "<config> sets 'network/TCP_gamma' (now 'network/TCP-gamma')",
+    "unrouted_master": "zone 'head' has routing=\"None\" and holds host 'master_host'",
+}
+
+
 @pytest.mark.parametrize("platform", sorted(path.stem for path in PLATFORMS.glob("*.xml")))
 def test_estimate_reads_every_platform_shape(platform):
     result = invoke("estimate", PLATFORMS / f"{platform}.xml", WORKLOADS / "delay_jobs.json")
-    works_or_refuses(result, None)
-    machines = {"cluster_energy": 4, "hosts_full_routing": 4, "nested_zones": 6, "old_dtd_energy": 2, "storage": 2}
-    assert result.output.startswith(f"{machines.get(platform, 9)} machines, 48 jobs")
+    works_or_refuses(result, ESTIMATE_REFUSED_PLATFORMS.get(platform))
+    if platform in ESTIMATE_REFUSED_PLATFORMS:
+        return
+    machines = {
+        "cluster_energy": 4,
+        "hosts_full_routing": 4,
+        "nested_zones": 6,
+        "old_dtd_energy": 2,
+        "storage": 2,
+    }
+    assert result.output.startswith(f"{machines[platform]} machines, 48 jobs")
 
 
 # ---- run: refused before launch, in one line ------------------------------------------------------
 
 REFUSED_BEFORE_LAUNCH = [
     ("cabinets_no_master", "delay_jobs", (), "no master host ('master_host0' is neither)"),
+    ("old_settings", "delay_jobs", (), "(no such setting), 'smpi/os' (SMPI's: taken only with a workload of smpi"),
+    ("unrouted_master", "delay_jobs", (), "zone 'head' has routing=\"None\" and holds host 'master_host': SimGrid"),
+    ("old_settings", "trace_profiles", (), "'network/coordinates' (no such setting): SimGrid 3.32 (Batsim 4.2.1's)"),
     ("cluster_energy", "unknown_profile_type", (), "profiles of type 'gpu_kernel', which Batsim 4.2.1 does not know"),
     ("storage", "storage_profiles", (), "2 of 3 jobs have I/O profiles"),
     ("hosts_full_routing", "delay_jobs", ("--energy-outputs",), "has no energy model (4 of 4 compute hosts"),
@@ -153,6 +174,9 @@ RUNS = [
     ("cluster_energy", "multi_resource", EASY_BF, None, None, True),
     ("hosts_full_routing", "compute_profiles", EASY_BF, 10, 0, False),
     ("cluster_energy", "no_walltime", EASY_BF, 0, 30, True),
+    # Batsim's HPC examples: every job on several machines, the first submitted after 0 s
+    ("hosts_full_routing", "wide_jobs", None, 0, 24, False),
+    ("hosts_full_routing", "wide_jobs", EASY_BF, 24, 0, False),
 ]
 
 
@@ -192,6 +216,75 @@ def test_run_and_metrics(platform, workload, scheduler, completed, rejected, ene
     assert f"Batsim jobs: {completed} completed, 0 killed, {rejected} rejected" in result.output
     metrics = invoke("metrics", output, "--platform", platform_file)
     works_or_refuses(metrics, None)
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("workload", ["delay_jobs", "trace_profiles"])
+def test_the_settings_refused_are_those_batsims_simgrid_does_not_know(workload, batsim_binary, tmp_path):
+    """Given a setting it does not know, Batsim's SimGrid aborts listing those it knows (more when
+    the workload runs SMPI): they are the package's, so it refuses what SimGrid would abort on."""
+    import subprocess
+
+    from batsim_google.platform.simgrid_xml import SIMGRID_SETTINGS, SIMGRID_SMPI_SETTINGS
+
+    platform = tmp_path / "platform.xml"
+    text = (PLATFORMS / "hosts_full_routing.xml").read_text()
+    platform.write_text(text.replace("<zone ", '<config><prop id="no/such-setting" value="1"/></config>\n<zone ', 1))
+    (tmp_path / "out").mkdir()
+    command = [batsim_binary, "-p", platform, "-w", WORKLOADS / f"{workload}.json", "-e", tmp_path / "out" / "out"]
+    log = subprocess.run(
+        [*map(str, command), "-s", f"ipc://{tmp_path}/socket"], capture_output=True, text=True, timeout=120
+    ).stderr
+    assert "Bad config key: no/such-setting" in log, log[-2000:]
+    listed = log.split("Existing config keys:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    expected = SIMGRID_SETTINGS | (SIMGRID_SMPI_SETTINGS if workload == "trace_profiles" else frozenset())
+    assert {line.split(":", 1)[0].strip() for line in listed} == expected
+
+
+@pytest.mark.batsim
+def test_what_simgrid_refuses_past_the_checks_ends_in_one_line_quoting_it(batsim_binary, tmp_path):
+    """A setting's value SimGrid refuses (the package does not check values): Batsim aborts, and the
+    run ends with SimGrid's reason from Batsim's log, not its exit status and backtrace."""
+    platform = tmp_path / "platform.xml"
+    text = (PLATFORMS / "hosts_full_routing.xml").read_text()
+    platform.write_text(text.replace("<zone ", '<config><prop id="network/model" value="NoSuch"/></config>\n<zone ', 1))
+    result = invoke(
+        "run",
+        "--platform",
+        platform,
+        "--workload",
+        WORKLOADS / "delay_jobs.json",
+        "-o",
+        tmp_path / "out",
+        "--timeout",
+        "120",
+    )
+    works_or_refuses(result, "CRITICAL Model 'NoSuch' is invalid! Valid models are: LV08")
+    assert (
+        result.exit_code == 1
+        and f"batsim exited with status 250; see {tmp_path / 'out' / 'batsim.log'}: " in result.output
+    )
+
+
+@pytest.mark.batsim
+def test_a_host_in_a_zone_without_routing_aborts_batsim_and_a_routed_zone_runs(batsim_binary, tmp_path):
+    """Why the refusal: Batsim, given the platform anyway, aborts at the first job; what it says to
+    do (a routing for the zone) makes the run work."""
+    from batsim_google.errors import SimulationError
+    from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+
+    platform, workload = PLATFORMS / "unrouted_master.xml", WORKLOADS / "delay_jobs.json"
+    (tmp_path / "raw").mkdir()
+    scheduler = pybatsim_scheduler("fillerSched", timeout_ms=120_000)
+    with pytest.raises(SimulationError, match="CRITICAL There can't be route in an Empty zone"):
+        run_simulation(Simulation(platform, [workload], tmp_path / "raw", scheduler, timeout=120, batsim=batsim_binary))
+    routed = tmp_path / "routed.xml"
+    routed.write_text(
+        platform.read_text().replace('<zone id="head" routing="None">', '<zone id="head" routing="Full">')
+    )
+    result = invoke("run", "--platform", routed, "--workload", workload, "-o", tmp_path / "out", "--timeout", "120")
+    works_or_refuses(result, None)
+    assert "Batsim jobs: 38 completed, 0 killed, 10 rejected" in result.output
 
 
 @pytest.mark.batsim

@@ -10,11 +10,15 @@ import pytest
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.simgrid_xml import (
     check_master,
+    check_simgrid_accepts,
+    check_simgrid_settings,
     compute_hosts,
     energy_model_gap,
     parse_speed,
     read_hosts,
+    simgrid_settings,
     sleep_pstates,
+    unrouted_hosts,
 )
 
 SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "batsim_shapes" / "platforms"
@@ -117,3 +121,49 @@ def test_power_figures_that_do_not_match_the_pstates_are_no_energy_model(tmp_pat
 def test_several_sleep_states_give_the_first():
     assert sleep_pstates({"sleep_pstates": "3:4:5, 6:7:8"}) == (3, 4, 5)
     assert sleep_pstates({"sleep_pstates": "1:2:3"}) == (1, 2, 3)
+
+
+def test_settings_simgrid_332_does_not_know_are_refused_in_one_line_with_what_to_do():
+    path = SHAPES / "old_settings.xml"
+    assert simgrid_settings(path)["network/TCP_gamma"] == "4194304" and len(simgrid_settings(path)) == 5
+    with pytest.raises(InputFileError) as refused:
+        check_simgrid_settings(path, smpi=False)
+    assert str(refused.value) == (
+        f"{path}: <config> sets 'network/TCP_gamma' (now 'network/TCP-gamma'), 'network/coordinates' (no such "
+        "setting), 'smpi/os' (SMPI's: taken only with a workload of smpi profiles): SimGrid 3.32 (Batsim 4.2.1's) "
+        "aborts on settings it does not know; rename or remove them"
+    )
+    with pytest.raises(InputFileError) as refused:  # with SMPI running, smpi/os is one of its settings
+        check_simgrid_settings(path, smpi=True)
+    assert "smpi/os" not in str(refused.value) and "'network/coordinates' (no such setting)" in str(refused.value)
+
+
+def test_the_settings_simgrid_332_takes_pass():
+    for name in ("cluster_energy", "old_dtd_energy", "hosts_full_routing"):  # contexts/..., or no <config>
+        check_simgrid_settings(SHAPES / f"{name}.xml", smpi=False)
+
+
+def test_a_host_in_a_zone_without_routing_is_refused_in_one_line_naming_the_zone():
+    path = SHAPES / "unrouted_master.xml"
+    assert unrouted_hosts(path) == [("head", "master_host")]  # not the zone of properties only
+    with pytest.raises(InputFileError) as refused:
+        check_simgrid_accepts(path, smpi=False)
+    assert str(refused.value) == (
+        f"{path}: zone 'head' has routing=\"None\" and holds host 'master_host': SimGrid 3.32 cannot route to a "
+        'host there, and Batsim aborts at the first job ("There can\'t be route in an Empty zone"); give the zone '
+        'a routing, e.g. routing="Full"'
+    )
+    for name in ("nested_zones", "hosts_full_routing", "cabinets_no_master", "storage"):
+        assert unrouted_hosts(SHAPES / f"{name}.xml") == []
+
+
+def test_hosts_without_routes_are_counted_per_zone(tmp_path):
+    path = tmp_path / "p.xml"
+    path.write_text(
+        '<platform version="4.1"><AS id="top" routing="Full"><AS id="flat" routing="None">'
+        '<host id="a" speed="1Gf"/><host id="b" speed="1Gf"/><host id="c" speed="1Gf"/></AS>'
+        '<host id="master_host" speed="1Gf"/></AS></platform>'
+    )
+    assert unrouted_hosts(path) == [("flat", "a"), ("flat", "b"), ("flat", "c")]
+    with pytest.raises(InputFileError, match="zone 'flat' has routing=\"None\" and holds host 'a' and 2 other"):
+        check_simgrid_accepts(path, smpi=False)

@@ -42,6 +42,29 @@ def test_a_failing_side_stops_the_other_and_names_itself_with_its_log_tail(tmp_p
     assert time.monotonic() - started < 30  # the sleeping side was stopped, not waited for
 
 
+def test_batsims_own_reason_is_its_first_critical_line_not_the_backtrace_after_it(tmp_path):
+    """SimGrid, aborting on a setting it does not know, logs its reason, then 100 settings and a
+    backtrace: the reason, with SimGrid's suggestion, is what the failure says."""
+    log = [
+        "[0.000000] [machines/INFO] Creating the machines from platform file 'p.xml'...",
+        "[0.000000] ./src/xbt/exception.cpp:48: [xbt_exception/CRITICAL] Uncaught exception std::out_of_range: "
+        "Bad config key: network/TCP_gamma",
+        "Did you mean 'network/TCP-gamma'?",
+        "Existing config keys:",
+        *[f"  key/{index}: (int)0" for index in range(100)],
+        "",
+        "[0.000000] ./src/xbt/exception.cpp:75: [xbt_exception/CRITICAL] Current backtrace:",
+        *["  ->  1# abort in batsim"] * 20,
+    ]
+    script = f"import sys; sys.stderr.write({chr(10).join(log)!r} + '\\n'); raise SystemExit(250)"
+    with pytest.raises(SimulationError) as failed:
+        _supervise({"batsim": python(script)}, tmp_path, 60, None, None)
+    assert str(failed.value) == (
+        f"batsim exited with status 250; see {tmp_path / 'batsim.log'}:\nCRITICAL Uncaught exception "
+        "std::out_of_range: Bad config key: network/TCP_gamma (Did you mean 'network/TCP-gamma'?)"
+    )
+
+
 def test_the_deadline_stops_both_sides(tmp_path):
     with pytest.raises(SimulationError, match="still running after 1 s"):
         _supervise({"scheduler": python("import time; time.sleep(60)")}, tmp_path, 1, None, None)
