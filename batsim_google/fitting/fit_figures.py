@@ -162,10 +162,7 @@ def _load(path: Path, load: LoadFidelity) -> None:
         axes.set_ylim(bottom=0)
         axes.set_title(f"Requested {resource}")
         axes.legend(fontsize=8)
-    figure.tight_layout()
-    with AtomicFile(path) as temporary:
-        figure.savefig(temporary, dpi=100)
-    plt.close(figure)
+    save_figure(figure, path, dpi=100)
 
 
 def write_plots(

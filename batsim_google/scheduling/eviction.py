@@ -81,17 +81,13 @@ class Evictions:
         rows = levels.astype(np.int64)[:, None]
         return self._below_cpu[rows, machines[None, :]], self._below_memory[rows, machines[None, :]]
 
-    def freeable_at(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """CPU and memory held below ``level`` on each machine; only with priority levels."""
-        return self._below_cpu[level], self._below_memory[level]
-
     def make_room(self, task: Task, allowed: np.ndarray | None) -> tuple[int, list[Task]]:
         """The machine where evicting strictly lower priorities makes room for ``task`` (among
         ``allowed``, if given) and the tasks to evict there; (-1, []) when there is none."""
         level = task.level
         cluster = self.cluster
         if self.levels:
-            freeable_cpu, freeable_memory = self.freeable_at(int(level))
+            freeable_cpu, freeable_memory = self._below_cpu[int(level)], self._below_memory[int(level)]
         else:
             lower = [v for v in self._running() if v.level < level]
             machines = np.fromiter((v.machine for v in lower), dtype=np.int64, count=len(lower))

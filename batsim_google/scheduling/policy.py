@@ -66,7 +66,6 @@ from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.queue import PendingQueue
-from batsim_google.scheduling.room_bounds import RoomBounds
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
@@ -291,7 +290,6 @@ class CellPolicy(Policy):
         freed_mask[freed] = True
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
-        bounds = RoomBounds(self.cluster, self.evictions)
         failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
         while heads:
             _, group = heapq.heappop(heads)
@@ -301,23 +299,20 @@ class CellPolicy(Policy):
                 continue
             task = group.head
             allowed = freed_mask if queue.blocked[group.index] else None
-            machine = self.place(self.cluster, cpu, memory, allowed) if bounds.may_place(cpu, memory) else -1
+            machine = self.place(self.cluster, cpu, memory, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
                     continue
-                if bounds.may_make_room(task.level, cpu, memory):
-                    machine, victims = self.evictions.make_room(task, allowed)
-                    self._stop(victims, StopReason.EVICTION, now)
+                machine, victims = self.evictions.make_room(task, allowed)
+                self._stop(victims, StopReason.EVICTION, now)
             if machine < 0:
-                bounds.failed()
                 failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
             self._dequeue(task)
             self._start(task, machine, now)
             self._reclaim_for(task, now)
-            bounds.changed(machine)  # after what the start reclaimed there
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
 
