@@ -454,7 +454,8 @@ def fit_model(
     if not kept:
         raise InputFileError(
             f"no class of {MIN_CLASS_TASKS} tasks or more whose makespans differ "
-            f"({_counted(len(sizes), 'class')}, the largest of {max(sizes.values(), default=0)} tasks)"
+            f"({_counted(len(sizes), 'class')}, the largest of {max(sizes.values(), default=0)} tasks): "
+            "fit a workload with more tasks"
         )
     rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
     rows.set_aside(CONSTANT_CLASS, sum(sizes[n] for n in constant))

@@ -97,7 +97,8 @@ def workload_times(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if others:
         raise InputFileError(
             f"{path}: estimate predicts runs of delay jobs; {others} of {times.height} jobs have other "
-            f"profiles ({_other_types(path)}), whose durations depend on the platform and network"
+            f"profiles ({_other_types(path)}), whose durations depend on the platform and network: time a "
+            "short run of it instead"
         )
     makespan = pl.when(pl.col("walltime") > 0).then(pl.min_horizontal("delay", "walltime")).otherwise("delay")
     times = times.select("subtime", makespan.alias("makespan"))
@@ -161,13 +162,14 @@ COEFFICIENTS = {
         bytes_per_running_job=18.0e3,
     ),
     # bench.batsim_cost --batsim batsim-patched, 2026-11-25, the test suite running on the other
-    # core: start-up and memory are the least-squares fit of its 15 runs; no job-step cost (timers);
-    # the cost per job is that of its `google` runs (1.4 to 1.6 ms a job, scheduler included), as
-    # Google-like jobs cost about twice the synthetic ones.
+    # core: start-up and memory are the least-squares fit of its 15 runs; no job-step cost (timers).
+    # The cost per job, scheduler included, is that of whole-cell replays (docs/benchmarks.md, quiet
+    # machine): 0.81 ms a job on the trace's first hour, 1.68 ms on its three parts (a cell
+    # overloaded for hours: evictions, restarts, a long queue to try); their geometric mean.
     "patched": Coefficients(
         startup_seconds=1.2,
         startup_seconds_per_machine=1.4e-4,
-        seconds_per_job=1.5e-3,
+        seconds_per_job=1.17e-3,
         seconds_per_job_step=0.0,
         startup_bytes=39.5e6,
         bytes_per_machine=9.6e3,
