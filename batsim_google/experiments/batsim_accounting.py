@@ -39,10 +39,10 @@ import polars as pl
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.load_energy import computing_watts, load_energy
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
-from batsim_google.experiments.pstate_energy import read_pstate_changes
+from batsim_google.experiments.pstate_energy import read_pstate_changes, sleep_table
 from batsim_google.experiments.window import clipped_jobs
 from batsim_google.fitting.batsim_input import read_workload_file
-from batsim_google.platform.simgrid_xml import PlatformHost, sleep_pstates
+from batsim_google.platform.simgrid_xml import PlatformHost
 from batsim_google.scheduling.ledger_files import TASKS
 from batsim_google.simulation.run_inputs import workload_name
 
@@ -156,7 +156,7 @@ def on_seconds(outputs: RunOutputs, hosts: Sequence[PlatformHost], low: float, h
     times = changes["time"].to_numpy()
     last = np.append(machine[1:] != machine[:-1], True)
     ends = np.where(last, np.inf, np.append(times[1:], np.inf))
-    asleep = np.array([sleep_pstates(host.properties) or (-1, -1, -1) for host in hosts], dtype=np.int64)
+    asleep = sleep_table(hosts)
     off = (asleep[machine] == changes["pstate"].to_numpy()[:, None]).any(axis=1)
     inside = np.clip(np.minimum(ends, high) - np.maximum(times, low), 0.0, None)
     np.subtract.at(on, machine[off], inside[off])

@@ -63,6 +63,11 @@ def read_pstate_changes(path: str | Path, machines: int) -> pl.DataFrame:
     return changes
 
 
+def sleep_table(hosts: Sequence[PlatformHost]) -> np.ndarray:
+    """(machines, 3): each host's sleep, switch-off and switch-on pstates; -1 without ``sleep_pstates``."""
+    return np.array([sleep_pstates(host.properties) or (-1, -1, -1) for host in hosts], dtype=np.int64).reshape(-1, 3)
+
+
 def _host_table(hosts: Sequence[PlatformHost]) -> dict[str, np.ndarray]:
     """Per machine (rows) and pstate (columns): idle, epsilon and full watts, speed; per machine:
     cores and the sleep, switch-off and switch-on pstates (-1 without ``sleep_pstates``)."""
@@ -76,14 +81,14 @@ def _host_table(hosts: Sequence[PlatformHost]) -> dict[str, np.ndarray]:
     for machine, (host, table) in enumerate(zip(hosts, watts)):
         grid[machine, : len(table)] = table
         speeds[machine, : len(host.speeds)] = host.speeds[:width]
-    sleeping = np.array([sleep_pstates(host.properties) or (-1, -1, -1) for host in hosts], dtype=np.int64)
+    sleeping = sleep_table(hosts)
     return {
         "idle": grid[:, :, 0],
         "epsilon": grid[:, :, 1],
         "full": grid[:, :, 2],
         "speed": speeds,
         "cores": np.array([host.cores for host in hosts], dtype=float),
-        "sleep": sleeping.reshape(-1, 3),
+        "sleep": sleeping,
     }
 
 

@@ -15,6 +15,13 @@ from batsim_google.simulation.schedulers import Scheduler, batsim_options
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
+#: A campaign's head: a platform without sleep states or an energy model, and a small workload.
+PLAIN_CELL = f"""
+        [platforms]
+        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
+        [workloads]
+        google = {{preset = "google", tasks = 10}}
+    """
 HEAD = """
     [platforms]
     small = {cell = 8}
@@ -148,12 +155,7 @@ def test_schedulers_that_take_failures_are_accepted_with_a_failure_scenario(tmp_
 
 
 def test_a_sleeping_scheduler_is_refused_on_a_platform_without_sleep_states(tmp_path):
-    head = f"""
-        [platforms]
-        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
-        [workloads]
-        google = {{preset = "google", tasks = 10}}
-    """
+    head = PLAIN_CELL
     with pytest.raises(ParameterError, match="schedulers.s on platforms.plain refused: .*without sleep_pstates"):
         load(tmp_path, '[schedulers.s]\npybatsim = "fcfsSchedSleep"\n', head)
     with pytest.raises(ParameterError, match="schedulers.s on platforms.plain refused: .*without sleep_pstates"):
@@ -289,12 +291,7 @@ def test_a_command_with_long_arguments_is_planned(tmp_path):
 
 
 def test_energy_outputs_are_refused_on_a_platform_without_an_energy_model(tmp_path):
-    head = f"""
-        [platforms]
-        plain = {{file = "{FIXTURES / "cluster8.xml"}"}}
-        [workloads]
-        google = {{preset = "google", tasks = 10}}
-    """
+    head = PLAIN_CELL
     entry = '[schedulers.s]\npybatsim = "fillerSched"\n'
     with pytest.raises(ParameterError, match=r"platforms.plain: .*cluster8.xml has no energy model \(8 of 8 compute"):
         load(tmp_path, entry, head)
