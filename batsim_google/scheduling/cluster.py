@@ -23,10 +23,14 @@ class Power(Enum):
 class Cluster:
     """Normalized CPU/memory capacities and allocations of each machine.
 
-    CPU may be over-committed by ``cpu_overcommit`` (1.0: never); memory never is.
+    CPU may be over-committed by ``cpu_overcommit`` (1.0: never); memory never is. With
+    ``free_tier_room``, a task above the free tier sees the free tier's allocations as room (Borg
+    runs the free tier on what it reclaims, so a machine's requests may pass its capacity by them).
     """
 
-    def __init__(self, cpu: np.ndarray, memory: np.ndarray, cpu_overcommit: float = 1.0) -> None:
+    def __init__(
+        self, cpu: np.ndarray, memory: np.ndarray, cpu_overcommit: float = 1.0, free_tier_room: bool = False
+    ) -> None:
         if cpu_overcommit < 1.0:
             raise ValueError(f"cpu_overcommit must be >= 1 (got {cpu_overcommit})")
         self.cpu_capacity = np.asarray(cpu, dtype=float) * cpu_overcommit
@@ -36,12 +40,22 @@ class Cluster:
         self.memory_used = np.zeros(size)
         self._free_cpu = self.cpu_capacity.copy()
         self._free_memory = self.memory_capacity.copy()
+        self.free_tier_room = free_tier_room
+        # what the free tier holds, and the room a task above it sees (the same arrays without
+        # free_tier_room)
+        self.free_tier_cpu = np.zeros(size)
+        self.free_tier_memory = np.zeros(size)
+        self._room_cpu_above = self.cpu_capacity.copy() if free_tier_room else self._free_cpu
+        self._room_memory_above = self.memory_capacity.copy() if free_tier_room else self._free_memory
         self.tasks = np.zeros(size, dtype=np.int64)
         self.available = np.ones(size, dtype=bool)  # False while failed (set_available)
         self.powered = np.ones(size, dtype=bool)  # True only when ON
         self._usable = np.ones(size, dtype=bool)
         # read-only views of the arrays kept up to date, handed out at every look
-        self._views = tuple(_read_only(array) for array in (self._usable, self._free_cpu, self._free_memory))
+        self._views = tuple(
+            _read_only(array)
+            for array in (self._usable, self._free_cpu, self._free_memory, self._room_cpu_above, self._room_memory_above)
+        )
         self._fits: dict[tuple[float, float], bool] = {}
         self.asleep = np.zeros(size, dtype=bool)  # True only when SLEEPING
         self.power = [Power.ON] * size
@@ -66,37 +80,48 @@ class Cluster:
         """Mask of the machines available and on (read-only)."""
         return self._views[0]
 
-    def free_cpu(self) -> np.ndarray:
-        """CPU capacity less the allocated, per machine (read-only)."""
-        return self._views[1]
+    def free_cpu(self, above_free_tier: bool = False) -> np.ndarray:
+        """CPU capacity less the allocated, per machine (read-only); for a task ``above_free_tier``
+        with ``free_tier_room``, less what is allocated above the free tier."""
+        return self._views[3 if above_free_tier else 1]
 
-    def free_memory(self) -> np.ndarray:
-        """Memory capacity less the allocated, per machine (read-only)."""
-        return self._views[2]
+    def free_memory(self, above_free_tier: bool = False) -> np.ndarray:
+        """Memory capacity less the allocated, per machine (read-only); as :meth:`free_cpu`."""
+        return self._views[4 if above_free_tier else 2]
 
     def set_available(self, machines, available: bool) -> None:
         """Machines failed (False) or back (True)."""
         self.available[machines] = available
         self._usable[machines] = self.available[machines] & self.powered[machines]
 
-    def allocate(self, machine: int, cpu: float, memory: float) -> None:
+    def allocate(self, machine: int, cpu: float, memory: float, free_tier: bool = False) -> None:
         self.cpu_used[machine] += cpu
         self.memory_used[machine] += memory
+        if free_tier:
+            self.free_tier_cpu[machine] += cpu
+            self.free_tier_memory[machine] += memory
         self.tasks[machine] += 1
         self._refresh(machine)
 
-    def release(self, machine: int, cpu: float, memory: float, now: float) -> None:
+    def release(self, machine: int, cpu: float, memory: float, now: float, free_tier: bool = False) -> None:
         self.cpu_used[machine] = max(0.0, self.cpu_used[machine] - cpu)
         self.memory_used[machine] = max(0.0, self.memory_used[machine] - memory)
+        if free_tier:
+            self.free_tier_cpu[machine] = max(0.0, self.free_tier_cpu[machine] - cpu)
+            self.free_tier_memory[machine] = max(0.0, self.free_tier_memory[machine] - memory)
         self.tasks[machine] -= 1
-        if self.tasks[machine] == 0:
-            self.cpu_used[machine] = self.memory_used[machine] = 0.0  # no float residue
+        if self.tasks[machine] == 0:  # no float residue
+            self.cpu_used[machine] = self.memory_used[machine] = 0.0
+            self.free_tier_cpu[machine] = self.free_tier_memory[machine] = 0.0
             self.idle_since[machine] = now
         self._refresh(machine)
 
     def _refresh(self, machine: int) -> None:
         self._free_cpu[machine] = self.cpu_capacity[machine] - self.cpu_used[machine]
         self._free_memory[machine] = self.memory_capacity[machine] - self.memory_used[machine]
+        if self.free_tier_room:
+            self._room_cpu_above[machine] = self._free_cpu[machine] + self.free_tier_cpu[machine]
+            self._room_memory_above[machine] = self._free_memory[machine] + self.free_tier_memory[machine]
 
     def set_power(self, machines, power: Power, now: float) -> None:
         for machine in np.atleast_1d(machines).tolist():

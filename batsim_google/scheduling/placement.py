@@ -3,6 +3,8 @@
 A policy returns a machine index or -1. ``first-fit`` takes the lowest machine id that fits;
 ``best-fit`` the one left with the least free CPU+memory afterwards (tightest packing), which
 keeps large holes for large tasks and leaves more machines empty for energy policies.
+``above_free_tier`` asks for the room that a task above the free tier sees
+(:class:`~batsim_google.scheduling.cluster.Cluster`'s ``free_tier_room``).
 """
 
 from __future__ import annotations
@@ -14,25 +16,29 @@ import numpy as np
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.policy_config import PLACEMENT_NAMES
 
-Placement = Callable[[Cluster, float, float, np.ndarray | None], int]
+Placement = Callable[[Cluster, float, float, np.ndarray | None, bool], int]
 
 
-def _fitting(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None) -> np.ndarray:
-    mask = cluster.usable() & (cluster.free_cpu() >= cpu) & (cluster.free_memory() >= memory)
+def _fitting(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool) -> np.ndarray:
+    mask = cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
     return mask if extra is None else mask & extra
 
 
-def first_fit(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None) -> int:
-    mask = _fitting(cluster, cpu, memory, extra)
+def first_fit(
+    cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
+) -> int:
+    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
     return int(np.argmax(mask)) if mask.any() else -1
 
 
-def best_fit(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None) -> int:
-    mask = _fitting(cluster, cpu, memory, extra)
+def best_fit(
+    cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
+) -> int:
+    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
     if not mask.any():
         return -1
-    leftover = cluster.free_cpu() - cpu
-    leftover += cluster.free_memory()
+    leftover = cluster.free_cpu(above_free_tier) - cpu
+    leftover += cluster.free_memory(above_free_tier)
     leftover -= memory
     leftover[~mask] = np.inf
     return int(np.argmin(leftover))

@@ -39,6 +39,10 @@ Semantics (the trace's format document and the ICCP study):
   all of them), chosen at random: in the trace, most free-tier evictions come within seconds of a
   higher-priority task scheduled on their machine, at a rate per such placement that does not
   depend on the machine's requests, so they follow the placements from hour to hour;
+- with ``free_tier_room``, a task above the free tier is placed as if the free tier's requests were
+  free room: Borg runs the free tier on resources it reclaims, so in the trace a machine's requests
+  pass its capacity by the free tier's and nearly every higher-priority placement lands beside
+  free-tier tasks (then ``reclaim_on_placement`` evicts some of them);
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -96,7 +100,7 @@ class CellPolicy(Policy):
         switch_guard: SwitchGuard | None = None,
     ) -> None:
         self.config = config
-        self.cluster = Cluster(cpu, memory, config.cpu_overcommit)
+        self.cluster = Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room)
         self.evictions = Evictions(self.cluster, config.priority_levels)
         self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
         self.place = PLACEMENTS[config.placement]
@@ -299,7 +303,7 @@ class CellPolicy(Policy):
                 continue
             task = group.head
             allowed = freed_mask if queue.blocked[group.index] else None
-            machine = self.place(self.cluster, cpu, memory, allowed)
+            machine = self.place(self.cluster, cpu, memory, allowed, task.request.priority > FREE_TIER)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
@@ -371,8 +375,9 @@ class CellPolicy(Policy):
         freed = freed[cluster.usable()[freed]]
         candidates = queue.nonempty() & ~queue.blocked
         if freed.size:
-            room_cpu = cluster.free_cpu()[freed][None, :]
-            room_memory = cluster.free_memory()[freed][None, :]
+            # the room a task above the free tier sees: a bound for every group
+            room_cpu = cluster.free_cpu(above_free_tier=True)[freed][None, :]
+            room_memory = cluster.free_memory(above_free_tier=True)[freed][None, :]
             if self.config.preemption and self.config.priority_levels:
                 below_cpu, below_memory = self.evictions.freeable(queue.level, freed)
                 room_cpu = room_cpu + below_cpu
@@ -389,7 +394,7 @@ class CellPolicy(Policy):
         task.start_time = now
         task.stop_reason = None
         self.running[task.job_id] = task
-        self.cluster.allocate(machine, task.request.cpu, task.request.memory)
+        self.cluster.allocate(machine, task.request.cpu, task.request.memory, task.request.priority <= FREE_TIER)
         self.evictions.started(task)
         self._decisions.append(Execute(task.job_id, machine))
         rate = self._eviction_rate(task.request.priority)
@@ -425,7 +430,7 @@ class CellPolicy(Policy):
     def _vacate(self, task: Task, now: float) -> None:
         """Free the room of a running task, which is no longer a candidate for eviction."""
         machine = task.machine
-        self.cluster.release(machine, task.request.cpu, task.request.memory, now)
+        self.cluster.release(machine, task.request.cpu, task.request.memory, now, task.request.priority <= FREE_TIER)
         self.evictions.stopped(task)
         self._freed.add(machine)
 

@@ -84,6 +84,12 @@ class PolicyConfig:
         "machine it chose; 0: none.",
         min=0,
     )
+    free_tier_room: bool = _option(
+        False,
+        "Place a task above the free tier as if the free tier's requests were free room, past the "
+        "machine's capacity: Borg runs the free tier on what it reclaims.",
+        flags=("--free-tier-room/--no-free-tier-room",),
+    )
     eviction_rate_normal: float = _option(
         0.0,
         "Evictions of normal tasks (Google priorities 2-8) per 1,000 task-hours running, besides "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from fake_batsim import FakeBatsim
 
 from batsim_google.scheduling.policy import CellPolicy
@@ -167,3 +168,27 @@ def test_the_groups_eviction_draws_leave_the_free_tiers_as_they_were():
         return sorted(t.task_id for t in sim.policy.ledger.tasks.values() if t.restarts and "free" in t.task_id)
 
     assert free_evicted() == free_evicted(eviction_rate_normal=3000.0) != []
+
+
+def test_free_tier_room_places_higher_priorities_past_the_free_tiers_requests_only():
+    # machine 0 holds 0.9 of free-tier requests, machine 1 0.8 of normal ones
+    def loaded(**config) -> FakeBatsim:
+        sim = cell(2, preemption=False, **config)
+        sim.submit(job("free", 7, priority=1 / 12, cpu=0.9, memory=0.1))
+        sim.submit(job("busy", 8, priority=5 / 12, cpu=0.8, memory=0.1))
+        sim.submit(job("normal", priority=5 / 12, cpu=0.3))
+        return sim
+
+    assert "w0!normal" not in loaded().running  # no room within capacity
+    borg = loaded(free_tier_room=True)
+    assert borg.policy.by_job["w0!normal"].machine == 0  # the free tier's requests count as room
+    assert borg.policy.cluster.cpu_used[0] == 1.2  # past the capacity, by the free tier's requests
+    assert "w0!free" in borg.running  # nothing evicted (reclaim_on_placement 0)
+    borg.submit(job("normal2", priority=5 / 12, cpu=0.75))  # 0.7 above the free tier on 0, 0.2 on 1
+    assert "w0!normal2" not in borg.running
+    borg.submit(job("free2", priority=1 / 12, cpu=0.15))  # the free tier sees only the real room
+    assert borg.policy.by_job["w0!free2"].machine == 1
+    borg.complete("w0!free")  # its room goes back to both views
+    cluster = borg.policy.cluster
+    assert cluster.free_tier_cpu[0] == 0
+    assert cluster.free_cpu()[0] == cluster.free_cpu(above_free_tier=True)[0] == pytest.approx(0.7)
