@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -25,13 +25,8 @@ def _click_option(field: dataclasses.Field, default: Any) -> Callable:
     return click.option(*flags, field.name, type=kind, default=default, show_default=True, help=option["help"])
 
 
-def policy_options(command: Callable | None = None, *, defaults: Mapping[str, Any] | None = None) -> Callable:
-    """Give ``command`` an option per field of :class:`PolicyConfig`, passed by the field's name;
-    ``defaults`` replaces some fields' defaults (``@policy_options(defaults=CALIBRATED)``)."""
-
-    def decorate(command: Callable) -> Callable:
-        for field in reversed(dataclasses.fields(PolicyConfig)):
-            command = _click_option(field, (defaults or {}).get(field.name, field.default))(command)
-        return command
-
-    return decorate if command is None else decorate(command)
+def policy_options(command: Callable) -> Callable:
+    """Give ``command`` an option per field of :class:`PolicyConfig`, passed by the field's name."""
+    for field in reversed(dataclasses.fields(PolicyConfig)):
+        command = _click_option(field, field.default)(command)
+    return command

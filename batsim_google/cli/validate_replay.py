@@ -10,7 +10,6 @@ from batsim_google.cli.common import fail
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
-from batsim_google.scheduling.policy_config import CALIBRATED
 
 
 @click.command("validate-replay")
@@ -41,7 +40,7 @@ from batsim_google.scheduling.policy_config import CALIBRATED
 @click.option(
     "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
 )
-@policy_options(defaults=CALIBRATED)
+@policy_options
 @simulation_options("simulated time")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
 def validate_replay_command(

@@ -54,7 +54,13 @@ class Cluster:
         # read-only views of the arrays kept up to date, handed out at every look
         self._views = tuple(
             _read_only(array)
-            for array in (self._usable, self._free_cpu, self._free_memory, self._room_cpu_above, self._room_memory_above)
+            for array in (
+                self._usable,
+                self._free_cpu,
+                self._free_memory,
+                self._room_cpu_above,
+                self._room_memory_above,
+            )
         )
         self._fits: dict[tuple[float, float], bool] = {}
         self.asleep = np.zeros(size, dtype=bool)  # True only when SLEEPING

@@ -57,7 +57,12 @@ def _option(
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """The knobs of the cell; every field is checked, errors name it."""
+    """The knobs of the cell; every field is checked, errors name it.
+
+    The defaults behave like Borg: the placement latency, the free tier's room and reclaims, and
+    the groups' eviction rates are calibrated on the trace's shared parts (docs/faithful-replay.md,
+    "Calibration"); 0 (or ``--no-free-tier-room``) turns each off.
+    """
 
     placement: str = _option(
         "best-fit",
@@ -66,7 +71,7 @@ class PolicyConfig:
     )
     cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
     placement_latency: float = _option(
-        0.0,
+        2.0,
         "Seconds from a task's (re)submission to the first time it can be placed: Borg's scheduling delay.",
         min=0,
         unit="seconds",
@@ -78,26 +83,26 @@ class PolicyConfig:
         min=0,
     )
     reclaim_on_placement: float = _option(
-        0.0,
+        0.08,
         "Free-tier tasks evicted, on average, from the machine where the scheduler starts a task above "
         "the free tier (a seeded Poisson draw among those running there): Borg making room on the "
         "machine it chose; 0: none.",
         min=0,
     )
     free_tier_room: bool = _option(
-        False,
+        True,
         "Place a task above the free tier as if the free tier's requests were free room, past the "
         "machine's capacity: Borg runs the free tier on what it reclaims.",
         flags=("--free-tier-room/--no-free-tier-room",),
     )
     eviction_rate_normal: float = _option(
-        0.0,
+        1.6,
         "Evictions of normal tasks (Google priorities 2-8) per 1,000 task-hours running, besides "
         "preemption: the trace's single evictions of them, which no placement explains; 0: none.",
         min=0,
     )
     eviction_rate_production: float = _option(
-        0.0,
+        0.32,
         "The same for production tasks (Google priority 9); 0: none.",
         min=0,
     )
@@ -171,17 +176,3 @@ class PolicyConfig:
                 raise ParameterError(
                     f"{f.name} must be <= {option['max']:.4g}{' ' + option['unit'] if option['unit'] else ''} (got {value})"
                 )
-
-
-#: Values calibrated on the trace's shared parts so that a faithful replay behaves like Borg
-#: (docs/faithful-replay.md, "Calibration"): Borg's scheduling delay (2.14 s median wait of the
-#: first attempts), the free tier's evictions that come with a higher-priority placement on their
-#: machine (0.08 per such placement in the trace; no constant reclaim rate), and the normal and
-#: production groups' single evictions (1.6 and 0.32 per 1,000 task-hours in the trace).
-CALIBRATED: dict[str, Any] = {
-    "placement_latency": 2.0,
-    "reclaim_on_placement": 0.08,
-    "reclaim_rate": 0.0,
-    "eviction_rate_normal": 1.6,
-    "eviction_rate_production": 0.32,
-}

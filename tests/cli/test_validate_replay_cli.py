@@ -26,15 +26,11 @@ def test_the_horizon_is_the_windows_length(tmp_path):
     assert result.exit_code == 2 and "--horizon is the window's length here (600 s)" in result.output
 
 
-def test_the_calibrated_values_are_the_defaults_and_options_pass_through(tmp_path):
+def test_the_calibrated_values_are_the_defaults_of_run_and_validate_replay(tmp_path):
     result = _invoke(tmp_path, "--start", "0", "--end", "600", "--overcommit", "0.5")
     assert result.exit_code == 2 and "--overcommit" in result.output
-    command = main.commands["validate-replay"]
-    defaults = {param.name: param.default for param in command.params}
-    assert defaults["placement_latency"] == 2.0 and defaults["reclaim_on_placement"] == 0.08
-    assert defaults["reclaim_rate"] == 0.0
-    assert defaults["eviction_rate_normal"] == 1.6 and defaults["eviction_rate_production"] == 0.32
-    assert (
-        main.commands["run"].params
-        and {p.name: p.default for p in main.commands["run"].params}["placement_latency"] == 0.0
-    )
+    for name in ("validate-replay", "run"):
+        defaults = {param.name: param.default for param in main.commands[name].params}
+        assert defaults["placement_latency"] == 2.0 and defaults["reclaim_on_placement"] == 0.08
+        assert defaults["reclaim_rate"] == 0.0 and defaults["free_tier_room"] is True
+        assert defaults["eviction_rate_normal"] == 1.6 and defaults["eviction_rate_production"] == 0.32

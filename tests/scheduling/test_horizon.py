@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim, mechanics_config
 
 from batsim_google.scheduling.decisions import Reject
 from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, Outcome
 
 
@@ -16,7 +15,7 @@ def job(name, priority=0.5, work=1e6, subtime=0.0):
 
 
 def cell(**config) -> FakeBatsim:
-    return FakeBatsim(CellPolicy(np.ones(1), np.ones(1), PolicyConfig(**config)))
+    return FakeBatsim(CellPolicy(np.ones(1), np.ones(1), mechanics_config(**config)))
 
 
 def test_the_horizon_censors_running_suspended_pending_and_later_tasks():

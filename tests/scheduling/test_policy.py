@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim, mechanics_config
 
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.decisions import Kill, RegistrationFinished, Reject
@@ -22,7 +22,7 @@ def job(job_id, priority=0.5, cpu=0.25, memory=0.25, kind="task", work=100.0, su
 
 
 def cell(n=2, cpu=1.0, memory=1.0, **config) -> FakeBatsim:
-    return FakeBatsim(CellPolicy(np.full(n, cpu), np.full(n, memory), PolicyConfig(**config)))
+    return FakeBatsim(CellPolicy(np.full(n, cpu), np.full(n, memory), mechanics_config(**config)))
 
 
 def test_placements():
@@ -306,7 +306,7 @@ def test_machines_no_queued_task_fits_may_sleep_while_tasks_wait():
     policy = CellPolicy(
         np.array([1.0, 0.25]),
         np.array([1.0, 0.25]),
-        PolicyConfig(energy="idle-sleep", idle_timeout=60.0, preemption=False),
+        mechanics_config(energy="idle-sleep", idle_timeout=60.0, preemption=False),
     )
     sim = FakeBatsim(policy)
     sim.submit(job("big", cpu=1.0, memory=1.0, work=10_000.0))

@@ -5,15 +5,14 @@ from __future__ import annotations
 import csv
 
 import numpy as np
-from fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim, mechanics_config
 
 from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
 
 
 def test_a_machine_failing_asleep_leaves_the_log_and_comes_back_asleep(tmp_path):
-    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), PolicyConfig(energy="idle-sleep", idle_timeout=100.0)))
+    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), mechanics_config(energy="idle-sleep", idle_timeout=100.0)))
     sim.step()  # the first pass asks for the idle-timeout wake-up
     sim.advance(150.0)  # both idle since 0: asleep
     sim.finish_switches()
@@ -35,7 +34,7 @@ def test_a_machine_failing_asleep_leaves_the_log_and_comes_back_asleep(tmp_path)
 
 
 def test_machines_always_on_write_no_log(tmp_path):
-    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), PolicyConfig()))
+    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), mechanics_config()))
     sim.policy.machines_unavailable(10.0, [0])
     sim.step()
     sim.policy.machines_available(20.0, [0])

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from conftest import REPO
-from fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim, mechanics_config
 
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.policy import CellPolicy
@@ -60,7 +60,7 @@ def test_guard_refuses_switches_that_end_after_a_failure():
 
 def test_power_manager_wakes_and_puts_to_sleep_no_machine_about_to_fail():
     guard = SwitchGuard([np.array([]), np.array([305.0]), np.array([])], np.full(3, 10.0), np.full(3, 10.0))
-    policy = CellPolicy(np.ones(3), np.ones(3), PolicyConfig(energy="idle-sleep", idle_timeout=60.0), guard)
+    policy = CellPolicy(np.ones(3), np.ones(3), mechanics_config(energy="idle-sleep", idle_timeout=60.0), guard)
     sim = FakeBatsim(policy)
     sim.submit(JobRequest("w0!a", 0.0, "task", 0.5, 1.0, 1.0, 10_000.0))
     sim.advance(55.0)
@@ -86,7 +86,7 @@ def test_the_front_ends_policy_has_a_guard_with_an_energy_policy_and_events(tmp_
     events = tmp_path / "events.jsonl"
     events.write_text('{"timestamp": 305, "type": "machine_unavailable", "resources": "1"}\n')
     properties = [host.properties for host in compute_hosts(PLATFORM)]
-    sleepy = PolicyConfig(energy="idle-sleep")
+    sleepy = mechanics_config(energy="idle-sleep")
     assert cell_policy(properties, sleepy, PLATFORM, [events]).switch_guard is not None
     assert cell_policy(properties, sleepy).switch_guard is None  # nothing to foresee
     assert cell_policy(properties, PolicyConfig(), PLATFORM, [events]).switch_guard is None  # never switches
@@ -97,7 +97,7 @@ def test_the_front_ends_policy_has_a_guard_with_an_energy_policy_and_events(tmp_
 @pytest.mark.parametrize("failure", [205.0, 215.0])
 def test_a_task_waits_for_no_machine_too_close_to_failing_to_be_woken(failure):
     guard = SwitchGuard([np.array([]), np.array([failure])], np.full(2, 10.0), np.full(2, 10.0))
-    config = PolicyConfig(energy="idle-sleep", idle_timeout=100.0, wake_before_evicting=True)
+    config = mechanics_config(energy="idle-sleep", idle_timeout=100.0, wake_before_evicting=True)
     sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), config, guard))
     sim.submit(JobRequest("w0!low", 0.0, "task", 0.1, 1.0, 1.0, 10_000.0))
     sim.advance(150.0)
@@ -115,7 +115,9 @@ def test_a_task_waits_for_no_machine_too_close_to_failing_to_be_woken(failure):
 
 def test_a_task_waits_for_machines_the_guard_keeps_asleep_instead_of_being_rejected():
     guard = SwitchGuard([np.array([305.0]), np.array([305.0])], np.full(2, 10.0), np.full(2, 10.0))
-    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), PolicyConfig(energy="idle-sleep", idle_timeout=60.0), guard))
+    sim = FakeBatsim(
+        CellPolicy(np.ones(2), np.ones(2), mechanics_config(energy="idle-sleep", idle_timeout=60.0), guard)
+    )
     sim.advance(61.0)
     sim.step()
     sim.finish_switches()  # both asleep

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fake_batsim import FakeBatsim
+from fake_batsim import FakeBatsim, mechanics_config
 
 from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
 
 
@@ -16,7 +15,7 @@ def job(job_id, machine=None, priority=0.5, cpu=0.5, memory=0.25, work=100.0):
 
 
 def cell(n=3, **config) -> FakeBatsim:
-    return FakeBatsim(CellPolicy(np.ones(n), np.ones(n), PolicyConfig(**config)))
+    return FakeBatsim(CellPolicy(np.ones(n), np.ones(n), mechanics_config(**config)))
 
 
 def test_tasks_of_one_trace_machine_share_a_machine_even_past_its_capacity():
@@ -130,7 +129,7 @@ def test_reclaim_on_placement_evicts_free_tier_tasks_of_the_chosen_machine_at_th
     assert 12 <= placements <= 70
 
 
-def test_reclaim_on_placement_spares_other_machines_and_is_off_by_default():
+def test_reclaim_on_placement_spares_other_machines_and_is_off_at_0():
     sim = cell(2, reclaim_on_placement=50.0)
     sim.submit(job("free", 7, priority=1 / 12, cpu=0.1))
     sim.submit(job("other", 8, priority=1 / 12, cpu=0.9))  # machine 1 full
