@@ -20,23 +20,7 @@ from batsim_google.scheduling.decisions import (
     WakeAt,
 )
 from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest
-
-#: What turns off the defaults calibrated on Borg (placement latency, the free tier's room and
-#: reclaims, the groups' evictions), whose delays and draws would blur a test of one mechanism.
-UNCALIBRATED = {
-    "placement_latency": 0.0,
-    "reclaim_on_placement": 0.0,
-    "free_tier_room": False,
-    "eviction_rate_normal": 0.0,
-    "eviction_rate_production": 0.0,
-}
-
-
-def mechanics_config(**config) -> PolicyConfig:
-    """The scheduler's configuration ``config`` with the calibrated behaviours off unless asked."""
-    return PolicyConfig(**{**UNCALIBRATED, **config})
 
 
 @dataclass

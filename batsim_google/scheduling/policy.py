@@ -27,7 +27,8 @@ Semantics (the trace's format document and the ICCP study):
   after its last submission (each rejected at once).
 
 - a task queued (submitted or resubmitted) can be placed ``placement_latency`` seconds later
-  only (Borg's scheduling delay, which the trace shows in its waits; 0: at once);
+  only (Borg's scheduling delay, which the trace shows in its waits; 0: at once), except a task
+  of the initial state at its first submission (its delay is behind it);
 - with ``reclaim_rate``, a free-tier task (a priority of Google's free band, 0-1) is also evicted
   at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
   resources from the free tier for reasons requests do not show (usage), and the trace's
@@ -334,8 +335,9 @@ class CellPolicy(Policy):
                 self._enqueue(task, now)
 
     def _arrive(self, task: Task, now: float) -> None:
-        """Queue ``task``, placeable once the placement latency has passed."""
-        latency = self.config.placement_latency
+        """Queue ``task``, placeable once the placement latency has passed (at once for a task of
+        the initial state, first submitted)."""
+        latency = 0.0 if task.request.initial and not task.restarts else self.config.placement_latency
         if not latency:
             self._enqueue(task, now)
             return

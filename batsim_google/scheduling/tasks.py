@@ -54,6 +54,9 @@ class JobRequest:
     machines: int = 1  # Batsim's res: a Google task takes one machine (or a share of it)
     #: The trace's machine of a task running at a replay's start, kept there (None: placed freely).
     trace_machine: int | None = None
+    #: A task of the initial state (running or pending at a replay's or a warm start's time 0):
+    #: Borg's scheduling delay is behind it, so the placement latency does not hold it.
+    initial: bool = False
 
 
 @dataclass(eq=False)

@@ -61,6 +61,7 @@ def job_request(
         work=float(walltime if kind == "service" else delay),
         machines=int(machines),
         trace_machine=None if fields.get("trace_machine") is None else int(fields["trace_machine"]),
+        initial=fields.get("initial") is not None,
     )
 
 

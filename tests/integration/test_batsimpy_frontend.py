@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from uncalibrated import UNCALIBRATED
 
 from batsim_google.errors import SimulationError
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -58,7 +59,7 @@ def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
         platform,
         [path],
         tmp_path / "out",
-        {"restart": "none", **policy},
+        {"restart": "none", **UNCALIBRATED, **policy},
         timeout=60,
         batsim=batsim_binary,
         frontend="batsim-py",

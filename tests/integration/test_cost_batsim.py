@@ -6,6 +6,7 @@ import json
 
 import pytest
 from conftest import REPO
+from uncalibrated import UNCALIBRATED
 
 from batsim_google.simulation.cost_model import estimate, read_workload_cost
 from batsim_google.simulation.run import run_google_cell
@@ -29,7 +30,7 @@ def test_burst_starts_at_its_instant_with_the_platforms_simgrid_settings(tmp_pat
         PLATFORM,
         [workload],
         tmp_path / "out",
-        {},
+        UNCALIBRATED,  # no placement latency: the burst starts at once
         timeout=600,
         batsim=batsim_binary,
         energy=False,

@@ -14,6 +14,7 @@ from cell_scenarios import (
     task,
     workload,
 )
+from uncalibrated import UNCALIBRATED
 
 from batsim_google.errors import SimulationError
 from batsim_google.generation.workload import write_generated_workload
@@ -30,7 +31,13 @@ def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
     summary = run_google_cell(
-        PLATFORM, [path], tmp_path / "out", policy, events=list(events), timeout=120, batsim=batsim_binary
+        PLATFORM,
+        [path],
+        tmp_path / "out",
+        {**UNCALIBRATED, **policy},
+        events=list(events),
+        timeout=120,
+        batsim=batsim_binary,
     ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 

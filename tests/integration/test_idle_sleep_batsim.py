@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from uncalibrated import UNCALIBRATED_OPTIONS
 
 from batsim_google.cli import main
 
@@ -34,6 +35,7 @@ def test_the_idle_sleep_default_abandons_no_task(tmp_path, batsim_binary, inputs
     platform, workload = inputs
     command = ["run", "--platform", str(platform), "--workload", str(workload), "-o", str(tmp_path)]
     command += ["--energy", "idle-sleep", "--idle-timeout", "120", "--timeout", "600", "--no-progress"]
+    command += UNCALIBRATED_OPTIONS  # evictions by preemption only
     command += ["--batsim", batsim_binary] + ([] if waiting else ["--evict-before-waking"])
     result = CliRunner().invoke(main, command)
     assert result.exit_code == 0, result.output

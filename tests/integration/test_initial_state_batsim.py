@@ -27,7 +27,8 @@ def _invoke(args: list[str]) -> str:
 def _started_initial_tasks(workload, output) -> tuple[int, int]:
     """(initial tasks in the workload, those Batsim started within RIGHT_AFTER_START s)."""
     initial = {str(job["id"]) for job in json.loads(workload.read_text())["jobs"] if job.get("initial")}
-    jobs = pl.read_csv(output / "out_jobs.csv").with_columns(pl.col("job_id").cast(pl.String).str.replace("^w0!", ""))
+    jobs = pl.read_csv(output / "out_jobs.csv", schema_overrides={"job_id": pl.String})  # resubmissions: w0_7#1
+    jobs = jobs.with_columns(pl.col("job_id").str.replace("^w0!", ""))
     started = jobs.filter(pl.col("job_id").is_in(list(initial)) & (pl.col("starting_time") <= RIGHT_AFTER_START))
     return len(initial), started.height
 

@@ -73,7 +73,7 @@ def platform(tmp_path_factory):
 
 def _mean_machine_states(run) -> dict[str, float]:
     """The time-weighted mean number of machines in each state of ``out_machine_states.csv``."""
-    states = pl.read_csv(run / "out_machine_states.csv")
+    states = pl.read_csv(run / "out_machine_states.csv", schema_overrides={"time": pl.Float64})
     durations = states["time"].diff().shift(-1).fill_null(0.0)
     span = float(durations.sum()) or 1.0
     return {name: float((states[name] * durations).sum()) / span for name in states.columns if name != "time"}

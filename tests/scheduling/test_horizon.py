@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from fake_batsim import FakeBatsim, mechanics_config
+from fake_batsim import FakeBatsim
+from uncalibrated import mechanics_config
 
 from batsim_google.scheduling.decisions import Reject
 from batsim_google.scheduling.policy import CellPolicy

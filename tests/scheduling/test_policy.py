@@ -7,7 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from fake_batsim import FakeBatsim, mechanics_config
+from fake_batsim import FakeBatsim
+from uncalibrated import mechanics_config
 
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.decisions import Kill, RegistrationFinished, Reject

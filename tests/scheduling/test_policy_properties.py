@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fake_batsim import FakeBatsim, mechanics_config
+from fake_batsim import FakeBatsim
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from uncalibrated import mechanics_config
 
 from batsim_google.scheduling.decisions import Execute, Kill
 from batsim_google.scheduling.policy import FREE_TIER, CellPolicy

@@ -8,7 +8,8 @@ import json
 import numpy as np
 import pytest
 from conftest import REPO
-from fake_batsim import FakeBatsim, mechanics_config
+from fake_batsim import FakeBatsim
+from uncalibrated import mechanics_config
 
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.policy import CellPolicy

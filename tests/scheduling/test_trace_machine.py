@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fake_batsim import FakeBatsim, mechanics_config
+from fake_batsim import FakeBatsim
+from uncalibrated import mechanics_config
 
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.tasks import JobRequest
@@ -191,3 +192,19 @@ def test_free_tier_room_places_higher_priorities_past_the_free_tiers_requests_on
     cluster = borg.policy.cluster
     assert cluster.free_tier_cpu[0] == 0
     assert cluster.free_cpu()[0] == cluster.free_cpu(above_free_tier=True)[0] == pytest.approx(0.7)
+
+
+def test_tasks_of_the_initial_state_are_placed_without_the_placement_latency():
+    sim = cell(2, placement_latency=2.0, restart="immediate")
+    initial = JobRequest("w0!initial", 0.0, "task", 0.1, 0.5, 0.25, 100.0, initial=True)
+    sim.submit(initial)
+    sim.submit(job("new", priority=0.1))
+    assert set(sim.running) == {"w0!initial"}  # the new task waits out Borg's delay
+    sim.advance(2.0)
+    assert set(sim.running) == {"w0!initial", "w0!new"}
+    sim.policy.machines_unavailable(sim.now, [sim.running["w0!initial"]])
+    sim.step()
+    resubmitted = sim.policy.ledger.tasks["w0!initial"].job_id
+    assert resubmitted not in sim.running  # restarted, it waits like any task
+    sim.advance(4.5)
+    assert resubmitted in sim.running
