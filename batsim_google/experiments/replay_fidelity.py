@@ -158,6 +158,20 @@ def _within(simulated: float | None, real: float | None, factor: float) -> bool:
     return real / factor <= simulated <= real * factor
 
 
+def equal_rates_p_value(real: dict, simulated: dict) -> float | None:
+    """How likely two sides evicting at one same rate differ in their eviction counts as much as
+    ``real`` and ``simulated`` do (two-sided exact test: given their sum, a side's count is
+    binomial by its share of the task-hours); None without evictions or task-hours. On a few
+    evictions, a rate within 2x or not is chance: this says whether the counts tell the rates apart."""
+    from scipy.stats import binomtest
+
+    total = real["evictions"] + simulated["evictions"]
+    hours = real["task_hours"] + simulated["task_hours"]
+    if not total or not hours:
+        return None
+    return float(binomtest(real["evictions"], total, real["task_hours"] / hours).pvalue)
+
+
 def targets(report: dict) -> dict:
     """Which of issue 26's targets a report meets: per group with at least
     :data:`TARGET_MIN_TASKS` real attempts, median wait within 2x, share started within 60 s

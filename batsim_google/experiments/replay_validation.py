@@ -20,7 +20,7 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
-from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, targets
+from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, equal_rates_p_value, targets
 from batsim_google.output_files import output_folder, save_figure, write_text
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
@@ -128,10 +128,12 @@ def report_lines(report: dict) -> Iterable[str]:
     for group, met in report.get("targets", {}).items():
         if met.get("evictions") is False:
             real, simulated = (report["bands"][group][side] for side in ("real", "simulated"))
+            p_value = equal_rates_p_value(real, simulated)
             yield (
                 f"  {group} evictions, counts behind the rates: real {real['evictions']} in "
                 f"{real['task_hours']:,.1f} task-hours, simulated {simulated['evictions']} in "
                 f"{simulated['task_hours']:,.1f}"
+                + ("" if p_value is None else f"; at equal rates, counts this far apart: p = {p_value:.2f}")
             )
 
 

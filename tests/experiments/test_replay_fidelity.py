@@ -15,6 +15,7 @@ from batsim_google.experiments.replay_fidelity import (
     compare,
     cpu_per_minute,
     cpu_ratios,
+    equal_rates_p_value,
     group_names,
 )
 
@@ -149,5 +150,20 @@ def test_the_report_shows_the_counts_behind_a_missed_eviction_rate():
     report["targets"] = targets(report)
     assert report["targets"]["free"]["evictions"] is False
     lines = list(report_lines(report))
-    assert "  free evictions, counts behind the rates: real 2 in 0.1 task-hours, simulated 0 in 0.0" in lines
+    assert (
+        "  free evictions, counts behind the rates: real 2 in 0.1 task-hours, simulated 0 in 0.0;"
+        " at equal rates, counts this far apart: p = 1.00"
+    ) in lines
     assert not any(line.startswith("  normal evictions") for line in lines)
+
+
+def test_the_equal_rates_test_tells_few_evictions_from_many():
+    def side(evictions, hours):
+        return {"evictions": evictions, "task_hours": hours}
+
+    # 0 against 4 in equal task-hours: 2 x 0.5^4, chance; 0 against 40 is not
+    assert equal_rates_p_value(side(0, 1000.0), side(4, 1000.0)) == pytest.approx(0.125)
+    assert equal_rates_p_value(side(0, 1000.0), side(40, 1000.0)) < 1e-9
+    # the task-hours weigh: 1 in 100 h against 9 in 900 h is one rate
+    assert equal_rates_p_value(side(1, 100.0), side(9, 900.0)) == pytest.approx(1.0)
+    assert equal_rates_p_value(side(0, 10.0), side(0, 10.0)) is None
