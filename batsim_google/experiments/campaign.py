@@ -22,7 +22,8 @@ from the campaign file's folder::
     trace = {file = "converted.json"}           # an existing workload (one replication)
                                                 # generated: optional grain = G, requests = FILE,
                                                 # arrival_scale = F or "cell" (see WorkloadSpec),
-                                                # walltime = "user-estimate" (generate --walltime)
+                                                # walltime = "user-estimate" (generate --walltime),
+                                                # warm_start = true (generate --warm-start)
     window = {trace = ["part-00000.csv.gz"], start = 0, end = 3600, seeds = [1]}
                                                 # a window of the Google trace replayed on each
                                                 # platform's machines (trace convert --sample-cell
@@ -104,6 +105,8 @@ class WorkloadSpec:
     arrival_scale: float | str = 1.0
     #: The jobs' walltimes (``generate --walltime``): ``none``, ``exact``, a factor, ``user-estimate``.
     walltime: str = "none"
+    #: Start in the model's steady state, the cell already loaded (``generate --warm-start``).
+    warm_start: bool = False
     #: A window ``[start, end)`` of these trace parts, replayed on each platform's machines (a
     #: scaled replay, :mod:`batsim_google.trace.sampling`, one machine sample per seed).
     trace: tuple[Path, ...] = ()
@@ -238,8 +241,24 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
             walltime=walltime,
         )
     known_keys(
-        raw, {"preset", "model", "tasks", "duration", "seeds", "grain", "requests", "arrival_scale", "walltime"}, where
+        raw,
+        {
+            "preset",
+            "model",
+            "tasks",
+            "duration",
+            "seeds",
+            "grain",
+            "requests",
+            "arrival_scale",
+            "walltime",
+            "warm_start",
+        },
+        where,
     )
+    warm_start = raw.get("warm_start", False)
+    if not isinstance(warm_start, bool):
+        raise ParameterError(f"{where}.warm_start must be true or false (got {warm_start!r})")
     if "preset" in raw and raw["preset"] not in PRESETS:
         raise ParameterError(f"{where}.preset must be one of {', '.join(PRESETS)} (got {raw['preset']!r})")
     _one_of(raw, ("tasks", "duration"), where)
@@ -254,6 +273,7 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
         walltime=walltime,
+        warm_start=warm_start,
     )
 
 

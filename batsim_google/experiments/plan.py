@@ -155,6 +155,7 @@ class _Inputs:
                 "nb_res": machines,
                 "arrival_scale": scale,
                 **({} if spec.walltime == "none" else {"walltime": spec.walltime}),
+                **({"warm_start": True} if spec.warm_start else {}),
             }
         )
         path = self.folder / "workloads" / f"{_seed_label(spec.name, seed)}-n{machines}-{key}.json"
@@ -171,6 +172,7 @@ class _Inputs:
                 nb_res=machines,
                 grain=spec.grain,
                 arrival_scale=scale,
+                warm=spec.warm_start,
                 walltime=parse_walltime_mode(spec.walltime),
             )
 

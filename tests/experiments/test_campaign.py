@@ -142,6 +142,10 @@ def test_defaults(tmp_path):
             r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)',
         ),
         (
+            "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, warm_start = 1}\n",
+            r"workloads.w.warm_start must be true or false \(got 1\)",
+        ),
+        (
             "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
             r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)',
         ),
@@ -205,6 +209,30 @@ def test_arrival_scale_cell_gives_each_platform_the_cells_load_per_machine(tmp_p
                 [t * scale for t in plain], rel=0, abs=rounding
             )
     assert "arrival_scale" not in jobs["c12", "plain"]["meta"]
+
+
+def test_a_warm_started_workload_starts_with_the_cells_steady_state_running(tmp_path):
+    campaign = load_campaign(
+        campaign_file(
+            tmp_path,
+            """
+        [platforms]
+        c64 = {cell = 64}
+        [workloads]
+        cold = {preset = "google-2011-cell", duration = 600, seeds = [1], arrival_scale = "cell"}
+        warm = {preset = "google-2011-cell", duration = 600, seeds = [1], arrival_scale = "cell", warm_start = true}
+        [policies.p]
+    """,
+        )
+    )
+    runs = {
+        r.workload: json.loads(r.workload_file.read_text())["jobs"] for r in plan_campaign(campaign, tmp_path / "o")
+    }
+    assert not any(job.get("initial") for job in runs["cold"])
+    initial = [job for job in runs["warm"] if job.get("initial")]
+    # the real cell at t = 0 runs 132,982 tasks on 12,583 machines: about 676 on 64
+    assert 600 <= len(initial) <= 760 and all(job["subtime"] == 0 for job in initial)
+    assert len(runs["warm"]) - len(initial) == pytest.approx(len(runs["cold"]), rel=0.2)
 
 
 def test_a_changed_spec_writes_a_new_input_and_changes_the_fingerprint(tmp_path):
