@@ -24,11 +24,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from batsim_google.fitting.censored import CensoredSample, fit_lognormal_of_mean
-from batsim_google.fitting.model_fit import ModelFit, fit_model
+from batsim_google.fitting.model_fit import ModelFit, fit_model, lifetime_keeping_the_start
 from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_job_profile
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.model.laws import Law, law_from_mapping
@@ -71,15 +69,10 @@ def at_the_months_level(model: WorkloadModel, jobs_per_second: float) -> Workloa
 def services_keeping_the_start(model: WorkloadModel, fit: ModelFit, start_tasks: int) -> WorkloadModel:
     """``model`` whose service class's mean lifetime makes the warm start hold ``start_tasks``
     (Little's law: the other classes' stationary tasks and the residents are kept)."""
-    from batsim_google.generation.warm_start import class_rates, warm_counts
-
     index = next(i for i, c in enumerate(model.classes) if c.name == SERVICE)
     service = model.classes[index]
-    others = np.delete(warm_counts(model, 1.0, GOOGLE_2011_MACHINES), index).sum()
-    mean = (start_tasks - others) / class_rates(model)[index]
-    rows = fit.table.frame.filter(pl.col("class") == SERVICE)
-    sample = CensoredSample.of(rows["makespan"].to_numpy(), ~rows["censored"].to_numpy())
-    law = fit_lognormal_of_mean(sample, mean).law
+    rows = fit.table.frame.filter((pl.col("class") == SERVICE) & pl.col("makespan").is_not_null())
+    law = lifetime_keeping_the_start(model, index, rows, start_tasks, GOOGLE_2011_MACHINES).law
     refitted = replace(service, mass=law.mean(), disparity=law.mean() / law.median(), makespan=None)
     return replace(model, classes=tuple(refitted if i == index else c for i, c in enumerate(model.classes)))
 
