@@ -2,7 +2,7 @@
 
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
    parts 00000-00002: task, service and resident classes, job-level arrivals, the warm start's
-   population (``per_machine``).
+   population (``per_machine``); every task the parts submit in the rates and jobs.
 2. The month's rhythm and level: the weekly profile of the month's job submissions
    (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
    the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job
@@ -11,7 +11,8 @@
 3. The start kept: at the month's rate, Little's law would put more stationary tasks in the cell
    than the parts' start holds. The services' mean lifetime, which a 4-hour window hardly fixes
    (most of it lies in the tail beyond the window), is set so that the stationary tasks plus the
-   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean.
+   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean
+   (:func:`~.model_fit.lifetime_keeping_the_start`, which the fit applies at the parts' rate).
 
 ``python -m batsim_google.fitting.cell_preset DATA OUTPUT`` writes it (DATA holds ``google-2011``
 and ``google-2011-month``); the package ships the result as ``data/google-2011-cell.toml``.

@@ -275,12 +275,12 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         for c in fit.classes
         if c.cpu_share is not None
     ]
-    lines += _without_lifetime_lines(fit)
     lines += [
         f"- {c.name}: {_g(c.per_machine)} per machine at the input's start beyond the other classes' stationary tasks"
         for c in fit.classes
         if c.per_machine is not None
     ]
+    lines += _without_lifetime_lines(fit)
     for c in fit.classes:
         lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
         if c.widths is not None:
