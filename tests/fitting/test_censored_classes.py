@@ -160,3 +160,22 @@ def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
     warm = mapping["load"]["start"]["generated"]
     assert warm["tasks"] == pytest.approx(start["tasks"], rel=0.1)
     assert [c.name for c in load_model(model).classes] == ["task", "service", "resident"]
+
+
+def test_the_start_bounds_the_stationary_tasks(streams):
+    """A start holding fewer tasks than the window's arrivals and laws imply (a third of the
+    residents gone): the longest-held class's mean gives way, so that the warm start holds the
+    start; the other class's law and the rates are kept."""
+    free = fit_model(streams, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    gone = streams.with_row_index().filter(~pl.col("resident") | (pl.col("index") % 3 != 0)).drop("index")
+    residents = int(gone["resident"].sum())
+    assert warm_counts(free.model, 1.0, MACHINES).sum() > 1.3 * residents
+    fit = fit_model(gone, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    assert warm_counts(fit.model, 1.0, MACHINES).sum() == pytest.approx(residents, rel=1e-6)
+    assert fit.model.classes[-1].per_machine == pytest.approx(0.0, abs=1e-9)
+    by_name = {c.name: c for c in fit.classes}
+    free_service = next(c for c in free.classes if c.name == "service")
+    service = by_name["service"]
+    assert service.best.method == "lognormal-censored-of-mean" and "Little's law" in service.best.note
+    assert service.best.law.mean() < 0.8 * free_service.best.law.mean()
+    assert by_name["task"].best.law.mean() == pytest.approx(free.classes[0].best.law.mean(), rel=1e-9)
