@@ -22,7 +22,8 @@ the window), and the tasks running at the input's start make a ``resident`` clas
 of their own: its law from their residual lives, and as many per machine as the other classes'
 stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
 start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
-again (frequency 0).
+again (frequency 0). When the other classes' stationary tasks outnumber the start's, the mean
+lifetime of the class holding the most of them is set by the start instead (:func:`_keeping_the_start`).
 Arrivals and jobs are fitted without the residents, which were not submitted in the input.
 
 Tasks submitted in the input without a lifetime a law can use (a ``no_lifetime`` reason: never

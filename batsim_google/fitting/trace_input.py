@@ -51,9 +51,10 @@ def trace_task_table(
     progress: bool = False,
     censored: bool = False,
 ) -> tuple[pl.DataFrame, Counter]:
-    """The fitting table of the trace in ``sources`` and the modeled tasks left out of the lifetime
-    fits, by reason; with ``censored``, the cut tasks too (module docstring), flagged by
-    ``censored`` and ``resident``, and the tasks without a lifetime, their reason in ``no_lifetime``."""
+    """The fitting table of the trace in ``sources`` and the tasks left out of the lifetime fits, by
+    reason (without ``censored``: left out of the table; with it: in the table as tasks without a
+    lifetime, their reason in ``no_lifetime``, beside the cut tasks flagged ``censored`` and
+    ``resident``; module docstring)."""
     frames, left_out, cut, lifeless, now = [], Counter(), [], [], -np.inf
     for batch in rebuild(sources, account, grace=grace, workers=workers, progress=progress):
         now = max(now, batch.now)
