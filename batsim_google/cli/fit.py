@@ -211,6 +211,8 @@ def fit_command(
             )
         if c.censored:
             click.echo(f"  censored: {c.censored} of its lifetimes outlive the input (lower bounds), fitted as such")
+        if c.best.note:
+            click.echo(f"  lifetime law: {c.best.note}")
         if c.per_machine is not None:
             click.echo(
                 f"  residents: {c.per_machine:.4g} per machine at the input's start beyond the other classes' "

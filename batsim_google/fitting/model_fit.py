@@ -403,7 +403,8 @@ def _keeping_the_start(
     if kept is None:
         return class_fits, model
     note = (
-        f"mean set by the input's start, {start_tasks:,} tasks (Little's law; {counts.sum():,.0f} at the fitted mean)"
+        f"mean set by the tasks at the input's start, {start_tasks:,} (Little's law; at the free fit's mean the "
+        f"classes' stationary tasks were {counts.sum():,.0f})"
     )
     law_fit = LawFit("lognormal-censored-of-mean", kept.law, kept.ks, kept.loglik, kept.aic, 0.0, note)
     mean = kept.law.mean()

@@ -283,6 +283,8 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
     lines += _without_lifetime_lines(fit)
     for c in fit.classes:
         lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
+        if c.best.note:
+            lines += ["", f"{c.best.method}: {c.best.note}."]
         if c.widths is not None:
             lines += _widths_lines(c.name, c.widths)
     lines += ["", "## Arrivals", ""]
