@@ -38,7 +38,7 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
             account = RowAccount(strict=strict)
             frame, left_out = trace_task_table([source], account, progress=show_progress(None), censored=censored)
             click.echo(f"task_events: {account.summary()}")
-            if left_out:
+            if left_out and not censored:  # a censored fit says what it did with them (without_lifetime_summary)
                 click.echo("modeled tasks left out: " + ", ".join(f"{n} {reason}" for reason, n in left_out.items()))
             if source.is_dir() and (source / "job_events").is_dir():
                 account = RowAccount(strict=strict)
@@ -162,7 +162,7 @@ def fit_command(
     from batsim_google.fitting.fidelity import fidelity_report
     from batsim_google.fitting.job_arrivals import describe_job_profile
     from batsim_google.fitting.model_fit import fit_model
-    from batsim_google.fitting.report import describe, write_report
+    from batsim_google.fitting.report import describe, without_lifetime_summary, write_report
     from batsim_google.model.workload_model import save_model
 
     if classes == "apriori" and k is not None:
@@ -196,6 +196,8 @@ def fit_command(
     save_model(result.model, output)
     table = result.table
     click.echo(f"fit table: {table.rows.summary()}")
+    if note := without_lifetime_summary(result):
+        click.echo(note)
     for c in result.classes:
         click.echo(
             f"{c.name} ({c.kind}, {c.tasks} tasks, frequency {c.frequency:.4g}, mass {c.mass:.4g} s, disparity "
@@ -203,8 +205,14 @@ def fit_command(
         )
         if c.cpu_share is not None:
             click.echo(f"  {c.cpu_share:.1%} of the requested CPU")
+        if c.without_lifetime:
+            click.echo(
+                f"  {c.without_lifetime} more tasks without a lifetime drawn into it (in its frequency and CPU share)"
+            )
         if c.censored:
             click.echo(f"  censored: {c.censored} of its lifetimes outlive the input (lower bounds), fitted as such")
+        if c.best.note:
+            click.echo(f"  lifetime law: {c.best.note}")
         if c.per_machine is not None:
             click.echo(
                 f"  residents: {c.per_machine:.4g} per machine at the input's start beyond the other classes' "

@@ -2,7 +2,7 @@
 
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
    parts 00000-00002: task, service and resident classes, job-level arrivals, the warm start's
-   population (``per_machine``).
+   population (``per_machine``); every task the parts submit in the rates and jobs.
 2. The month's rhythm and level: the weekly profile of the month's job submissions
    (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
    the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job
@@ -11,7 +11,8 @@
 3. The start kept: at the month's rate, Little's law would put more stationary tasks in the cell
    than the parts' start holds. The services' mean lifetime, which a 4-hour window hardly fixes
    (most of it lies in the tail beyond the window), is set so that the stationary tasks plus the
-   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean.
+   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean
+   (:func:`~.model_fit.lifetime_keeping_the_start`, which the fit applies at the parts' rate).
 
 ``python -m batsim_google.fitting.cell_preset DATA OUTPUT`` writes it (DATA holds ``google-2011``
 and ``google-2011-month``); the package ships the result as ``data/google-2011-cell.toml``.
@@ -24,11 +25,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from batsim_google.fitting.censored import CensoredSample, fit_lognormal_of_mean
-from batsim_google.fitting.model_fit import ModelFit, fit_model
+from batsim_google.fitting.model_fit import ModelFit, fit_model, lifetime_keeping_the_start
 from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_job_profile
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.model.laws import Law, law_from_mapping
@@ -71,15 +70,10 @@ def at_the_months_level(model: WorkloadModel, jobs_per_second: float) -> Workloa
 def services_keeping_the_start(model: WorkloadModel, fit: ModelFit, start_tasks: int) -> WorkloadModel:
     """``model`` whose service class's mean lifetime makes the warm start hold ``start_tasks``
     (Little's law: the other classes' stationary tasks and the residents are kept)."""
-    from batsim_google.generation.warm_start import class_rates, warm_counts
-
     index = next(i for i, c in enumerate(model.classes) if c.name == SERVICE)
     service = model.classes[index]
-    others = np.delete(warm_counts(model, 1.0, GOOGLE_2011_MACHINES), index).sum()
-    mean = (start_tasks - others) / class_rates(model)[index]
-    rows = fit.table.frame.filter(pl.col("class") == SERVICE)
-    sample = CensoredSample.of(rows["makespan"].to_numpy(), ~rows["censored"].to_numpy())
-    law = fit_lognormal_of_mean(sample, mean).law
+    rows = fit.table.frame.filter((pl.col("class") == SERVICE) & pl.col("makespan").is_not_null())
+    law = lifetime_keeping_the_start(model, index, rows, start_tasks, GOOGLE_2011_MACHINES).law
     refitted = replace(service, mass=law.mean(), disparity=law.mean() / law.median(), makespan=None)
     return replace(model, classes=tuple(refitted if i == index else c for i, c in enumerate(model.classes)))
 

@@ -125,7 +125,8 @@ def compare_tables(
     ``width`` and ``job_id`` when both have them): per class (``classes``, by default those of
     either in order of appearance), the tasks, frequencies, makespans (two-sample KS), mean
     priorities and widths; the inter-arrival times; the jobs with ``job_id``, their hourly rates
-    from ``hourly_draws`` (default: ``other``'s own submissions). ``seed``: the generator's, if
+    from ``hourly_draws`` (default: ``other``'s own submissions; rows without a makespan, the
+    tasks without a lifetime, count in all but the makespans). ``seed``: the generator's, if
     ``other`` was drawn."""
     names = classes or list(dict.fromkeys(original["class"].to_list() + other["class"].to_list()))
     widths = "width" in original.columns and "width" in other.columns
@@ -141,7 +142,7 @@ def compare_tables(
                 drawn.height,
                 rows.height / original.height,
                 drawn.height / other.height,
-                float(stats.ks_2samp(rows["makespan"].to_numpy(), drawn["makespan"].to_numpy()).statistic),
+                float(stats.ks_2samp(rows["makespan"].drop_nulls().to_numpy(), drawn["makespan"].to_numpy()).statistic),
                 float(rows["priority"].mean()),
                 float(drawn["priority"].mean()),
                 float(stats.ks_2samp(rows["width"].to_numpy(), drawn["width"].to_numpy()).statistic)

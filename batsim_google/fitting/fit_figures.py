@@ -172,7 +172,7 @@ def write_plots(
     given) into ``folder`` (created if needed); return their paths."""
     folder = output_folder(folder)
     written = []
-    frame = fit.table.frame
+    frame = fit.table.frame.filter(fit.table.frame["makespan"].is_not_null())  # lifetimes only
     for c in fit.classes:
         path = folder / f"makespan_{c.name}.png"
         sample = frame.filter(frame["class"] == c.name)["makespan"].to_numpy()

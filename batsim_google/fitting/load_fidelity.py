@@ -7,8 +7,9 @@ in the input beside those of a workload generated from the model over its span: 
 on the input's cell (:func:`~batsim_google.generation.warm_start.warm_start`) and its arrivals
 after it. A task counts from its submission for its makespan on both sides (an infinite cell: the
 warm start's assumption; the input's waits are not modelled), an input task still running at the
-input's end runs on past it. The input side is the rows the fit read: its residents and the tasks it
-kept (what no class holds is not in it).
+input's end runs on past it. The input side is the rows the fit read with a lifetime: its residents
+and the tasks its classes keep (what no class holds, and the tasks without a lifetime, which the
+model generates with its classes' lifetimes, are not in it).
 """
 
 from __future__ import annotations
@@ -91,7 +92,9 @@ def running_load(times, starts, ends, cpu, memory) -> LoadCurve:
 
 def input_load(frame: pl.DataFrame, times: np.ndarray) -> LoadCurve:
     """The load of a fitting table's rows (``subtime``, ``makespan``, ``cpu_request``,
-    ``memory_request``; unknown requests count as 0; a ``censored`` row runs past the input's end)."""
+    ``memory_request``; unknown requests count as 0; a ``censored`` row runs past the input's end;
+    a row without a makespan does not count)."""
+    frame = frame.filter(pl.col("makespan").is_not_null())
     requests = frame.select(pl.col("cpu_request", "memory_request").cast(pl.Float64).fill_null(0.0))
     starts = frame["subtime"].to_numpy()
     ends = starts + frame["makespan"].to_numpy()

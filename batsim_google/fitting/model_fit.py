@@ -22,28 +22,36 @@ the window), and the tasks running at the input's start make a ``resident`` clas
 of their own: its law from their residual lives, and as many per machine as the other classes'
 stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
 start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
-again (frequency 0).
+again (frequency 0). When the other classes' stationary tasks outnumber the start's, the mean
+lifetime of the class holding the most of them is set by the start instead (:func:`_keeping_the_start`).
 Arrivals and jobs are fitted without the residents, which were not submitted in the input.
+
+Tasks submitted in the input without a lifetime a law can use (a ``no_lifetime`` reason: never
+scheduled, ended by EVICT, FAIL or LOST...) are submissions all the same: each is given a class,
+drawn by the shares of the classes among its job's other tasks (among all tasks when its job has
+none), and counts in its class's frequency and CPU share, the arrival rate and the jobs (their
+sizes and class mixes), but in no lifetime law nor priority rate. The generator then gives it the
+lifetime of the class drawn, as it would any task of that class.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from batsim_google.errors import BatsimGoogleError, InputFileError, ParameterError
-from batsim_google.fitting.censored import CensoredSample, fit_all_censored
+from batsim_google.fitting.censored import CensoredFit, CensoredSample, fit_all_censored, fit_lognormal_of_mean
 from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
 from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
-from batsim_google.fitting.table import TaskTable, task_table
+from batsim_google.fitting.table import NO_LIFETIME, TaskTable, task_table
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
 from batsim_google.model.job_arrivals import JobClass
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
@@ -107,6 +115,9 @@ class ClassFit:
     per_machine: float | None = None
     #: The class's share of the CPU the input's rows request (when the input gives requests).
     cpu_share: float | None = None
+    #: Tasks submitted in the input without a lifetime, drawn into this class (counted in its
+    #: frequency, the rates, the jobs and its CPU share; not in ``tasks`` nor its laws).
+    without_lifetime: int = 0
 
     def task_class(self) -> TaskClass:
         law = self.best.law
@@ -178,6 +189,10 @@ class ModelFit:
     jobs: JobArrivalFit | None = None
     #: The input's start: its residents and the CPU and memory they request (censored fits).
     start: StartLoad | None = None
+    #: The tasks submitted without a lifetime, by reason (drawn into classes: ``ClassFit.without_lifetime``).
+    without_lifetime: dict[str, int] = field(default_factory=dict)
+    #: Their share of the CPU the input's rows request (when the input gives requests).
+    without_lifetime_cpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -307,9 +322,9 @@ def _fit_censored_class(name: str, kind: Kind, rows: pl.DataFrame, frequency: fl
     )
 
 
-def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion, methods, grouping) -> ClassFit:
+def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, frequency: float, criterion, methods, grouping) -> ClassFit:
     if "censored" in rows.columns and rows["censored"].any() and "width" not in rows.columns:
-        return _fit_censored_class(name, kind, rows, rows.height / total)
+        return _fit_censored_class(name, kind, rows, frequency)
     makespans = rows["makespan"].to_numpy()
     fits = fit_all(makespans, methods)
     mass = float(makespans.mean())
@@ -317,7 +332,7 @@ def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion,
         name,
         kind,
         rows.height,
-        rows.height / total,
+        frequency,
         mass,
         mass / float(np.median(makespans)),
         fit_priority_rate(rows["priority"].to_numpy()),
@@ -325,6 +340,78 @@ def _fit_class(name: str, kind: Kind, rows: pl.DataFrame, total: int, criterion,
         best_fit(fits, criterion),
         _fit_widths(rows, grouping, criterion, methods) if "width" in rows.columns else None,
     )
+
+
+def _drawn_into_classes(
+    lifeless: pl.DataFrame, labelled: pl.DataFrame, kinds: dict[str, Kind], rng: np.random.Generator
+) -> pl.DataFrame:
+    """``lifeless`` (tasks without a lifetime) with a ``class`` and its ``kind``, drawn by the
+    shares of the classes among the other tasks of the task's job (``labelled``), or among all of
+    them when its job has none: such a task is generated like its job's other tasks."""
+    names = list(kinds)
+    counts = np.zeros((lifeless.height, len(names)))
+    if "job_id" in labelled.columns and "job_id" in lifeless.columns:
+        per_job = labelled.group_by("job_id", "class").len().pivot(on="class", index="job_id", values="len")
+        per_job = per_job.with_columns(pl.lit(0).alias(n) for n in names if n not in per_job.columns)
+        joined = lifeless.select("job_id").with_row_index().join(per_job, on="job_id", how="left").sort("index")
+        counts = joined.select(names).fill_null(0).to_numpy().astype(float)
+    overall = labelled.group_by("class").len()
+    shares = dict(zip(overall["class"].to_list(), overall["len"].to_list()))
+    counts[counts.sum(axis=1) == 0] = [shares.get(n, 0) for n in names]
+    bounds = np.cumsum(counts / counts.sum(axis=1, keepdims=True), axis=1)
+    drawn = np.minimum((rng.random(lifeless.height)[:, None] >= bounds).sum(axis=1), len(names) - 1)
+    classes = np.array(names)[drawn]
+    return lifeless.with_columns(
+        pl.Series("class", classes), pl.Series("kind", [kinds[n] for n in classes], dtype=pl.String)
+    )
+
+
+def lifetime_keeping_the_start(
+    model: WorkloadModel, index: int, rows: pl.DataFrame, start_tasks: float, machines: int
+) -> CensoredFit | None:
+    """The log-normal lifetime of ``model``'s class ``index`` (fitted on its ``rows``, censored
+    ones included) whose mean makes the warm start on ``machines`` hold ``start_tasks``, the other
+    classes' tasks kept (Little's law: rate x mean); None when the others hold as many already."""
+    from batsim_google.generation.warm_start import class_rates, warm_counts
+
+    others = np.delete(warm_counts(model, 1.0, machines), index).sum()
+    mean = (start_tasks - others) / class_rates(model)[index]
+    if not mean > 0:
+        return None
+    censored = rows["censored"].to_numpy() if "censored" in rows.columns else np.zeros(rows.height, dtype=bool)
+    return fit_lognormal_of_mean(CensoredSample.of(rows["makespan"].to_numpy(), ~censored), mean)
+
+
+def _keeping_the_start(
+    class_fits: list[ClassFit], model: WorkloadModel, labelled: pl.DataFrame, start_tasks: int, machines: int
+) -> tuple[list[ClassFit], WorkloadModel]:
+    """The fits and model, the longest-held class's mean lifetime set by the input's start when
+    the classes' stationary tasks (rate x mean lifetime) outnumber the tasks running at it.
+
+    The start is a measurement of rate x mean lifetime; a window of a few hours fixes the mean of
+    the longest-lived tasks least (most of it lies in the tail beyond the window), so it is that
+    mean which gives way: a log-normal of the mean that makes the stationary tasks the start's,
+    sigma by censored likelihood (:func:`lifetime_keeping_the_start`)."""
+    from batsim_google.generation.warm_start import warm_counts
+
+    counts = warm_counts(model, 1.0, machines)
+    if counts.sum() <= start_tasks:
+        return class_fits, model
+    index = int(np.argmax(counts))
+    fit = class_fits[index]
+    kept = lifetime_keeping_the_start(model, index, labelled.filter(pl.col("class") == fit.name), start_tasks, machines)
+    if kept is None:
+        return class_fits, model
+    note = (
+        f"mean set by the tasks at the input's start, {start_tasks:,} (Little's law; at the free fit's mean the "
+        f"classes' stationary tasks were {counts.sum():,.0f})"
+    )
+    law_fit = LawFit("lognormal-censored-of-mean", kept.law, kept.ks, kept.loglik, kept.aic, 0.0, note)
+    mean = kept.law.mean()
+    refitted = replace(fit, fits=[*fit.fits, law_fit], best=law_fit, mass=mean, disparity=mean / kept.law.median())
+    fits = [refitted if i == index else c for i, c in enumerate(class_fits)]
+    classes = tuple(refitted.task_class() if i == index else c for i, c in enumerate(model.classes))
+    return fits, replace(model, classes=classes)
 
 
 def _resident_fit(residents: pl.DataFrame, model: WorkloadModel, machines: int) -> ClassFit:
@@ -422,10 +509,13 @@ def fit_model(
         raise InputFileError(f"{source}: makespan laws per group of widths ({groups}) need a width column")
     if table.frame.height == 0:
         raise InputFileError(f"{source}: no valid task: {rows.summary()}")
-    everything, residents = table.frame, None
+    everything, residents, lifeless = table.frame, None, None
     if "resident" in table.frame.columns:
         residents = table.frame.filter(pl.col("resident"))
         table = TaskTable(table.frame.filter(~pl.col("resident")), rows)
+    if NO_LIFETIME in table.frame.columns:
+        lifeless = table.frame.filter(pl.col(NO_LIFETIME).is_not_null())
+        table = TaskTable(table.frame.filter(pl.col(NO_LIFETIME).is_null()), rows)
     scores = clustering = None
     if classes == "kmeans":
         scores = elbow(table, seed)
@@ -460,16 +550,32 @@ def fit_model(
     rows.set_aside(SMALL_CLASS, sum(sizes.get(n, 0) for n in small))
     rows.set_aside(CONSTANT_CLASS, sum(sizes[n] for n in constant))
     labelled = labelled.filter(pl.col("class").is_in([n for n, _ in kept]))
-    table = TaskTable(labelled, rows)
+    submitted = labelled
+    if lifeless is not None and lifeless.height:
+        drawn = _drawn_into_classes(lifeless, labelled, dict(kept), np.random.default_rng(seed))
+        submitted = pl.concat([labelled, drawn], how="diagonal_relaxed").sort("subtime", maintain_order=True)
+    table = TaskTable(submitted, rows)
+    per_class = dict(submitted.group_by("class").len().iter_rows())
     class_fits = [
-        _fit_class(n, kind, labelled.filter(pl.col("class") == n), labelled.height, criterion, methods, groups)
+        replace(
+            _fit_class(
+                n,
+                kind,
+                labelled.filter(pl.col("class") == n),
+                per_class[n] / submitted.height,
+                criterion,
+                methods,
+                groups,
+            ),
+            without_lifetime=per_class[n] - sizes[n],
+        )
         for n, kind in kept
     ]
-    arrivals = _fit_arrivals(labelled["subtime"].to_numpy(), profile, criterion, methods)
+    arrivals = _fit_arrivals(submitted["subtime"].to_numpy(), profile, criterion, methods)
     job_fit = None
-    if jobs and "job_id" in labelled.columns and labelled["job_id"].n_unique() >= MIN_JOBS:
+    if jobs and "job_id" in submitted.columns and submitted["job_id"].n_unique() >= MIN_JOBS:
         job_fit = fit_job_arrivals(
-            labelled,
+            submitted,
             [n for n, _ in kept],
             None if arrivals.profile is None else arrivals.profile.profile.period,
             lambda positive: _fit_positive_gaps(positive, criterion, methods),
@@ -486,14 +592,32 @@ def fit_model(
         jobs=None if job_fit is None else job_fit.jobs,
     )
     if residents is not None and residents.height >= MIN_CLASS_TASKS:
+        class_fits, model = _keeping_the_start(class_fits, model, labelled, residents.height, machines)
         resident = _resident_fit(residents, model, machines)
         class_fits.append(resident)
         model = _with_resident(model, resident)
-    start = None
+    start, lifeless_cpu, reasons = None, None, {}
+    if lifeless is not None:
+        reasons = dict(lifeless.group_by(NO_LIFETIME).len().sort(NO_LIFETIME).iter_rows())
     if "cpu_request" in everything.columns:
-        class_fits = _with_cpu_shares(class_fits, labelled, residents, everything)
+        class_fits = _with_cpu_shares(class_fits, submitted, residents, everything)
+        if lifeless is not None and float(everything["cpu_request"].sum()) > 0:
+            lifeless_cpu = float(lifeless["cpu_request"].sum()) / float(everything["cpu_request"].sum())
         if residents is not None:
             start = StartLoad(
                 residents.height, float(residents["cpu_request"].sum()), float(residents["memory_request"].sum())
             )
-    return ModelFit(model, table, class_fits, arrivals, criterion, classes, scores, clustering, job_fit, start)
+    return ModelFit(
+        model,
+        table,
+        class_fits,
+        arrivals,
+        criterion,
+        classes,
+        scores,
+        clustering,
+        job_fit,
+        start,
+        reasons,
+        lifeless_cpu,
+    )

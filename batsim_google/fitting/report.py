@@ -90,6 +90,7 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 **({"priority_note": c.priority.note} if c.priority.note else {}),
                 "best": c.best.method,
                 **({"cpu_share": c.cpu_share} if c.cpu_share is not None else {}),
+                **({"without_lifetime": c.without_lifetime} if c.without_lifetime else {}),
                 **({"censored": c.censored} if c.censored else {}),
                 **({"per_machine": c.per_machine} if c.per_machine is not None else {}),
                 "fits": [f.to_mapping() for f in c.fits],
@@ -98,6 +99,8 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
             for c in fit.classes
         ],
     }
+    if fit.without_lifetime:
+        mapping["without_lifetime"] = {"tasks": fit.without_lifetime, "cpu_share": fit.without_lifetime_cpu}
     if fit.elbow is not None:
         mapping["kmeans"] = {
             "elbow": [vars(score) for score in fit.elbow],
@@ -226,6 +229,26 @@ def _widths_lines(name: str, widths: WidthFit) -> list[str]:
     return lines
 
 
+def without_lifetime_summary(fit: ModelFit) -> str | None:
+    """What the fit did with the tasks submitted without a lifetime (None without any)."""
+    if not fit.without_lifetime:
+        return None
+    total = sum(fit.without_lifetime.values())
+    reasons = ", ".join(f"{count} {reason}" for reason, count in fit.without_lifetime.items())
+    drawn = ", ".join(f"{c.name} {c.without_lifetime}" for c in fit.classes if c.without_lifetime)
+    cpu = "" if fit.without_lifetime_cpu is None else f", {fit.without_lifetime_cpu:.1%} of the requested CPU"
+    return (
+        f"{total} tasks submitted without a lifetime ({reasons}){cpu}: left out of the lifetime laws and "
+        f"priority rates; counted in the arrival rate, the jobs and the classes' shares, each drawn into a "
+        f"class by its job's other tasks ({drawn}), whose lifetime law the generator gives it"
+    )
+
+
+def _without_lifetime_lines(fit: ModelFit) -> list[str]:
+    summary = without_lifetime_summary(fit)
+    return [] if summary is None else ["", summary + "."]
+
+
 def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None) -> str:
     arrivals = fit.arrivals
     lines = [
@@ -248,6 +271,7 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
     lines += [
         f"- {c.name}: {c.cpu_share:.1%} of the requested CPU"
         + (f", {c.censored} lifetimes censored" if c.censored else "")
+        + (f", {c.without_lifetime} more tasks without a lifetime drawn into it" if c.without_lifetime else "")
         for c in fit.classes
         if c.cpu_share is not None
     ]
@@ -256,8 +280,11 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         for c in fit.classes
         if c.per_machine is not None
     ]
+    lines += _without_lifetime_lines(fit)
     for c in fit.classes:
         lines += ["", f"### Makespans of {c.name}", "", *_fits_table(c.fits, c.best)]
+        if c.best.note:
+            lines += ["", f"{c.best.method}: {c.best.note}."]
         if c.widths is not None:
             lines += _widths_lines(c.name, c.widths)
     lines += ["", "## Arrivals", ""]

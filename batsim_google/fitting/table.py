@@ -20,6 +20,10 @@ Columns (other columns are ignored):
   task outlived the input), a task running at the input's start (its makespan is then its residual
   life; :mod:`.censored`). Such rows are services whatever their end event, and their lifetimes are
   fitted with censoring (:mod:`.model_fit`).
+- ``no_lifetime``, a string, optional: why a task submitted in the input has no lifetime a law can
+  use (e.g. never scheduled; null when it has one). Such a row needs no ``makespan`` nor kind: it
+  counts in the arrival rate, the jobs' sizes and the classes' requests, and is generated with the
+  lifetime law of a class drawn for it (:mod:`.model_fit`).
 
 A Batsim workload (:mod:`.batsim_input`), the Google trace (:mod:`.trace_input`) and SWF logs
 (:mod:`.swf_input`) produce it. Rows are accounted for by the project's
@@ -59,6 +63,8 @@ JOB_RECORD_COLUMNS = {
 REQUEST_COLUMNS = ("cpu_request", "memory_request")
 #: Optional flags of the tasks an input window cuts (:mod:`.censored`).
 CUT_COLUMNS = ("censored", "resident")
+#: Optional reason why a submitted task has no lifetime (null when it has one).
+NO_LIFETIME = "no_lifetime"
 
 
 @dataclass(frozen=True)
@@ -124,12 +130,13 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     else:
         priority = _number("priority")
         priority_rule = (_finite("priority") & (priority > 0) & (priority <= 1), "priority is not in ]0, 1]")
-    rules = [
-        (_finite("subtime"), "subtime is missing or not finite"),
-        (_finite("makespan") & (_number("makespan") > 0), "makespan is missing, not finite or <= 0"),
-        kind_rule,
-        priority_rule,
-    ]
+    makespan_rule = (_finite("makespan") & (_number("makespan") > 0), "makespan is missing, not finite or <= 0")
+    if NO_LIFETIME in columns:  # a task without a lifetime needs neither a makespan nor a kind
+        lifeless = pl.col(NO_LIFETIME).is_not_null()
+        kind = pl.when(lifeless).then(None).otherwise(kind)
+        makespan_rule = (lifeless | makespan_rule[0].fill_null(False), makespan_rule[1])
+        kind_rule = (lifeless | kind_rule[0].fill_null(False), kind_rule[1])
+    rules = [(_finite("subtime"), "subtime is missing or not finite"), makespan_rule, kind_rule, priority_rule]
     if "scheduling_class" in columns:
         rules.append(
             (
@@ -170,6 +177,8 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     for name in CUT_COLUMNS:
         if name in columns:
             selected.append(pl.col(name).cast(pl.Boolean).fill_null(False))
+    if NO_LIFETIME in columns:
+        selected.append(pl.col(NO_LIFETIME).cast(pl.String))
     selected += [_number(name) for name in REQUEST_COLUMNS if name in columns]
     for name, kind in JOB_RECORD_COLUMNS.items():
         if name in columns:

@@ -12,7 +12,11 @@ tasks submitted and scheduled in the window and still running at the input's end
 their makespan a lower bound, kind ``service``: they were not seen to finish) and the attempts
 running at the window's start (``resident``: submitted at 0, their makespan the residual life from
 0 to their end, or censored at the input's end; an eviction or a lost task censors it too, since it
-would have gone on). Their ``end_event`` is null when censored.
+would have gone on). Their ``end_event`` is null when censored. The other tasks submitted in the
+input (never scheduled; ended by EVICT, FAIL or LOST, or with more than three events) come as
+rows without a makespan, ``no_lifetime`` saying why: no lifetime law can use them, but they are
+submissions, so the arrival rate, the jobs' sizes and the classes' requests count them
+(:mod:`.model_fit`).
 """
 
 from __future__ import annotations
@@ -47,17 +51,18 @@ def trace_task_table(
     progress: bool = False,
     censored: bool = False,
 ) -> tuple[pl.DataFrame, Counter]:
-    """The fitting table of the trace in ``sources`` and the modeled tasks left out, by reason;
-    with ``censored``, the cut tasks too (module docstring), flagged by ``censored`` and
-    ``resident``."""
-    frames, left_out, cut, now = [], Counter(), [], -np.inf
+    """The fitting table of the trace in ``sources`` and the tasks left out of the lifetime fits, by
+    reason (without ``censored``: left out of the table; with it: in the table as tasks without a
+    lifetime, their reason in ``no_lifetime``, beside the cut tasks flagged ``censored`` and
+    ``resident``; module docstring)."""
+    frames, left_out, cut, lifeless, now = [], Counter(), [], [], -np.inf
     for batch in rebuild(sources, account, grace=grace, workers=workers, progress=progress):
         now = max(now, batch.now)
         tasks = paper_population(batch.tasks)
         known = tasks.filter(pl.col("makespan").is_not_null() & pl.col("first_submit").is_finite())
         if censored:
             cut.append(_cut(batch))
-            left_out.update(_not_modeled(batch.tasks, known.height))
+            lifeless.append(_without_lifetime(batch.tasks, known))
         else:
             left_out[CENSORED] += tasks.height - known.height
         frames.append(
@@ -73,22 +78,38 @@ def trace_task_table(
     if censored:
         flags = [pl.lit(False).alias("censored"), pl.lit(False).alias("resident")]
         table = pl.concat(
-            [table.with_columns(flags), *(_cut_rows(frame, now) for frame in cut)], how="vertical_relaxed"
+            [table.with_columns(flags), *(_cut_rows(frame, now) for frame in cut), *lifeless],
+            how="diagonal_relaxed",
         )
+        left_out.update(table["no_lifetime"].drop_nulls().to_list())
     return table.sort("subtime"), left_out
 
 
-NEVER_SCHEDULED = "submitted in the input, never scheduled (no lifetime)"
-OTHER_LIFECYCLE = "submitted in the input, ended by EVICT, FAIL or LOST or with more than three events"
+NEVER_SCHEDULED = "never scheduled"
+OTHER_LIFECYCLE = "ended by EVICT, FAIL or LOST, or with more than three events"
 
 
-def _not_modeled(tasks: pl.DataFrame, modeled: int) -> Counter:
-    """The tasks submitted in the input that a censored fit leaves out, by reason: neither the
-    paper's population nor still running at the input's end."""
+def _without_lifetime(tasks: pl.DataFrame, known: pl.DataFrame) -> pl.DataFrame:
+    """The tasks submitted in the input that neither the paper's population (``known``) nor the
+    still running hold: submitted at their first SUBMIT, no makespan, and why in ``no_lifetime``."""
     submitted = tasks.filter(pl.col("first_submit").is_finite())
-    running = submitted.filter(pl.col("end").is_null() & pl.col("schedule").is_finite()).height
-    never = submitted.filter(pl.col("schedule").is_null()).height
-    return Counter({NEVER_SCHEDULED: never, OTHER_LIFECYCLE: submitted.height - modeled - running - never})
+    still_open = (pl.col("end").is_null() & pl.col("schedule").is_finite()).fill_null(False)
+    others = submitted.filter(~still_open).join(
+        known.select("job_id", "task_index"), on=["job_id", "task_index"], how="anti"
+    )
+    return others.select(
+        pl.col("first_submit").alias("subtime"),
+        pl.lit(None, pl.Float64).alias("makespan"),
+        pl.lit(None, pl.Int8).alias("end_event"),
+        pl.col("priority").alias("google_priority"),
+        *CARRIED,
+        pl.lit(False).alias("censored"),
+        pl.lit(False).alias("resident"),
+        pl.when(pl.col("schedule").is_null())
+        .then(pl.lit(NEVER_SCHEDULED))
+        .otherwise(pl.lit(OTHER_LIFECYCLE))
+        .alias("no_lifetime"),
+    )
 
 
 def _cut(batch) -> pl.DataFrame:

@@ -61,14 +61,27 @@ def test_the_fitted_model_warm_starts_like_the_real_cell(fitted):
     assert batch.memory.sum() == pytest.approx(START_MEMORY * share, rel=0.1)
 
 
-def test_the_fitted_model_generates_the_parts_tasks_and_jobs(fitted, parts_jobs):
-    """Ten times the parts' span (seed 1): the task rate and the mean tasks per job within 10 %, the
-    job gaps and the tasks per job within a KS distance of 0.06 of the parts'."""
+#: Seeds of the generated spans: the job sizes are heavy-tailed (a job may bring 2,000 tasks), so
+#: one seed's rate says little; before every task counted in the jobs, seed 2 fell 10.9 % short.
+SEEDS = (1, 2, 3, 4, 5)
+
+
+def test_the_fitted_models_task_rate_is_the_parts(fitted, parts_jobs):
+    """Every task the parts submit counts, those without a lifetime too: the model's mean rate and
+    mean tasks per job are the parts' (the jobs' sizes are their exact histogram)."""
+    rate = parts_jobs["tasks"].sum() / float(parts_jobs["start"].max())
+    assert class_rates(fitted).sum() == pytest.approx(rate, rel=0.02)
+    assert fitted.jobs.mean_tasks() == pytest.approx(parts_jobs["tasks"].mean(), rel=0.01)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_fitted_model_generates_the_parts_tasks_and_jobs(fitted, parts_jobs, seed):
+    """Ten times the parts' span: the task rate and the mean tasks per job within 10 %, the job
+    gaps and the tasks per job within a KS distance of 0.06 of the parts'."""
     span = float(parts_jobs["start"].max())
     sizes = parts_jobs["tasks"].to_numpy()
     rate = sizes.sum() / span
-    assert class_rates(fitted).sum() == pytest.approx(rate, rel=0.1)
-    batches = list(generate(fitted, load_request_law(), np.random.default_rng(1), duration=10 * span))
+    batches = list(generate(fitted, load_request_law(), np.random.default_rng(seed), duration=10 * span))
     job = np.concatenate([b.job for b in batches])
     subtime = np.concatenate([b.subtime for b in batches])
     first = np.concatenate([[True], np.diff(job) != 0])

@@ -146,13 +146,36 @@ def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
          "--laws", "lognormal-ml"],
     )  # fmt: skip
     assert outcome.exit_code == 0, outcome.output
-    assert "submitted in the input, never scheduled" in outcome.output
+    assert "tasks submitted without a lifetime" in outcome.output
     mapping = json.loads(report.read_text())
+    left_out = mapping["without_lifetime"]["tasks"]
+    assert set(left_out) == {"never scheduled", "ended by EVICT, FAIL or LOST, or with more than three events"}
     start = mapping["load"]["start"]["input"]
     assert start["tasks"] == 132_982 and start["cpu"] == pytest.approx(7492.65, abs=0.01)
     shares = {c["name"]: c["cpu_share"] for c in mapping["classes"]}
     assert set(shares) == {"task", "service", "resident"} and shares["resident"] > 0.8
-    assert sum(shares.values()) == pytest.approx(1.0, abs=0.01)
+    # every row is in a class: the tasks without a lifetime are drawn into the task and service classes
+    assert sum(shares.values()) == pytest.approx(1.0, abs=1e-9)
+    assert sum(c.get("without_lifetime", 0) for c in mapping["classes"]) == sum(left_out.values())
     warm = mapping["load"]["start"]["generated"]
     assert warm["tasks"] == pytest.approx(start["tasks"], rel=0.1)
     assert [c.name for c in load_model(model).classes] == ["task", "service", "resident"]
+
+
+def test_the_start_bounds_the_stationary_tasks(streams):
+    """A start holding fewer tasks than the window's arrivals and laws imply (a third of the
+    residents gone): the longest-held class's mean gives way, so that the warm start holds the
+    start; the other class's law and the rates are kept."""
+    free = fit_model(streams, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    gone = streams.with_row_index().filter(~pl.col("resident") | (pl.col("index") % 3 != 0)).drop("index")
+    residents = int(gone["resident"].sum())
+    assert warm_counts(free.model, 1.0, MACHINES).sum() > 1.3 * residents
+    fit = fit_model(gone, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    assert warm_counts(fit.model, 1.0, MACHINES).sum() == pytest.approx(residents, rel=1e-6)
+    assert fit.model.classes[-1].per_machine == pytest.approx(0.0, abs=1e-9)
+    by_name = {c.name: c for c in fit.classes}
+    free_service = next(c for c in free.classes if c.name == "service")
+    service = by_name["service"]
+    assert service.best.method == "lognormal-censored-of-mean" and "Little's law" in service.best.note
+    assert service.best.law.mean() < 0.8 * free_service.best.law.mean()
+    assert by_name["task"].best.law.mean() == pytest.approx(free.classes[0].best.law.mean(), rel=1e-9)
