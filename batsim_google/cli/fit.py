@@ -305,7 +305,7 @@ def fit_command(
         )
         click.echo(
             f"requested load over the input's span, generated against input: CPU within {cpu_error:.1%}, "
-            f"memory within {memory_error:.1%} (mean absolute error over the input's mean)"
+            f"memory within {memory_error:.1%} (mean absolute error over the input's mean{load.span_note})"
         )
     if report:
         write_report(report, result, str(source), check, load)

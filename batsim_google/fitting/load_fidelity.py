@@ -9,7 +9,9 @@ after it. A task counts from its submission for its makespan on both sides (an i
 warm start's assumption; the input's waits are not modelled), an input task still running at the
 input's end runs on past it. The input side is the rows the fit read with a lifetime: its residents
 and the tasks its classes keep (what no class holds, and the tasks without a lifetime, which the
-model generates with its classes' lifetimes, are not in it).
+model generates with its classes' lifetimes, are not in it). An input that does not open on the
+trace's start has no residents: the tasks running before it are unknown, so the generated side
+leaves out its warm start too, and both sides are the tasks submitted over the span.
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ class LoadFidelity:
     warm_start: StartLoad
     machines: int
     seed: int
+    #: Whether the input has a start (residents) and the generated side its warm start.
+    with_start: bool = True
+
+    @property
+    def span_note(self) -> str:
+        """What the comparison over the span leaves out, for the printouts ('' when nothing)."""
+        return "" if self.with_start else "; the input has no start: both sides without the tasks running before it"
 
     @property
     def errors(self) -> tuple[float, float]:
@@ -67,6 +76,7 @@ class LoadFidelity:
             "machines": self.machines,
             "seed": self.seed,
             "start": {"input": vars(self.input_start), "generated": vars(self.warm_start)},
+            "with_start": self.with_start,
             "mean_error": dict(zip(("cpu", "memory"), self.errors)),
             "times": self.input.times.tolist(),
             "input": {"cpu": self.input.cpu.tolist(), "memory": self.input.memory.tolist()},
@@ -118,8 +128,9 @@ def load_fidelity(
     span = float(frame["subtime"].max())
     times = np.linspace(0.0, span, LOAD_POINTS)
     rng = np.random.default_rng(seed)
+    residents = frame.filter(pl.col("resident")) if "resident" in frame.columns else frame.clear()
     warm = warm_start(model, requests, rng, 1.0, machines)
-    batches = [warm, *generate(model, requests, rng, duration=span)]
+    batches = [warm, *generate(model, requests, rng, duration=span)][0 if residents.height else 1 :]
     subtime = np.concatenate([b.subtime for b in batches])
     generated = running_load(
         times,
@@ -128,7 +139,6 @@ def load_fidelity(
         np.concatenate([b.cpu for b in batches]),
         np.concatenate([b.memory for b in batches]),
     )
-    residents = frame.filter(pl.col("resident")) if "resident" in frame.columns else frame.clear()
     return LoadFidelity(
         input_load(frame, times),
         generated,
@@ -140,4 +150,5 @@ def load_fidelity(
         StartLoad(len(warm), float(warm.cpu.sum()), float(warm.memory.sum())),
         machines,
         seed,
+        residents.height > 0,
     )

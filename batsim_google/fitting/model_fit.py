@@ -24,6 +24,12 @@ stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that
 start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
 again (frequency 0). When the other classes' stationary tasks outnumber the start's, the mean
 lifetime of the class holding the most of them is set by the start instead (:func:`_keeping_the_start`).
+An input that does not open on the trace's start (a later part: the tasks running at its start
+show no SUBMIT, and those that show no event at all are invisible) cannot tell how long its
+longest-lived tasks live, the tail beyond its span: there the trace's own start,
+:data:`~batsim_google.platform.google_2011.GOOGLE_2011_START_TASKS` per 12,583 machines, bounds
+the stationary tasks the same way (the cell's load is steady: its requested CPU stays within 1.11 to
+1.16 of its capacity over the first 3.5 hours).
 Arrivals and jobs are fitted without the residents, which were not submitted in the input.
 
 Tasks submitted in the input without a lifetime a law can use (a ``no_lifetime`` reason: never
@@ -58,7 +64,7 @@ from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.vocabulary import Grouping
 from batsim_google.model.widths import group_bounds, group_names
 from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel
-from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_START_TASKS
 from batsim_google.trace.row_accounting import RowAccount
 
 #: Fewest tasks a class needs to be fitted; smaller classes are skipped (counted) or, strict, refused.
@@ -383,7 +389,12 @@ def lifetime_keeping_the_start(
 
 
 def _keeping_the_start(
-    class_fits: list[ClassFit], model: WorkloadModel, labelled: pl.DataFrame, start_tasks: int, machines: int
+    class_fits: list[ClassFit],
+    model: WorkloadModel,
+    labelled: pl.DataFrame,
+    start_tasks: int,
+    machines: int,
+    whose: str = "the input's start",
 ) -> tuple[list[ClassFit], WorkloadModel]:
     """The fits and model, the longest-held class's mean lifetime set by the input's start when
     the classes' stationary tasks (rate x mean lifetime) outnumber the tasks running at it.
@@ -403,7 +414,7 @@ def _keeping_the_start(
     if kept is None:
         return class_fits, model
     note = (
-        f"mean set by the tasks at the input's start, {start_tasks:,} (Little's law; at the free fit's mean the "
+        f"mean set by the tasks at {whose}, {start_tasks:,} (Little's law; at the free fit's mean the "
         f"classes' stationary tasks were {counts.sum():,.0f})"
     )
     law_fit = LawFit("lognormal-censored-of-mean", kept.law, kept.ks, kept.loglik, kept.aic, 0.0, note)
@@ -596,6 +607,15 @@ def fit_model(
         resident = _resident_fit(residents, model, machines)
         class_fits.append(resident)
         model = _with_resident(model, resident)
+    elif residents is not None:  # a censored fit of an input that does not open on the trace's start
+        class_fits, model = _keeping_the_start(
+            class_fits,
+            model,
+            labelled,
+            round(GOOGLE_2011_START_TASKS * machines / GOOGLE_2011_MACHINES),
+            machines,
+            "the trace's start on as many machines (the input does not open on it, so its own start is unknown)",
+        )
     start, lifeless_cpu, reasons = None, None, {}
     if lifeless is not None:
         reasons = dict(lifeless.group_by(NO_LIFETIME).len().sort(NO_LIFETIME).iter_rows())

@@ -426,8 +426,8 @@ def load_lines(load: LoadFidelity | None) -> str:
         f"- input, at its start (tasks running then): {load.input_start.describe()}",
         f"- generated, the model's warm start on {load.machines:,} machines (seed {load.seed}): "
         f"{load.warm_start.describe()}",
-        f"- over the input's span, generated against input (mean absolute error over the input's mean): "
-        f"CPU {cpu_error:.1%}, memory {memory_error:.1%}",
+        f"- over the input's span, generated against input (mean absolute error over the input's mean"
+        f"{load.span_note}): CPU {cpu_error:.1%}, memory {memory_error:.1%}",
         "",
         "| hour | input CPU | generated CPU | input memory | generated memory |",
         "| --- | --- | --- | --- | --- |",

@@ -45,6 +45,7 @@ from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.parameters import MAX_TIME_S
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_START_TASKS
 
 GRID_POINTS = 8192
 #: Residual-life mass left beyond the grid's end.
@@ -108,6 +109,25 @@ def warm_counts(model: WorkloadModel, arrival_scale: float = 1.0, nb_res: int | 
     return stationary + resident
 
 
+#: Tasks per machine past which a warm start is refused: a hundred times the Google cell's start.
+MAX_WARM_PER_MACHINE = 100 * GOOGLE_2011_START_TASKS / GOOGLE_2011_MACHINES
+
+
+def _check_plausible(model: WorkloadModel, means: np.ndarray, machines: int) -> None:
+    """Refuse a steady state no cell could hold (a lifetime law's mean far beyond what its input
+    showed), in one line, rather than draw it until memory runs out."""
+    if means.sum() <= MAX_WARM_PER_MACHINE * machines:
+        return
+    index = int(np.argmax(means))
+    raise ParameterError(
+        f"a warm start of {means.sum():,.0f} tasks on {machines:,} machines ({means.sum() / machines:,.0f} per "
+        f"machine; the Google cell ran {GOOGLE_2011_START_TASKS / GOOGLE_2011_MACHINES:.1f}): class "
+        f"{model.classes[index].name!r} holds {means[index]:,.0f} by Little's law (rate x its mean lifetime, "
+        f"{model.classes[index].makespan_law().mean():.4g} s); fit its lifetimes on an input that shows them "
+        "(fit --censored of trace parts), or use --preset google-2011-cell"
+    )
+
+
 def warm_start(
     model: WorkloadModel,
     requests: RequestLaw,
@@ -122,7 +142,9 @@ def warm_start(
     if nb_res is None and any(c.per_machine for c in model.classes):
         raise ParameterError("a warm start with resident tasks (per_machine) needs the number of resources")
     laws = [c.makespan_law() for c in model.classes]
-    counts = rng.poisson(warm_counts(model, arrival_scale, nb_res))
+    means = warm_counts(model, arrival_scale, nb_res)
+    _check_plausible(model, means, nb_res or GOOGLE_2011_MACHINES)
+    counts = rng.poisson(means)
     class_index = np.repeat(np.arange(len(model.classes)), counts)
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)

@@ -19,5 +19,8 @@ GOOGLE_2011_TYPES: tuple[tuple[int, str, float, float], ...] = (
 )
 #: The cell's machine count, 12,583.
 GOOGLE_2011_MACHINES = sum(count for count, *_ in GOOGLE_2011_TYPES)
+#: Tasks running at the trace's start (task_events part 00000, scheduled at time 0): the cell's
+#: steady state, 10.6 per machine.
+GOOGLE_2011_START_TASKS = 132_982
 #: The trace's length, the default horizon of machine failures.
 TRACE_DAYS = 29
