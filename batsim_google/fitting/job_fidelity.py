@@ -103,7 +103,7 @@ def job_fidelity(
     complete = generated_counts[generated_ids != generated_ids.max()]
     # the whole hours the input covers (95 % of the first at least): an input that starts later (a
     # later part of the trace) is not compared over the hours before it
-    first = int(np.ceil(original_subtime.min() / HOUR - FIRST_HOUR_COVER))
+    first = int(np.ceil(original_subtime.min() / HOUR - (1 - FIRST_HOUR_COVER)))
     hours = max(int(original_subtime.max() // HOUR) - first, 0)
     drawn = np.array([_hourly(subtime, first, hours) for subtime in hourly_draws]).reshape(len(hourly_draws), hours)
     return JobFidelity(

@@ -27,7 +27,7 @@ from batsim_google.generation.warm_start import warm_start
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
 
-#: Instants the load is taken at, evenly over the input's span (0 and its last submission included).
+#: Instants the load is taken at, evenly over the input's span (its first and last submissions included).
 LOAD_POINTS = 241
 
 
@@ -125,13 +125,14 @@ def load_fidelity(
     """The load of the fitting table ``frame`` (its ``resident`` rows, when it has some, are its
     start) against one workload of ``model`` on ``machines`` over its span: the warm start
     (``numpy.random.default_rng(seed)``), then the arrivals from the same generator."""
-    span = float(frame["subtime"].max())
-    times = np.linspace(0.0, span, LOAD_POINTS)
+    # from the input's first submission (a later part of the trace starts past 0), generated from there
+    begin, end = float(frame["subtime"].min()), float(frame["subtime"].max())
+    times = np.linspace(begin, end, LOAD_POINTS)
     rng = np.random.default_rng(seed)
     residents = frame.filter(pl.col("resident")) if "resident" in frame.columns else frame.clear()
     warm = warm_start(model, requests, rng, 1.0, machines)
-    batches = [warm, *generate(model, requests, rng, duration=span)][0 if residents.height else 1 :]
-    subtime = np.concatenate([b.subtime for b in batches])
+    batches = [warm, *generate(model, requests, rng, duration=end - begin)][0 if residents.height else 1 :]
+    subtime = begin + np.concatenate([b.subtime for b in batches])
     generated = running_load(
         times,
         subtime,

@@ -109,14 +109,15 @@ def warm_counts(model: WorkloadModel, arrival_scale: float = 1.0, nb_res: int | 
     return stationary + resident
 
 
-#: Tasks per machine past which a warm start is refused: a hundred times the Google cell's start.
-MAX_WARM_PER_MACHINE = 100 * GOOGLE_2011_START_TASKS / GOOGLE_2011_MACHINES
+#: Whole Google cells' starts (132,982 tasks each, as many per machine past 12,583 machines) past
+#: which a warm start is refused.
+MAX_WARM_CELLS = 100
 
 
 def _check_plausible(model: WorkloadModel, means: np.ndarray, machines: int) -> None:
     """Refuse a steady state no cell could hold (a lifetime law's mean far beyond what its input
     showed), in one line, rather than draw it until memory runs out."""
-    if means.sum() <= MAX_WARM_PER_MACHINE * machines:
+    if means.sum() <= MAX_WARM_CELLS * GOOGLE_2011_START_TASKS * max(1.0, machines / GOOGLE_2011_MACHINES):
         return
     index = int(np.argmax(means))
     raise ParameterError(

@@ -166,13 +166,15 @@ def test_the_report_and_plots_show_the_jobs(sample_parts_fit, tmp_path):
     assert tmp_path / "hourly_rates.png" in written and (tmp_path / "hourly_rates.png").stat().st_size > 0
 
 
-def test_an_input_starting_later_is_compared_over_its_own_hours():
-    """A later part of the trace starts hours after 0: the hours before it are not compared (they
-    gave an infinite relative error)."""
+@pytest.mark.parametrize("begin", [10_622.0, 10_023.0, 10_790.0])  # part 00002 begins at 10,023 s
+def test_an_input_starting_later_is_compared_over_its_own_hours(begin):
+    """A later part of the trace starts hours after 0: the hours before it, and an hour it covers
+    less than 95 % of, are not compared (they gave an infinite or a far too large error)."""
     rng = np.random.default_rng(0)
-    original = np.sort(rng.uniform(10_622.0, 25_000.0, 4000))
-    drawn = [np.sort(rng.uniform(0.0, 25_000.0, 6950)) for _ in range(3)]
-    fidelity = job_fidelity(original, np.arange(4000), drawn[0], np.arange(6950), drawn)
+    original = np.sort(rng.uniform(begin, 25_000.0, 4000))
+    size = round(4000 * 25_000.0 / (25_000.0 - begin))  # the same rate from 0
+    drawn = [np.sort(rng.uniform(0.0, 25_000.0, size)) for _ in range(3)]
+    fidelity = job_fidelity(original, np.arange(4000), drawn[0], np.arange(size), drawn)
     assert len(fidelity.original_hourly) == 3  # hours 3, 4 and 5 (10,800 to 21,600 s)
     assert min(fidelity.original_hourly) > 900
     assert fidelity.worst_hourly_error == pytest.approx(0.0, abs=0.1)

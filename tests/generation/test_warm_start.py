@@ -80,6 +80,14 @@ def test_warm_tasks_per_class_are_the_arrival_rate_times_the_mean_lifetime():
     assert np.all((batch.priority > 0) & (batch.priority <= 1)) and np.all(batch.cpu >= 0)
 
 
+def test_a_steady_state_no_cell_could_hold_is_refused_before_it_is_drawn():
+    # services of a mean lifetime of 3 years at the Google cell's rate: 400 M tasks running
+    model = WorkloadModel(1 / 4.0, (TaskClass("service", "service", 1.0, 1e8, 5.0, 1.0),), name="eternal")
+    with pytest.raises(ParameterError, match=r"a warm start of 400,000,000 tasks on 12,583 machines .*'service'"):
+        warm_start(model, load_request_law(), np.random.default_rng(0), nb_res=12583)
+    assert len(warm_start(model, load_request_law(), np.random.default_rng(0), 1e4, nb_res=12583)) > 2000
+
+
 def test_a_model_with_widths_is_refused():
     model = WorkloadModel(
         1.0, (TaskClass("t", "task", 1.0, 100.0, 2.0, 1.0, width=Empirical((1.0, 2.0), (0.5, 0.5))),), name="wide"
