@@ -13,17 +13,11 @@ UNCALIBRATED = {
     "eviction_rate_normal": 0.0,
     "eviction_rate_production": 0.0,
 }
-#: The same as options of ``run``.
+#: The same as options of ``run`` (a flag pair's ``--no-`` side for a boolean).
 UNCALIBRATED_OPTIONS = [
-    "--placement-latency",
-    "0",
-    "--no-free-tier-room",
-    "--reclaim-on-placement",
-    "0",
-    "--eviction-rate-normal",
-    "0",
-    "--eviction-rate-production",
-    "0",
+    word
+    for name, value in UNCALIBRATED.items()
+    for word in (["--no-" + name.replace("_", "-")] if value is False else ["--" + name.replace("_", "-"), str(value)])
 ]
 
 
