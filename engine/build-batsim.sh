@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Build Batsim 4.2.1, stock or with engine/batsim-google.patch, on Debian (bookworm or newer) with
-# Debian's SimGrid 3.32, outside this repository.
+# Build Batsim 4.2.1, stock or with engine/batsim-google.patch, or the scheduler batsched 1.4.0, on
+# Debian (bookworm or newer) with Debian's SimGrid 3.32, outside this repository.
 #
 #   engine/build-batsim.sh --prefix /opt/batsim/patched            # patched, sources cloned
 #   engine/build-batsim.sh --prefix /opt/batsim/stock --stock      # stock Batsim 4.2.1
+#   engine/build-batsim.sh --prefix /opt/batsched --batsched       # batsched 1.4.0
 #
-# Batsim's two small dependencies that Debian lacks, intervalset and redox, are built as static
-# libraries in the build directory, so the installed binary needs only Debian's shared libraries.
-# Every source is cloned from its public repository unless given as a local tree (--source,
-# --intervalset-source, --redox-source); a given tree is copied, never modified.
+# The small dependencies that Debian lacks (intervalset, redox, and for batsched loguru) are built
+# as static libraries in the build directory, so the installed binary needs only Debian's shared
+# libraries; intervalset and loguru get engine/intervalset and engine/loguru's meson builds when
+# their trees have none. Every source is cloned from its public repository unless given as a local
+# tree (--source, --batsched-source, --intervalset-source, --redox-source, --loguru-source); a
+# given tree is copied, never modified.
 set -euo pipefail
 
 BATSIM_REPO=https://gitlab.inria.fr/batsim/batsim.git
@@ -16,12 +19,17 @@ BATSIM_REF=v4.2.1
 INTERVALSET_REPO=https://gitlab.inria.fr/batsim/intervalset.git
 INTERVALSET_REF=v1.2.0
 REDOX_REPO=https://github.com/hmartiro/redox.git
+BATSCHED_REPO=https://gitlab.inria.fr/batsim/batsched.git
+BATSCHED_REF=v1.4.0
+LOGURU_REPO=https://github.com/emilk/loguru.git
+LOGURU_REF=v2.1.0
 DEBIAN_PACKAGES=(
     build-essential ca-certificates cmake git meson ninja-build patch pkg-config
     libsimgrid-dev libboost-dev rapidjson-dev libpugixml-dev libdocopt-dev
     cppzmq-dev libzmq3-dev libhiredis-dev libev-dev
     libgtest-dev # intervalset's own tests
 )
+BATSCHED_PACKAGES=(libgmp-dev libboost-locale-dev libboost-regex-dev libboost-system-dev)
 
 ENGINE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_DIR=$(dirname "$ENGINE_DIR")
@@ -31,11 +39,14 @@ usage() {
     cat <<EOF
 Usage: $0 --prefix DIR [options]
 
-  --prefix DIR               install Batsim into DIR (DIR/bin/batsim); required
+  --prefix DIR               install into DIR (DIR/bin/batsim, or DIR/bin/batsched); required
   --stock                    build stock Batsim 4.2.1 (default: with batsim-google.patch)
+  --batsched                 build batsched 1.4.0 instead of Batsim
   --source DIR               Batsim $BATSIM_REF source tree (default: clone $BATSIM_REPO)
+  --batsched-source DIR      batsched $BATSCHED_REF source tree (default: clone $BATSCHED_REPO)
   --intervalset-source DIR   intervalset source tree (default: clone $INTERVALSET_REPO)
   --redox-source DIR         redox source tree (default: clone $REDOX_REPO)
+  --loguru-source DIR        loguru source tree, for batsched (default: clone $LOGURU_REPO)
   --build-dir DIR            where to build (default: a new temporary directory, removed at the end)
   --no-apt                   do not install the Debian packages (they are installed when root)
   --jobs N                   parallel compile jobs (default: nproc)
@@ -49,7 +60,10 @@ die() {
 
 prefix=""
 stock=false
+batsched=false
 batsim_source=""
+batsched_source=""
+loguru_source=""
 intervalset_source=""
 redox_source=""
 build_dir=""
@@ -59,7 +73,10 @@ while (($#)); do
     case "$1" in
     --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
     --stock) stock=true; shift ;;
+    --batsched) batsched=true; shift ;;
     --source) batsim_source=${2:?--source needs a directory}; shift 2 ;;
+    --batsched-source) batsched_source=${2:?--batsched-source needs a directory}; shift 2 ;;
+    --loguru-source) loguru_source=${2:?--loguru-source needs a directory}; shift 2 ;;
     --intervalset-source) intervalset_source=${2:?--intervalset-source needs a directory}; shift 2 ;;
     --redox-source) redox_source=${2:?--redox-source needs a directory}; shift 2 ;;
     --build-dir) build_dir=${2:?--build-dir needs a directory}; shift 2 ;;
@@ -70,6 +87,13 @@ while (($#)); do
     esac
 done
 [[ -n $prefix ]] || { usage >&2; die "--prefix is required"; }
+if $batsched; then
+    $stock && die "--stock is an option of Batsim's build, not batsched's"
+    [[ -z $batsim_source ]] || die "--source is Batsim's source; batsched's is --batsched-source"
+else
+    [[ -z $batsched_source && -z $loguru_source ]] ||
+        die "--batsched-source and --loguru-source need --batsched"
+fi
 
 # Nothing is written inside the repository: neither the build nor the installation.
 inside_repo() {
@@ -89,7 +113,10 @@ deps=$build_dir/deps
 
 if $use_apt && [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
     apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${DEBIAN_PACKAGES[@]}"
+    # Installing the list also upgrades any of its packages (and their dependencies) already present.
+    packages=("${DEBIAN_PACKAGES[@]}")
+    $batsched && packages+=("${BATSCHED_PACKAGES[@]}")
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${packages[@]}"
 fi
 
 # fetch NAME SOURCE_DIR REPO [REF]: a private copy of a given tree, or a shallow clone.
@@ -107,6 +134,8 @@ fetch() {
 
 echo "== intervalset"
 fetch intervalset "$intervalset_source" "$INTERVALSET_REPO" "$INTERVALSET_REF"
+# A tree of intervalset's two source files without a build of its own gets engine/intervalset's.
+[[ -f $build_dir/intervalset/meson.build ]] || cp "$ENGINE_DIR/intervalset/meson.build" "$build_dir/intervalset/"
 meson setup "$build_dir/intervalset/build" "$build_dir/intervalset" --buildtype=release \
     --default-library=static --prefix="$deps" --libdir=lib
 ninja -C "$build_dir/intervalset/build" -j "$jobs" install
@@ -129,6 +158,24 @@ Version: 0.3.0
 Cflags: -I\${prefix}/include
 Libs: -L\${prefix}/lib -lredox_static -lhiredis -lev -lpthread
 EOF
+
+if $batsched; then
+    echo "== loguru"
+    fetch loguru "$loguru_source" "$LOGURU_REPO" "$LOGURU_REF"
+    [[ -f $build_dir/loguru/meson.build ]] || cp "$ENGINE_DIR/loguru/meson.build" "$build_dir/loguru/"
+    meson setup "$build_dir/loguru/build" "$build_dir/loguru" --buildtype=release \
+        --default-library=static --prefix="$deps" --libdir=lib
+    ninja -C "$build_dir/loguru/build" -j "$jobs" install
+
+    echo "== batsched"
+    fetch batsched "$batsched_source" "$BATSCHED_REPO" "$BATSCHED_REF"
+    grep -q "version: '1.4.0'" "$build_dir/batsched/meson.build" || die "the batsched source is not version 1.4.0"
+    PKG_CONFIG_PATH=$deps/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH} \
+        meson setup "$build_dir/batsched/build" "$build_dir/batsched" --buildtype=release --prefix="$prefix"
+    ninja -C "$build_dir/batsched/build" -j "$jobs" install
+    echo "== installed $prefix/bin/batsched, version $("$prefix/bin/batsched" --version)"
+    exit 0
+fi
 
 echo "== batsim ($($stock && echo stock || echo patched))"
 fetch batsim "$batsim_source" "$BATSIM_REPO" "$BATSIM_REF"
