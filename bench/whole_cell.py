@@ -11,14 +11,16 @@ energies and whether the jobs ended the same. Then the patched binary alone runs
 timed as the ``batsim-google run`` command a user types (process start and metrics included).
 
     uv run python -m bench.whole_cell [--trace ../shared/data/google-2011] [--machines 512 1024 2048]
-        [--hour 3600] [--no-full-cell] [--extra WORKLOAD:HORIZON ...]
+        [--hour 3600] [--no-full-cell] [--extra WORKLOAD:HORIZON ...] [--stock BATSIM] [--patched BATSIM]
+
+The binaries default to ``batsim`` and ``batsim-patched``, or ``$BATSIM_STOCK`` and
+``$BATSIM_PATCHED`` when set (docs/batsim.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -27,7 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
-from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary
+from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary, binary_name
 from batsim_google.simulation.cost_model import estimate, read_workload_cost
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,8 +98,8 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, default=REPO.parent / "shared" / "data" / "google-2011")
     parser.add_argument("--machines", type=int, nargs="*", default=[512, 1024, 2048])
     parser.add_argument("--hour", type=float, default=3600.0, help="the window's end, seconds")
-    parser.add_argument("--stock", default=os.environ.get("BATSIM_STOCK", "batsim-stock"))
-    parser.add_argument("--patched", default=os.environ.get("BATSIM_PATCHED", "batsim-patched"))
+    parser.add_argument("--stock", default=binary_name("stock"))
+    parser.add_argument("--patched", default=binary_name("patched"))
     parser.add_argument("--no-full-cell", action="store_true", help="skip the patched whole-cell hour")
     parser.add_argument(
         "--extra", nargs="*", default=[], help="more workloads for the whole cell, each PATH:HORIZON (seconds)"

@@ -37,9 +37,13 @@ def plain_swf_jobs(path: Path) -> list[list[float]]:
 
 @pytest.fixture(scope="session")
 def batsim_binary() -> str:
-    path = shutil.which("batsim")
+    """The stock Batsim 4.2.1: ``$BATSIM_STOCK``, else ``batsim`` on PATH (docs/batsim.md)."""
+    from batsim_google.simulation.batsim_binary import binary_name
+
+    name = binary_name("stock")
+    path = shutil.which(name)
     if path is None:
-        pytest.skip("integration test needs Batsim 4.2.1: no 'batsim' on PATH")
+        pytest.skip(f"integration test needs Batsim 4.2.1: no '{name}' on PATH")
     return path
 
 

@@ -9,6 +9,7 @@ changes (:mod:`batsim_google.experiments.pstate_energy`).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -21,6 +22,10 @@ PATCH_SUFFIX = "+batsim-google"
 #: The patched binary's option that turns off the energy sweep (``out_consumed_energy.csv``).
 DISABLE_ENERGY_TRACING = "--disable-energy-tracing"
 VERSION_TIMEOUT_S = 30.0
+#: Each build's command and the environment variable that names another one instead
+#: (docs/batsim.md): the stock Batsim is ``batsim``, the name every user has; ours is
+#: ``batsim-patched``. Tests and benchmarks that need a given build find it here.
+BINARY_NAMES = {"stock": ("BATSIM_STOCK", "batsim"), "patched": ("BATSIM_PATCHED", "batsim-patched")}
 
 #: Batsim's own log categories (``src/batsim.cpp``), each set at every verbosity level.
 LOG_CATEGORIES = (
@@ -69,6 +74,12 @@ class BatsimBinary:
     def describe(self) -> str:
         kind = "patched: timer delays, energy from power states" if self.patched else "stock"
         return f"Batsim {self.version} at {self.path} ({kind})"
+
+
+def binary_name(kind: str) -> str:
+    """The command of the ``stock`` or ``patched`` build: its variable's value if set, else its name."""
+    variable, name = BINARY_NAMES[kind]
+    return os.environ.get(variable) or name
 
 
 @cache

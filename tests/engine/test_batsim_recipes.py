@@ -123,10 +123,15 @@ def test_build_script_is_valid_shell():
     assert result.returncode == 0, result.stdout
 
 
+def run_build_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(BUILD_SCRIPT), *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.parametrize("build", [[], ["--stock"], ["--batsched"]], ids=["patched", "stock", "batsched"])
 @pytest.mark.parametrize("option", ["--prefix", "--build-dir"])
-def test_build_script_refuses_to_write_inside_the_repository(option, tmp_path):
+def test_build_script_refuses_to_write_inside_the_repository(option, build, tmp_path):
     inside = ROOT / "engine" / "not-a-build-dir"
-    args = ["--prefix", str(tmp_path / "prefix"), option, str(inside), "--no-apt"]
+    args = ["--prefix", str(tmp_path / "prefix"), *build, option, str(inside), "--no-apt"]
     result = subprocess.run(["bash", str(BUILD_SCRIPT), *args], capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"{option} {inside} is inside the repository" in result.stderr
@@ -135,9 +140,89 @@ def test_build_script_refuses_to_write_inside_the_repository(option, tmp_path):
 
 
 def test_build_script_rejects_an_unknown_option():
-    result = subprocess.run(["bash", str(BUILD_SCRIPT), "--prefx", "/tmp/x"], capture_output=True, text=True)
+    result = run_build_script("--prefx", "/tmp/x")
     assert result.returncode == 1
     assert "unknown option: --prefx" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--batsched", "--stock"], "--stock is an option of Batsim's build, not batsched's"),
+        (["--batsched", "--source", "/tmp"], "--source is Batsim's source; batsched's is --batsched-source"),
+        (["--batsched-source", "/tmp"], "--batsched-source and --loguru-source need --batsched"),
+        (["--loguru-source", "/tmp"], "--batsched-source and --loguru-source need --batsched"),
+    ],
+)
+def test_build_script_refuses_options_of_the_other_build(args, message, tmp_path):
+    result = run_build_script("--prefix", str(tmp_path / "prefix"), "--no-apt", *args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert not (tmp_path / "prefix").exists()
+
+
+def test_build_script_usage_names_every_option_it_parses():
+    usage = run_build_script("--help").stdout
+    script = BUILD_SCRIPT.read_text()
+    parsed = set(re.findall(r"^\s+(--[a-z-]+)\)", script, flags=re.MULTILINE))
+    assert parsed >= {"--batsched", "--batsched-source", "--loguru-source", "--intervalset-source"}
+    assert parsed == set(re.findall(r"^\s+(--[a-z-]+)", usage, flags=re.MULTILINE))
+
+
+def meson_install(source: Path, tmp_path: Path) -> Path:
+    """Configure, build and install ``source`` with meson into a prefix under ``tmp_path``."""
+    if shutil.which("meson") is None or shutil.which("ninja") is None:
+        pytest.skip("meson and ninja are not installed: the meson build is not run")
+    prefix, build = tmp_path / "prefix", tmp_path / "build"
+    setup = ["meson", "setup", str(build), str(source), f"--prefix={prefix}", "--libdir=lib"]
+    for command in (setup, ["ninja", "-C", str(build), "install"]):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return prefix
+
+
+def test_intervalset_meson_build_installs_a_static_cxx17_library_and_its_pkg_config_file(tmp_path):
+    """engine/intervalset/meson.build on a tree laid out like intervalset's (include/, src/), with
+    a source that compiles only as C++17 and uses Boost's interval sets as the real one does."""
+    source = tmp_path / "intervalset"
+    (source / "include").mkdir(parents=True)
+    (source / "src").mkdir()
+    shutil.copy(ENGINE / "intervalset" / "meson.build", source)
+    (source / "include" / "intervalset.hpp").write_text(
+        "#pragma once\n#include <boost/icl/interval_set.hpp>\n"
+        "struct IntervalSet { boost::icl::interval_set<int> set; unsigned int size() const; };\n"
+    )
+    (source / "src" / "intervalset.cpp").write_text(
+        '#include "intervalset.hpp"\n'
+        'static_assert(__cplusplus >= 201703L, "C++17");\n'
+        "unsigned int IntervalSet::size() const { if constexpr (true) { return set.size(); } }\n"
+    )
+    if not Path("/usr/include/boost/icl/interval_set.hpp").exists():
+        pytest.skip("Boost's headers (libboost-dev) are not installed: the meson build is not run")
+    prefix = meson_install(source, tmp_path)
+    assert (prefix / "lib" / "libintervalset.a").exists()
+    assert not list((prefix / "lib").glob("libintervalset.so*"))
+    assert (prefix / "include" / "intervalset.hpp").exists()
+    pc = (prefix / "lib" / "pkgconfig" / "intervalset.pc").read_text()
+    assert "Name: intervalset" in pc and "-lintervalset" in pc
+
+
+def test_loguru_meson_build_turns_streams_on_for_the_library_and_its_users(tmp_path):
+    """engine/loguru/meson.build on a tree laid out like loguru 2.1.0's: batsched's LOG_S needs
+    LOGURU_WITH_STREAMS in loguru.cpp and in every file that includes loguru.hpp."""
+    source = tmp_path / "loguru"
+    source.mkdir()
+    shutil.copy(ENGINE / "loguru" / "meson.build", source)
+    (source / "loguru.hpp").write_text("#pragma once\nnamespace loguru { int streams(); }\n")
+    (source / "loguru.cpp").write_text(
+        '#include "loguru.hpp"\n#if !LOGURU_WITH_STREAMS\n#error streams off\n#endif\n'
+        "int loguru::streams() { return LOGURU_WITH_STREAMS; }\n"
+    )
+    prefix = meson_install(source, tmp_path)
+    assert (prefix / "lib" / "libloguru.a").exists()
+    assert (prefix / "include" / "loguru.hpp").exists()
+    pc = (prefix / "lib" / "pkgconfig" / "loguru.pc").read_text()
+    assert "-DLOGURU_WITH_STREAMS=1" in pc and "-lloguru" in pc
 
 
 def test_nix_recipe_parses():

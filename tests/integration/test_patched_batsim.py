@@ -2,15 +2,14 @@
 the same jobs, machine states and energy (the patched one's computed from its power-state changes,
 with its energy sweep off).
 
-The binaries: ``$BATSIM_STOCK`` (else ``batsim-stock``, else ``batsim``) must print a stock
-version and ``$BATSIM_PATCHED`` (else ``batsim-patched``, else ``batsim``) a patched one
-(docs/batsim.md builds both); skipped with the reason when either is missing.
+The binaries: ``$BATSIM_STOCK`` (else ``batsim``) must print a stock version and
+``$BATSIM_PATCHED`` (else ``batsim-patched``) a patched one (docs/batsim.md builds both); skipped
+with the reason when either is missing or is the other build.
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 import polars as pl
 import pytest
@@ -18,7 +17,7 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.errors import SimulationError
-from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary
+from batsim_google.simulation.batsim_binary import BatsimBinary, batsim_binary, binary_name
 
 pytestmark = pytest.mark.batsim
 MACHINES = 64
@@ -36,25 +35,23 @@ TIME_TOLERANCE_S = 1e-4
 STATE_TOLERANCE = 0.01
 
 
-def _find(variable: str, names: tuple[str, ...], patched: bool) -> BatsimBinary | None:
-    for name in (os.environ.get(variable), *names):
-        if not name:
-            continue
-        try:
-            binary = batsim_binary(name)
-        except SimulationError:
-            continue
-        if binary.patched == patched:
-            return binary
-    return None
+def _find(kind: str) -> tuple[BatsimBinary | None, str]:
+    """The ``kind`` build (docs/batsim.md names them), or None and why not."""
+    name = binary_name(kind)
+    try:
+        binary = batsim_binary(name)
+    except SimulationError as error:
+        return None, str(error)
+    if binary.kind != kind:
+        return None, f"'{name}' is {binary.describe()}, not the {kind} build"
+    return binary, ""
 
 
 @pytest.fixture(scope="module")
 def binaries() -> tuple[str, str]:
-    stock = _find("BATSIM_STOCK", ("batsim-stock", "batsim"), patched=False)
-    patched = _find("BATSIM_PATCHED", ("batsim-patched", "batsim"), patched=True)
+    (stock, stock_why), (patched, patched_why) = _find("stock"), _find("patched")
     if stock is None or patched is None:
-        pytest.skip(f"needs a stock and a patched Batsim 4.2.1 (stock: {stock}, patched: {patched})")
+        pytest.skip(f"needs a stock and a patched Batsim 4.2.1: {stock_why or patched_why}")
     return stock.path, patched.path
 
 
