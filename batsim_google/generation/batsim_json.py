@@ -41,7 +41,7 @@ import polars as pl
 from batsim_google.errors import ParameterError
 from batsim_google.generation.job_times import check_job_times
 from batsim_google.generation.service_profile import SERVICE_DELAY, SERVICE_PROFILE
-from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode
+from batsim_google.generation.walltime import NO_WALLTIMES, FactorStream, WalltimeMode
 from batsim_google.output_files import AtomicFile
 from batsim_google.units import HOUR
 
@@ -89,7 +89,7 @@ class WorkloadWriter:
         self.path = Path(path)
         self.grain = None if grain is None else float(grain)
         self.walltime = walltime
-        self._rng = np.random.default_rng(0) if rng is None else rng
+        self._factors = FactorStream(np.random.default_rng(0) if rng is None else rng)
         self.jobs = 0
         self.profiles = 0
         self._shared_profiles: set[int] = set()
@@ -175,7 +175,7 @@ class WorkloadWriter:
     def _walltimes(self, jobs: pl.DataFrame, written: pl.Series) -> pl.Series:
         """The walltimes of the writer's mode for jobs whose delays are written as ``written``."""
         requested = jobs[REQUESTED].cast(pl.Float64).fill_null(np.nan).to_numpy() if REQUESTED in jobs.columns else None
-        values = self.walltime.walltimes(written.to_numpy(), requested, self._rng).round(TIME_DECIMALS)
+        values = self.walltime.walltimes(written.to_numpy(), requested, self._factors).round(TIME_DECIMALS)
         return pl.Series("walltime", values)
 
     def _profiles_of(self, jobs: pl.DataFrame, is_service: pl.Expr) -> tuple[pl.Expr, pl.DataFrame, pl.Series]:

@@ -42,6 +42,9 @@ DEFAULT_MODE = "none"
 #: A fixed stream of the seed for the draws of ``user-estimate``: the jobs drawn from a seed
 #: stay the same whatever the walltime mode.
 WALLTIME_STREAM = 0x57A11
+#: ``user-estimate`` draws its factors in blocks of this many, whatever the batches written, so a
+#: job's factor depends on its rank only: a shorter workload of a seed is a prefix of a longer one.
+FACTOR_BLOCK = 65_536
 
 
 @dataclass(frozen=True)
@@ -75,9 +78,9 @@ class WalltimeMode:
             record["law_source"] = law.provenance.get("source")
         return record
 
-    def walltimes(self, duration: np.ndarray, requested: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    def walltimes(self, duration: np.ndarray, requested: np.ndarray | None, factors: FactorStream) -> np.ndarray:
         """The walltime of jobs lasting ``duration`` (as written), given the log's ``requested``
-        times (NaN: unknown) for ``requested``; ``rng`` for ``user-estimate``."""
+        times (NaN: unknown) for ``requested``; ``factors``, the next jobs', for ``user-estimate``."""
         duration = np.asarray(duration, dtype=float)
         if self.name == "none":
             return np.full(len(duration), NO_WALLTIME)
@@ -86,9 +89,7 @@ class WalltimeMode:
         elif self.name == "factor":
             wanted = duration * self.factor
         elif self.name == "user-estimate":
-            from batsim_google.model.walltime_law import load_walltime_law
-
-            wanted = duration * load_walltime_law().factors(len(duration), rng)
+            wanted = duration * factors.take(len(duration))
         else:
             if requested is None:
                 raise ParameterError("--walltime requested needs the log's requested times (SWF logs only)")
@@ -107,6 +108,23 @@ def parse_walltime_mode(text: str, kills: bool = False) -> WalltimeMode:
     except ValueError:
         raise ParameterError(f"--walltime must be one of {', '.join(MODES)} or a factor > 0 (got {text!r})") from None
     return WalltimeMode("factor", factor, kills)
+
+
+class FactorStream:
+    """The factors of ``user-estimate``, job after job, drawn from ``rng`` in whole blocks."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+        self._left = np.empty(0)
+
+    def take(self, count: int) -> np.ndarray:
+        """The next ``count`` jobs' factors."""
+        from batsim_google.model.walltime_law import load_walltime_law
+
+        while len(self._left) < count:
+            self._left = np.concatenate([self._left, load_walltime_law().factors(FACTOR_BLOCK, self._rng)])
+        taken, self._left = self._left[:count], self._left[count:]
+        return taken
 
 
 def walltime_rng(seed: int) -> np.random.Generator:

@@ -28,8 +28,9 @@ def generate(path, duration: int, *options: str) -> dict:
         ["--preset", "google"],
         ["--preset", "google-2011-cell"],  # an arrival profile: the month's rhythm
         ["--preset", "google", "--warm-start", "--nb-res", "512", "--grain", "60", "--walltime", "1.5"],
+        ["--preset", "google", "--walltime", "user-estimate"],  # drawn factors, in blocks of a fixed size
     ],
-    ids=["google", "google-2011-cell", "warm-start-grain-walltimes"],
+    ids=["google", "google-2011-cell", "warm-start-grain-walltimes", "user-estimate"],
 )
 def test_the_hour_is_the_days_first_hour_job_by_job(tmp_path, options):
     hour = generate(tmp_path / "hour.json", HOUR_S, *options)
