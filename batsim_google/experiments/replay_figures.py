@@ -9,7 +9,8 @@ window's end keep it below 1. A group with no attempt on either side gets no pan
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ SIDES = (("real", "-"), ("simulated", "--"))
 #: Waits are drawn from this floor (a log axis has no 0) to the longest wait shown.
 WAIT_FLOOR_S = 0.1
 DPI = 150
+MINUTE_S, HOUR_S = 60.0, 3600.0
 
 
 def _pyplot():
@@ -155,3 +157,54 @@ def draw_figures(
     if bursts is not None:
         paths.append(bursts_figure(real, simulated, bursts, duration, folder / "bursts.png"))
     return paths
+
+
+#: A sweep's figure of the largest jobs' waits shows at most this many windows: those whose
+#: largest job is largest (the bursts).
+SWEEP_PANELS = 24
+
+
+def sweep_evictions_figure(windows: Sequence[tuple[float, float, dict]], path: Path) -> Path:
+    """Evictions per minute over the sweep's span, real and simulated; ``windows`` are (start,
+    end, bursts) of the windows replayed, borders dotted."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(10, 3.4))
+    for index, (start, end, bursts) in enumerate(windows):
+        for side, style in SIDES:
+            counts = np.asarray(bursts["evictions_per_minute"][side])
+            edges = (start + MINUTE_S * np.arange(counts.size + 1)) / HOUR_S
+            colour = "C0" if side == "real" else "C1"
+            axis.stairs(counts, edges, linestyle=style, color=colour, label=side if index == 0 else None)
+        axis.axvline(start / HOUR_S, color="grey", linestyle=":", linewidth=0.8)
+        axis.axvline(end / HOUR_S, color="grey", linestyle=":", linewidth=0.8)
+    axis.set_xlabel("hour of the trace (windows dotted)")
+    axis.set_ylabel("attempts evicted per minute")
+    axis.set_ylim(bottom=0)
+    if windows:
+        axis.set_xlim(min(w[0] for w in windows) / HOUR_S, max(w[1] for w in windows) / HOUR_S)
+        axis.legend()
+    else:
+        axis.text(0.5, 0.5, "no window replayed", transform=axis.transAxes, ha="center")
+    return save_figure(figure, path, dpi=DPI)
+
+
+def sweep_jobs_figure(panels: Sequence[tuple[float, float, Callable[[], tuple]]], path: Path) -> Path:
+    """The largest jobs' wait CDFs, a panel per window: ``panels`` are (start, end, load) where
+    ``load()`` gives the window's (real, simulated, bursts) (read only when drawn)."""
+    plt = _pyplot()
+    columns = max(1, min(3, len(panels)))
+    rows = max(1, math.ceil(len(panels) / columns))
+    figure, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.3 * rows), sharey=True, squeeze=False)
+    for axis, (start, end, load) in zip(axes.flat, panels):
+        real, simulated, bursts = load()
+        _jobs_cdfs(axis, real, simulated, bursts["largest_jobs"], end - start)
+        axis.set_title(f"[{start:g}, {end:g}) s", fontsize="medium")
+        axis.set_xlabel("wait (s)")
+        if bursts["largest_jobs"]:
+            axis.legend(loc="lower right", fontsize="x-small")
+    for axis in list(axes.flat)[len(panels) :]:
+        axis.set_visible(False)
+    for row in axes:
+        row[0].set_ylabel("share of the job's\nattempts started")
+    figure.suptitle("largest jobs of each window: real (solid), simulated (dashed)", fontsize="medium")
+    return save_figure(figure, path, dpi=DPI)

@@ -47,6 +47,19 @@ REPORT = "replay_validation.json"
 ATTEMPTS = {"real": "real_attempts.parquet", "simulated": "simulated_attempts.parquet"}
 
 
+def window_policy(policy: dict, start: float, end: float) -> dict:
+    """The scheduler's options for the window ``[start, end)``: ``policy`` with the window's length
+    as its horizon; a window or options that cannot run are refused (:class:`ParameterError`)."""
+    if not 0 <= start < end or not math.isfinite(end):
+        raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
+    duration = end - start
+    if policy.get("horizon", 0.0) not in (0.0, duration):
+        raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
+    policy = {**policy, "horizon": duration}
+    PolicyConfig(**policy)
+    return policy
+
+
 def validate_replay(
     trace: Path,
     start: float,
@@ -66,14 +79,9 @@ def validate_replay(
     """Convert, run, compare; returns the report (also written as ``replay_validation.json``)."""
     from batsim_google.simulation.run import run_google_cell
 
-    if not 0 <= start < end or not math.isfinite(end):
-        raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
+    policy = window_policy(policy, start, end)  # checked before anything runs
     output = output_folder(output)
     duration = end - start
-    if policy.get("horizon", 0.0) not in (0.0, duration):
-        raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
-    policy = {**policy, "horizon": duration}
-    PolicyConfig(**policy)  # checked before anything runs
     sample = None if sample_cell is None else MachineSample(sample_cell, seed)
     machines = GOOGLE_2011_MACHINES if sample is None else sample.machines
     selection = Selection(
