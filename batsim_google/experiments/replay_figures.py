@@ -118,17 +118,26 @@ def _jobs_cdfs(axis, real: pl.DataFrame, simulated: pl.DataFrame, jobs: Sequence
     per_job = [(job, job_waits(real, job["job"], duration), job_waits(simulated, job["job"], duration)) for job in jobs]
     for index, (job, real_waits, simulated_waits) in enumerate(per_job):
         colour = f"C{index}"
-        draw_cdf(axis, real_waits, color=colour, label=f"job {job['job']} ({job['tasks']:,} tasks)")
+        draw_cdf(axis, real_waits, color=colour, label=f"{job['job']} ({job['tasks']:,})")
         draw_cdf(axis, simulated_waits, color=colour, linestyle="--")
     _wait_axis(axis, _longest(*(w for _, r, s in per_job for w in (r, s))))
-    if not jobs:
+    if jobs:  # beside the panel: the curves climb where a legend inside would go
+        axis.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize="x-small",
+            title="job (tasks)",
+            title_fontsize="x-small",
+            frameon=False,
+        )
+    else:
         axis.text(0.5, 0.5, "no job submitted\nin the window", transform=axis.transAxes, ha="center")
 
 
 def bursts_figure(real: pl.DataFrame, simulated: pl.DataFrame, bursts: dict, duration: float, path: Path) -> Path:
     """Evictions per minute, and the wait CDFs of the window's largest jobs."""
     plt = _pyplot()
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1.2, 1]})
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
     _eviction_steps(left, bursts["evictions_per_minute"])
     left.set_xlabel("minute of the window")
     left.set_ylabel("attempts evicted per minute")
@@ -140,8 +149,6 @@ def bursts_figure(real: pl.DataFrame, simulated: pl.DataFrame, bursts: dict, dur
     right.set_xlabel("wait (s)")
     right.set_ylabel("share of the job's attempts started")
     right.set_title("largest jobs: real (solid), simulated (dashed)", fontsize="medium")
-    if bursts["largest_jobs"]:
-        right.legend(loc="lower right", fontsize="x-small")
     return save_figure(figure, path, dpi=DPI)
 
 
@@ -192,16 +199,14 @@ def sweep_jobs_figure(panels: Sequence[tuple[float, float, Callable[[], tuple]]]
     """The largest jobs' wait CDFs, a panel per window: ``panels`` are (start, end, load) where
     ``load()`` gives the window's (real, simulated, bursts) (read only when drawn)."""
     plt = _pyplot()
-    columns = max(1, min(3, len(panels)))
+    columns = max(1, min(2, len(panels)))
     rows = max(1, math.ceil(len(panels) / columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 3.3 * rows), sharey=True, squeeze=False)
+    figure, axes = plt.subplots(rows, columns, figsize=(6.2 * columns, 3.3 * rows), sharey=True, squeeze=False)
     for axis, (start, end, load) in zip(axes.flat, panels):
         real, simulated, bursts = load()
         _jobs_cdfs(axis, real, simulated, bursts["largest_jobs"], end - start)
         axis.set_title(f"[{start:g}, {end:g}) s", fontsize="medium")
         axis.set_xlabel("wait (s)")
-        if bursts["largest_jobs"]:
-            axis.legend(loc="lower right", fontsize="x-small")
     for axis in list(axes.flat)[len(panels) :]:
         axis.set_visible(False)
     for row in axes:
