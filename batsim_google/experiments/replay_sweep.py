@@ -4,7 +4,8 @@ Each window is one :func:`.replay_validation.validate_replay` (from its own reco
 own folder ``windows/START-END/``), run on the workers campaigns use
 (:func:`.execution.execute_each`: local processes or a Dask cluster). A window's folder ends with
 ``window.json``, written last: the window's fingerprint (the trace's parts, the window, the cell,
-the scheduler's options) and either its report or why it failed. A window whose marker has the
+the scheduler's options), what :func:`validate_replay` said (``log``: the conversion's counts,
+the run's balance) and either its report or why it failed. A window whose marker has the
 same fingerprint is not run again (a failed one only with ``retry_failed``); anything else in its
 folder is cleared first.
 
@@ -103,7 +104,7 @@ def replay_window(window: WindowReplay, validate: Callable[..., dict] = validate
     stand-in of its signature); its marker (written in its folder) is returned."""
     if window.folder.exists():
         shutil.rmtree(window.folder)
-    marker = {"fingerprint": window.fingerprint, "start": window.start, "end": window.end}
+    marker = {"fingerprint": window.fingerprint, "start": window.start, "end": window.end, "log": []}
     try:
         marker["report"] = validate(
             window.trace,
@@ -117,6 +118,7 @@ def replay_window(window: WindowReplay, validate: Callable[..., dict] = validate
             batsim=window.batsim,
             timeout=window.timeout,
             workers=window.workers,
+            say=marker["log"].append,
         )
     except (BatsimGoogleError, ValueError) as error:
         marker["error"] = str(error) or type(error).__name__

@@ -58,6 +58,7 @@ def fake_validate(trace, start, end, output, policy, **options) -> dict:
     if (beside / f"fail-{start:g}").exists():
         raise SimulationError("batsim ended with exit code 1 (fake)")
     real = real_attempts([trace], start, end, RowAccount())
+    options["say"](f"{real.height} real attempts")
     later = (pl.col("submit") >= 0) & pl.col("start").is_not_null()
     simulated = real.with_columns(pl.when(later).then(pl.col("submit") + 2.0).otherwise(pl.col("start")).alias("start"))
     Path(output).mkdir(parents=True)
@@ -127,6 +128,11 @@ def test_a_sweep_tabulates_every_window_and_group_and_target(tmp_path):
     )
     for name in ("sweep_evictions.png", "sweep_largest_jobs.png"):
         assert (tmp_path / "out" / name).stat().st_size > 10_000
+    # what the window's validation said is kept beside its report
+    marker = json.loads((tmp_path / "out" / WINDOWS / "600-1200" / MARKER).read_text())
+    assert (
+        marker["log"] == ["161 real attempts"]
+    )  # 150 of the giant job, 10 quiet tasks, 1 from before and marker["report"]["targets"] == document["windows"][1]["targets"]
 
 
 def test_a_sweep_resumes_and_records_a_failed_window_with_its_reason(tmp_path):
