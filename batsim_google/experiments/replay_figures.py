@@ -79,14 +79,14 @@ def wait_cdf_figure(real: pl.DataFrame, simulated: pl.DataFrame, duration: float
     figure, axes = plt.subplots(1, len(shown), figsize=(3.1 * len(shown) + 0.6, 3.2), sharey=True, squeeze=False)
     for axis, band in zip(axes[0], shown):
         for side, style in SIDES:
-            draw_cdf(axis, by_band[band][side], linestyle=style, label=f"{side} ({by_band[band][side].size:,})")
+            draw_cdf(axis, by_band[band][side], linestyle=style)
         if not any(w.size for w in by_band[band].values()):
             axis.text(0.5, 0.5, "no attempt submitted\nin the window", transform=axis.transAxes, ha="center")
         _wait_axis(axis, longest)
-        axis.set_title(band)
+        counts = {side: f"{w.size:,}" for side, w in by_band[band].items()}
+        axis.set_title(f"{band}\n{counts['real']} real, {counts['simulated']} simulated attempts", fontsize="medium")
         axis.set_xlabel("wait (s)")
-        axis.legend(loc="lower right", fontsize="small", title="attempts", title_fontsize="small")
-    axes[0][0].set_ylabel("share of attempts started")
+    axes[0][0].set_ylabel("share of attempts started\n(real solid, simulated dashed)")
     return save_figure(figure, path, dpi=DPI)
 
 
