@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -11,46 +10,16 @@ import click
 from batsim_google.cli.common import (
     BATSIM_OPTION,
     checked_output_folder,
-    fail,
     fail_usage,
     progress_option,
     show_progress,
     warmup_option,
 )
+from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
 
-_WORKERS = click.option(
-    "--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core]."
-)
-_DASK = click.option(
-    "--dask",
-    "dask_address",
-    metavar="ADDRESS",
-    help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.",
-)
 #: The commands' progress bars follow the runs, not one simulation's time.
 _OVER = "the runs"
-
-
-@contextmanager
-def _resumable():
-    """Ctrl-C, or a worker process killed, ends the command with a message, not a traceback."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    from batsim_google.experiments.execution import DaskUnreachable
-
-    try:
-        yield
-    except DaskUnreachable as error:
-        fail(str(error))
-    except (KeyboardInterrupt, BrokenProcessPool) as error:
-        reason = (
-            "interrupted"
-            if isinstance(error, KeyboardInterrupt)
-            else "a worker process ended abruptly (interrupted or killed)"
-        )
-        click.echo(f"{reason}: finished runs are kept, run the same command again to resume", err=True)
-        sys.exit(130)
 
 
 def _interval(row: dict) -> str:
@@ -120,8 +89,8 @@ def _show_summary(summary) -> None:
     required=True,
     help="Folder for inputs, runs, tables and plots (resumable).",
 )
-@_WORKERS
-@_DASK
+@jobs_option()
+@DASK_OPTION
 @BATSIM_OPTION
 @progress_option(_OVER)
 def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
@@ -131,7 +100,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 
     checked_output_folder(output, campaign_file)
     campaign = load_campaign(campaign_file)
-    with _resumable():
+    with resumable():
         result = compare(
             campaign,
             output,
@@ -200,8 +169,8 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 )
 @warmup_option
 @simulation_options(_OVER)
-@_WORKERS
-@_DASK
+@jobs_option()
+@DASK_OPTION
 def validate_command(
     original,
     platform,
@@ -230,7 +199,7 @@ def validate_command(
         window_of(warmup, policy.horizon)  # a window that leaves nothing is refused before any run
     except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
-    with _resumable():
+    with resumable():
         result = validate(
             original,
             platform,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail
+from batsim_google.cli.common import fail, fail_usage
+from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -14,8 +15,24 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 @click.command("validate-replay")
 @click.argument("trace_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--start", type=click.FloatRange(min=0), required=True, help="Window start (s of the trace).")
-@click.option("--end", type=click.FloatRange(min=0, min_open=True), required=True, help="Window end (s of the trace).")
+@click.option(
+    "--start",
+    type=click.FloatRange(min=0),
+    help="Window start (s of the trace); with --windows, the first one's [default: 0].",
+)
+@click.option(
+    "--end",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Window end (s of the trace); with --windows, the last one's [default: the trace's last event].",
+)
+@click.option(
+    "--windows",
+    "window_length",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Replay every whole window of SECONDS from --start to --end, each from its own recorded state, "
+    "and tabulate them (resumable).",
+)
 @click.option(
     "--sample-cell",
     type=click.IntRange(1, GOOGLE_2011_MACHINES),
@@ -40,13 +57,20 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 @click.option(
     "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
 )
+@jobs_option("jobs")
+@DASK_OPTION
+@click.option("--retry-failed", is_flag=True, help="With --windows, replay again the windows that failed before.")
 @policy_options
-@simulation_options("simulated time")
+@simulation_options("simulated time (with --windows: the windows)")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
 def validate_replay_command(
     trace_dir,
     start,
     end,
+    window_length,
+    jobs,
+    dask_address,
+    retry_failed,
     sample_cell,
     seed,
     place_again,
@@ -59,31 +83,93 @@ def validate_replay_command(
     **policy,
 ) -> None:
     """Replay [START, END) of the trace in TRACE_DIR with its initial state and compare, per priority
-    group, waits, quick starts, evictions and CPU in use with what the trace records."""
+    group, waits, quick starts, evictions, CPU in use and bursts with what the trace records; with
+    --windows, every window of the span, in parallel."""
+    from batsim_google.errors import BatsimGoogleError
+
+    options = {
+        "sample_cell": sample_cell,
+        "seed": seed,
+        "place_again": place_again,
+        "workers": workers,
+        **simulation_call(timeout, batsim_binary, progress),
+    }
+    try:
+        if window_length is None:
+            if jobs is not None or dask_address or retry_failed:
+                fail_usage("--jobs, --dask and --retry-failed go with --windows")
+            if start is None or end is None:
+                fail_usage("give --start and --end (or --windows)")
+            _one_window(trace_dir, start, end, output, json_file, policy, options)
+        else:
+            with resumable():
+                _sweep(
+                    trace_dir,
+                    start,
+                    end,
+                    window_length,
+                    output,
+                    json_file,
+                    policy,
+                    options,
+                    jobs,
+                    dask_address,
+                    retry_failed,
+                )
+    except (BatsimGoogleError, ValueError) as error:
+        fail(str(error))
+
+
+def _one_window(trace_dir, start, end, output, json_file, policy, options) -> None:
     import json
 
-    from batsim_google.errors import BatsimGoogleError
     from batsim_google.experiments.replay_validation import report_lines, validate_replay
     from batsim_google.output_files import write_text
 
-    try:
-        report = validate_replay(
-            trace_dir,
-            start,
-            end,
-            output,
-            policy,
-            sample_cell=sample_cell,
-            seed=seed,
-            place_again=place_again,
-            workers=workers,
-            say=click.echo,
-            **simulation_call(timeout, batsim_binary, progress),
-        )
-    except (BatsimGoogleError, ValueError) as error:
-        fail(str(error))
+    report = validate_replay(trace_dir, start, end, output, policy, say=click.echo, **options)
     for line in report_lines(report):
         click.echo(line)
     if json_file:
         write_text(json_file, json.dumps(report, indent=1) + "\n")
         click.echo(f"wrote {json_file}")
+
+
+def _sweep(trace_dir, start, end, length, output, json_file, policy, options, jobs, dask_address, retry_failed) -> None:
+    from batsim_google.experiments.replay_sweep import REPORT, sweep_windows
+    from batsim_google.output_files import write_text
+
+    progress = options.pop("progress")
+    result = sweep_windows(
+        trace_dir,
+        output,
+        length,
+        policy,
+        start=start or 0.0,
+        end=end,
+        jobs=jobs,
+        dask_address=dask_address,
+        retry_failed=retry_failed,
+        progress=progress,
+        say=click.echo,
+        **options,
+    )
+    for window, status, marker in zip(result.windows, result.statuses, result.markers):
+        if status == "failed":
+            click.echo(f"window [{window.start:g}, {window.end:g}) s failed: {marker['error']}", err=True)
+    missed = [row for row in result.rows if row["met"] is False]
+    for row in missed:
+        p_value = "" if row["p_value"] is None else f", p = {row['p_value']:.2f}"
+        click.echo(
+            f"missed: [{row['start']:g}, {row['end']:g}) s {row['group']} {row['target']}: "
+            f"real {_value(row['real'])}, simulated {_value(row['simulated'])}{p_value}"
+        )
+    click.echo(result.summary())
+    files = result.files
+    if json_file:
+        write_text(json_file, (output / REPORT).read_text())
+        files = [*files, json_file]
+    click.echo(f"wrote {', '.join(str(path) for path in files)}")
+
+
+def _value(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"

@@ -16,9 +16,11 @@ import json
 import multiprocessing
 import os
 import shutil
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import as_completed as local_as_completed
 from dataclasses import dataclass
+from functools import partial
 
 from tqdm import tqdm
 
@@ -145,9 +147,51 @@ def execute_runs(
             todo.append(index)
         else:
             records[index] = _record(run, marker, reused=True)
-    bar = tqdm(total=len(runs), initial=len(records), desc="runs", unit=" run", disable=not progress)
+    markers = execute_each(
+        partial(execute_run, batsim=batsim),
+        [runs[index] for index in todo],
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        done=len(records),
+    )
+    for index, marker in zip(todo, markers):
+        records[index] = _record(runs[index], marker)
+    return [records[index] for index in range(len(runs))]
+
+
+def execute_each(
+    function: Callable[[object], dict],
+    items: Sequence,
+    *,
+    workers: int | None = None,
+    dask_address: str | None = None,
+    progress: bool = True,
+    unit: str = "run",
+    done: int = 0,
+    finished: Callable[[int, dict], None] = lambda index, result: None,
+) -> list[dict]:
+    """``function(item)`` for each of ``items``, on the same workers as a campaign's runs: ``workers``
+    local processes (default: one per core) or the Dask scheduler at ``dask_address``. ``function``
+    (a module's function) and the items must pickle; a result with an ``error`` counts as failed.
+    ``finished(index, result)`` is called as each ends; ``done`` items were done before (the bar
+    starts there). The results, in the items' order."""
+    results: dict[int, dict] = {}
+    bar = tqdm(total=done + len(items), initial=done, desc=unit + "s", unit=" " + unit, disable=not progress)
+    failed = 0
+
+    def collect(completed_futures, futures: dict) -> None:
+        nonlocal failed
+        for future in completed_futures:
+            index = futures[future]
+            results[index] = future.result()
+            failed += "error" in results[index]
+            finished(index, results[index])
+            bar.set_postfix(failed=failed, refresh=False)
+            bar.update()
+
     with bar:
-        if dask_address:
+        if dask_address and items:
             from distributed import Client, as_completed
 
             try:
@@ -155,19 +199,19 @@ def execute_runs(
             except OSError as error:
                 raise DaskUnreachable(f"no Dask scheduler answers at {dask_address} ({error})") from error
             with client:
-                futures = {client.submit(execute_run, runs[i], batsim, pure=False): i for i in todo}
+                futures = {client.submit(function, item, pure=False): i for i, item in enumerate(items)}
                 try:
-                    _collect(as_completed(futures), futures, runs, records, bar)
-                finally:  # on an interruption, runs not started are dropped
+                    collect(as_completed(futures), futures)
+                finally:  # on an interruption, what has not started is dropped
                     client.cancel(list(futures))
-        elif todo:
+        elif items:
             pool = local_pool(workers)
-            futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
+            futures = {pool.submit(function, item): i for i, item in enumerate(items)}
             try:
-                _collect(local_as_completed(futures), futures, runs, records, bar)
-            finally:  # on an interruption (Ctrl-C stops the running ones), runs not started are dropped
+                collect(local_as_completed(futures), futures)
+            finally:  # on an interruption (Ctrl-C stops the running ones), what has not started is dropped
                 pool.shutdown(wait=True, cancel_futures=True)
-    return [records[index] for index in range(len(runs))]
+    return [results[index] for index in range(len(items))]
 
 
 def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
@@ -180,13 +224,3 @@ def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
         initializer=die_with_parent,
         initargs=(os.getpid(),),
     )
-
-
-def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm) -> None:
-    failed = 0
-    for future in finished:
-        index = futures[future]
-        records[index] = _record(runs[index], future.result())
-        failed += records[index].status == "failed"
-        bar.set_postfix(failed=failed, refresh=False)
-        bar.update()

@@ -46,6 +46,7 @@ def _real_batch(attempts: pl.DataFrame, start: float, end: float, sample: Machin
     return attempt_table(
         alive.select(
             pl.concat_str(pl.col("job_id"), pl.lit("_"), pl.col("task_index")).alias("task"),
+            pl.col("job_id").cast(pl.String).alias("job"),
             group_names(pl.col("priority")).alias("group"),
             pl.col("cpu_request").alias("cpu"),
             (pl.col("submit") - start).alias("submit"),
@@ -81,9 +82,10 @@ def real_attempts(
 
 
 def workload_jobs(workload: Path, index: int = 0) -> pl.DataFrame:
-    """``job`` (full id), ``google_priority`` and ``initial`` (submitted before the window) of a
-    converted workload's jobs."""
+    """``job`` (full id), ``google_job`` (the trace's job id), ``google_priority`` and ``initial``
+    (submitted before the window) of a converted workload's jobs."""
     prefix = workload_name(index) + "!"
+    schema = {"job": pl.String, "google_job": pl.String, "google_priority": pl.Int64, "initial": pl.Boolean}
     frames = []
     try:
         with Path(workload).open("rb") as handle:
@@ -92,17 +94,25 @@ def workload_jobs(workload: Path, index: int = 0) -> pl.DataFrame:
                     pl.DataFrame(
                         {
                             "job": [prefix + str(job["id"]) for job in chunk],
+                            "google_job": [_text(job.get("google_job")) for job in chunk],
                             "google_priority": [job.get("google_priority") for job in chunk],
                             "initial": [job.get("initial") is not None for job in chunk],
                         },
-                        schema={"job": pl.String, "google_priority": pl.Int64, "initial": pl.Boolean},
+                        schema=schema,
                     )
                 )
     except (OSError, ijson.JSONError, KeyError) as error:
         raise InputFileError(f"{workload}: not a Batsim workload ({error})") from error
     if not frames:
-        return pl.DataFrame(schema={"job": pl.String, "google_priority": pl.Int64, "initial": pl.Boolean})
+        return pl.DataFrame(schema=schema)
     return pl.concat(frames)
+
+
+def _text(value) -> str | None:
+    """A job id as the trace's side writes it (an integer's digits)."""
+    if value is None:
+        return None
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def simulated_attempts(outputs: RunOutputs, workload: Path) -> pl.DataFrame:
@@ -131,6 +141,7 @@ def simulated_attempts(outputs: RunOutputs, workload: Path) -> pl.DataFrame:
     return attempt_table(
         table.select(
             "task",
+            pl.col("google_job").alias("job"),
             group_names(pl.col("google_priority")).alias("group"),
             "cpu",
             pl.when(pl.col("initial") & (pl.col("workload_name") != "resubmit"))

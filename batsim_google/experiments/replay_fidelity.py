@@ -33,11 +33,13 @@ import polars as pl
 
 from batsim_google.trace.vocabulary import PRIORITY_GROUPS
 
-#: The common table of attempts: ``task`` (an id), ``group`` (priority group name), ``cpu``
-#: (request), ``submit``, ``start`` (null: never started), ``end`` (null: not ended in the data),
-#: ``evicted`` (the attempt ended by an eviction). Times in s from the window start; -inf before it.
+#: The common table of attempts: ``task`` (an id), ``job`` (the trace's job id; null: unknown),
+#: ``group`` (priority group name), ``cpu`` (request), ``submit``, ``start`` (null: never started),
+#: ``end`` (null: not ended in the data), ``evicted`` (the attempt ended by an eviction). Times in s
+#: from the window start; -inf before it.
 ATTEMPT_COLUMNS = {
     "task": pl.String,
+    "job": pl.String,
     "group": pl.String,
     "cpu": pl.Float64,
     "submit": pl.Float64,
@@ -172,11 +174,36 @@ def equal_rates_p_value(real: dict, simulated: dict) -> float | None:
     return float(binomtest(real["evictions"], total, real["task_hours"] / hours).pvalue)
 
 
+#: Below this p-value of :func:`equal_rates_p_value`, counts tell the two eviction rates apart.
+EQUAL_RATES_ALPHA = 0.05
+
+
+def eviction_p_values(report: dict) -> dict[str, float | None]:
+    """:func:`equal_rates_p_value` of each group held to the targets (see :func:`targets`)."""
+    return {
+        band: equal_rates_p_value(report["bands"][band]["real"], report["bands"][band]["simulated"])
+        for band in BANDS[:-1]
+        if report["bands"][band]["real"]["tasks"] >= TARGET_MIN_TASKS
+    }
+
+
+def evictions_met(real: dict, simulated: dict, p_value: float | None) -> bool:
+    """The eviction target: rates within 2x, or counts that equal rates explain (``p_value`` of
+    :func:`equal_rates_p_value` at least :data:`EQUAL_RATES_ALPHA`): a miss by a handful of
+    evictions is chance, not a wrong rate."""
+    within = _within(simulated["evictions_per_1000_task_hours"], real["evictions_per_1000_task_hours"], 2.0)
+    return within or (p_value is not None and p_value >= EQUAL_RATES_ALPHA)
+
+
 def targets(report: dict) -> dict:
     """Which of issue 26's targets a report meets: per group with at least
     :data:`TARGET_MIN_TASKS` real attempts, median wait within 2x, share started within 60 s
-    within 10 points, evictions per 1,000 task-hours within 2x, never started at most 1 % of the
-    started; CPU in use within 5 % on average and 10 % in the worst minute."""
+    within 10 points, evictions per 1,000 task-hours by :func:`evictions_met` (``p_values``: the
+    report's ``eviction_p_values``, computed when absent), never started at most 1 % of the
+    started; CPU in use within 5 % on average and 10 % in the worst minute; and, when the report
+    has ``bursts`` and its largest job has :data:`TARGET_MIN_TASKS` real attempts, that job's
+    median wait within 2x."""
+    p_values = report.get("eviction_p_values") or eviction_p_values(report)
     checked = {}
     for band in BANDS[:-1]:
         real, simulated = report["bands"][band]["real"], report["bands"][band]["simulated"]
@@ -187,9 +214,7 @@ def targets(report: dict) -> dict:
         checked[band] = {
             "median_wait": _within(simulated["median_wait_s"], real["median_wait_s"], 2.0),
             "share_started_60s": None not in quick and abs(quick[0] - quick[1]) <= 0.10,
-            "evictions": _within(
-                simulated["evictions_per_1000_task_hours"], real["evictions_per_1000_task_hours"], 2.0
-            ),
+            "evictions": evictions_met(real, simulated, p_values.get(band)),
             "never_started": simulated["never_started"] <= 0.01 * started,
         }
     cpu = report["cpu_in_use"]
@@ -197,4 +222,8 @@ def targets(report: dict) -> dict:
         "mean": cpu["mean_ratio"] is not None and abs(cpu["mean_ratio"] - 1) <= 0.05,
         "worst_minute": cpu["worst_ratio"] is not None and abs(cpu["worst_ratio"] - 1) <= 0.10,
     }
+    largest = (report.get("bursts") or {}).get("largest_jobs") or []
+    if largest and largest[0]["real"]["tasks"] >= TARGET_MIN_TASKS:
+        real, simulated = largest[0]["real"], largest[0]["simulated"]
+        checked["largest_job"] = {"median_wait": _within(simulated["median_wait_s"], real["median_wait_s"], 2.0)}
     return checked

@@ -4,8 +4,8 @@ The window is converted as a faithful replay (:mod:`batsim_google.trace.eviction
 cell's state at its start, on the whole cell or a sampled one; it is run in Batsim with the
 Google-cell scheduler, stopped at the window's end (the policy's horizon); both the trace and the
 run are reduced to one table of attempts (:mod:`.replay_attempts`) and compared by the same
-definitions (:mod:`.replay_fidelity`). Outputs in the folder: the workload and platform, the run
-(``run/``), ``replay_validation.json`` and the figures.
+definitions (:mod:`.replay_fidelity`), bursts included (:mod:`.replay_bursts`). Outputs in the
+folder: the workload and platform, the run (``run/``), ``replay_validation.json`` and the figures.
 """
 
 from __future__ import annotations
@@ -15,13 +15,20 @@ import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import polars as pl
-
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
-from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, equal_rates_p_value, targets
-from batsim_google.output_files import output_folder, save_figure, write_text
+from batsim_google.experiments.replay_bursts import bursts
+from batsim_google.experiments.replay_fidelity import (
+    BANDS,
+    EQUAL_RATES_ALPHA,
+    compare,
+    eviction_p_values,
+    evictions_met,
+    targets,
+)
+from batsim_google.experiments.replay_figures import draw_figures
+from batsim_google.output_files import output_folder, write_text
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
@@ -38,6 +45,19 @@ PLATFORM = "platform.xml"
 RUN = "run"
 REPORT = "replay_validation.json"
 ATTEMPTS = {"real": "real_attempts.parquet", "simulated": "simulated_attempts.parquet"}
+
+
+def window_policy(policy: dict, start: float, end: float) -> dict:
+    """The scheduler's options for the window ``[start, end)``: ``policy`` with the window's length
+    as its horizon; a window or options that cannot run are refused (:class:`ParameterError`)."""
+    if not 0 <= start < end or not math.isfinite(end):
+        raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
+    duration = end - start
+    if policy.get("horizon", 0.0) not in (0.0, duration):
+        raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
+    policy = {**policy, "horizon": duration}
+    PolicyConfig(**policy)
+    return policy
 
 
 def validate_replay(
@@ -59,14 +79,9 @@ def validate_replay(
     """Convert, run, compare; returns the report (also written as ``replay_validation.json``)."""
     from batsim_google.simulation.run import run_google_cell
 
-    if not 0 <= start < end or not math.isfinite(end):
-        raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
+    policy = window_policy(policy, start, end)  # checked before anything runs
     output = output_folder(output)
     duration = end - start
-    if policy.get("horizon", 0.0) not in (0.0, duration):
-        raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
-    policy = {**policy, "horizon": duration}
-    PolicyConfig(**policy)  # checked before anything runs
     sample = None if sample_cell is None else MachineSample(sample_cell, seed)
     machines = GOOGLE_2011_MACHINES if sample is None else sample.machines
     selection = Selection(
@@ -96,16 +111,19 @@ def validate_replay(
         "cell": {"machines": machines, "sampled": sample is not None, "seed": seed if sample else None},
         "policy": policy,
         "initial_running_placed": "again" if place_again else "on the trace's machines",
+        "bursts": bursts(real, simulated, duration),
     }
+    report["eviction_p_values"] = eviction_p_values(report)
     report["targets"] = targets(report)
     write_text(output / REPORT, json.dumps(report, indent=1) + "\n")
-    for path in draw_figures(real, simulated, duration, output):
+    for path in draw_figures(real, simulated, duration, output, report["bursts"]):
         say(f"wrote {path}")
     return report
 
 
 def report_lines(report: dict) -> Iterable[str]:
-    """The report as a table: per band, real against simulated."""
+    """The report as a table: per band, real against simulated; the evictions' counts where the
+    rates are not within 2x, with their equal-rates test; the bursts."""
     header = "band         side       tasks  median wait  p90 wait  started<=60s  evictions/1000 h  never started"
     yield header
     for band in BANDS:
@@ -121,20 +139,56 @@ def report_lines(report: dict) -> Iterable[str]:
         f"CPU in use, simulated / real: mean {_fmt(cpu['mean_ratio'], 'x')}, "
         f"worst minute {_fmt(cpu['worst_ratio'], 'x')}"
     )
+    yield from _eviction_tests(report)
+    yield from _burst_lines(report.get("bursts"))
     missed = [
         f"{group} {name}" for group, met in report.get("targets", {}).items() for name, ok in met.items() if not ok
     ]
     yield "targets (groups of 100 real tasks or more): " + ("all met" if not missed else "missed: " + ", ".join(missed))
-    for group, met in report.get("targets", {}).items():
-        if met.get("evictions") is False:
-            real, simulated = (report["bands"][group][side] for side in ("real", "simulated"))
-            p_value = equal_rates_p_value(real, simulated)
-            yield (
-                f"  {group} evictions, counts behind the rates: real {real['evictions']} in "
-                f"{real['task_hours']:,.1f} task-hours, simulated {simulated['evictions']} in "
-                f"{simulated['task_hours']:,.1f}"
-                + ("" if p_value is None else f"; at equal rates, counts this far apart: p = {p_value:.2f}")
-            )
+
+
+def _eviction_tests(report: dict) -> Iterable[str]:
+    """Per group held to the targets whose eviction rates are not within 2x: the counts behind
+    them and whether equal rates explain them (the target's rule)."""
+    for group, p_value in report.get("eviction_p_values", {}).items():
+        real, simulated = (report["bands"][group][side] for side in ("real", "simulated"))
+        if evictions_met(real, simulated, None):
+            continue
+        verdict = (
+            "no test"
+            if p_value is None
+            else f"p = {p_value:.2f}, "
+            + ("met: equal rates explain them" if p_value >= EQUAL_RATES_ALPHA else "missed")
+        )
+        yield (
+            f"  {group} evictions, rates not within 2x; counts behind them: real {real['evictions']} in "
+            f"{real['task_hours']:,.1f} task-hours, simulated {simulated['evictions']} in "
+            f"{simulated['task_hours']:,.1f}; at equal rates, counts this far apart: {verdict}"
+        )
+
+
+def _burst_lines(bursts: dict | None) -> Iterable[str]:
+    if not bursts:
+        return
+    per_minute = bursts["evictions_per_minute"]
+    sides = []
+    for side in ("real", "simulated"):
+        counts = per_minute[side]
+        peak = max(range(len(counts)), key=counts.__getitem__) if counts else None
+        sides.append("-" if peak is None else f"{sum(counts):,} in all, peak {counts[peak]:,} in minute {peak}")
+    yield f"evictions per minute, real: {sides[0]}; simulated: {sides[1]}"
+    if not bursts["largest_jobs"]:
+        return
+    yield "largest jobs (tasks submitted in the window), real / simulated:"
+    yield "  job            group       tasks   median wait        p90 wait           never started"
+    for job in bursts["largest_jobs"]:
+        real, simulated = job["real"], job["simulated"]
+        yield (
+            f"  {job['job']:<14} {job['group'] or '-':<10} {job['tasks']:>6}"
+            f"   {_fmt(real['median_wait_s'], 's') + ' / ' + _fmt(simulated['median_wait_s'], 's'):<17}"
+            f"  {_fmt(real['p90_wait_s'], 's') + ' / ' + _fmt(simulated['p90_wait_s'], 's'):<17}"
+            f"  {real['never_started']} / {simulated['never_started']}"
+        )
 
 
 def _fmt(value: float | None, unit: str) -> str:
@@ -145,39 +199,3 @@ def _fmt(value: float | None, unit: str) -> str:
     if unit == "x":
         return f"{value:.3f}"
     return f"{value:.1f}{' ' + unit if unit else ''}"
-
-
-def draw_figures(real: pl.DataFrame, simulated: pl.DataFrame, duration: float, folder: Path) -> list[Path]:
-    """Wait CDFs per band and CPU in use per minute, real and simulated, as PNG files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    paths = []
-    figure, axes = plt.subplots(1, len(BANDS), figsize=(4 * len(BANDS), 3.4), sharey=True)
-    for axis, band in zip(axes, BANDS):
-        for name, table, style in (("real", real, "-"), ("simulated", simulated, "--")):
-            rows = table if band == "all" else table.filter(pl.col("group") == band)
-            rows = rows.filter((pl.col("submit") >= 0) & (pl.col("submit") < duration))
-            waits = np.sort((rows["start"] - rows["submit"]).fill_null(math.inf).to_numpy())
-            if waits.size:
-                shown = np.clip(waits, 0.1, None)
-                axis.step(shown, np.arange(1, waits.size + 1) / waits.size, style, where="post", label=name)
-        axis.set_xscale("log")
-        axis.set_title(band)
-        axis.set_xlabel("wait (s)")
-    axes[0].set_ylabel("share of attempts started")
-    axes[0].legend()
-    paths.append(save_figure(figure, folder / "wait_cdf.png", dpi=100))
-    figure, axis = plt.subplots(figsize=(7, 3.4))
-    for name, table, style in (("real", real, "-"), ("simulated", simulated, "--")):
-        cpu = cpu_per_minute(table, duration)
-        axis.plot(np.arange(cpu.size) + 0.5, cpu, style, label=name)
-    axis.set_xlabel("minute of the window")
-    axis.set_ylabel("CPU requested by running tasks")
-    axis.set_ylim(bottom=0)
-    axis.legend()
-    paths.append(save_figure(figure, folder / "cpu_in_use.png", dpi=100))
-    return paths

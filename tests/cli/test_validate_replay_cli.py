@@ -34,3 +34,17 @@ def test_the_calibrated_values_are_the_defaults_of_run_and_validate_replay(tmp_p
         assert defaults["placement_latency"] == 2.0 and defaults["reclaim_on_placement"] == 0.08
         assert defaults["reclaim_rate"] == 0.0 and defaults["free_tier_room"] is True
         assert defaults["eviction_rate_normal"] == 1.6 and defaults["eviction_rate_production"] == 0.32
+
+
+def test_a_single_window_needs_its_start_and_end_and_takes_no_sweep_option(tmp_path):
+    result = _invoke(tmp_path, "--start", "0")
+    assert result.exit_code == 2 and "give --start and --end (or --windows)" in result.output
+    result = _invoke(tmp_path, "--start", "0", "--end", "600", "--jobs", "2")
+    assert result.exit_code == 2 and "--jobs, --dask and --retry-failed go with --windows" in result.output
+
+
+def test_a_sweep_needs_a_whole_window_in_the_span(tmp_path):
+    # the trace's one event is at 10 s: no window of 600 s fits in [0, 10)
+    result = _invoke(tmp_path, "--windows", "600")
+    assert result.exit_code == 2 and "[0, 10) s holds no whole window of --windows 600 s" in result.output
+    assert not (tmp_path / "out").exists()

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.experiments.replay_attempts import real_attempts
+from batsim_google.experiments.replay_bursts import evictions_per_minute, largest_jobs
 from batsim_google.experiments.replay_fidelity import BANDS, FIGURES, bands, equal_rates_p_value
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
@@ -40,8 +41,20 @@ def test_the_report_has_every_band_and_figure_and_the_real_side_is_the_traces(re
     assert report["bands"]["all"]["real"] == pytest.approx(bands(real, END - START)["all"])
     assert report["bands"]["all"]["real"]["tasks"] > 20
     assert "CPU in use, simulated / real" in output
-    for name in ("wait_cdf.png", "cpu_in_use.png", "replay_validation.json"):
+    for name in ("wait_cdf.png", "cpu_in_use.png", "bursts.png", "replay_validation.json"):
         assert (folder / "out" / name).stat().st_size > 0
+
+
+def test_the_bursts_follow_the_same_jobs_on_both_sides(replay, google_2011):
+    folder, report, output = replay
+    real = real_attempts([google_2011], START, END, RowAccount(), sample=MachineSample(MACHINES, 1))
+    assert report["bursts"]["evictions_per_minute"]["real"] == evictions_per_minute(real, END - START).tolist()
+    largest = report["bursts"]["largest_jobs"]
+    assert [job["job"] for job in largest] == largest_jobs(real, END - START)["job"].to_list()
+    # the simulated side knows the trace's job of each attempt: the largest job's tasks are there
+    assert largest[0]["simulated"]["tasks"] == largest[0]["real"]["tasks"] > 1
+    assert "evictions per minute, real:" in output and "largest jobs (tasks submitted in the window)" in output
+    assert set(report["eviction_p_values"]) == set(report["targets"]) - {"cpu_in_use", "largest_job"}
 
 
 def test_tasks_running_at_the_start_stay_on_their_machine_and_the_run_balances(replay):
