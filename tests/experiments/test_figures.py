@@ -78,3 +78,15 @@ def test_a_fits_thirteen_curves_have_distinct_styles(tmp_path, monkeypatch):
     assert (tmp_path / "cdf.png").stat().st_size > 0
     curves = [line for line in saved[0].axes[0].get_lines() if line.get_label().startswith("method")]
     assert len({(line.get_color(), line.get_linestyle()) for line in curves}) == 13
+
+
+def test_a_fits_cdf_rises_from_0_names_its_best_law_and_keeps_its_legend_beside(tmp_path, monkeypatch):
+    fits = [LawFit(f"method {i}", Exponential(1.0 + i), 0.1 * (i + 1), 0.0, 0.0, 0.0) for i in range(3)]
+    saved = _saved(monkeypatch)
+    _cdf_figure(tmp_path / "cdf.png", np.array([2.0, 2.0, 5.0]), fits, fits[1], "t", "s")
+    axes = saved[0].axes[0]
+    empirical = axes.get_lines()[0]
+    assert empirical.get_ydata()[0] == 0.0 and axes.get_ylim()[1] > 1.0  # the top step inside the frame
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels[2] == "method 1 (KS 0.200, best)" and "best" not in labels[1]
+    assert axes.get_legend().get_bbox_to_anchor().x0 > axes.get_window_extent().x1  # beside the curves
