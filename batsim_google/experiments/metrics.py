@@ -79,7 +79,7 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.experiments.batsim_accounting import accounting, refused, rejections
+from batsim_google.experiments.batsim_accounting import accounting, machine_rows, refused, rejections
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.simulated_workloads import check_simulated_workloads
@@ -305,6 +305,26 @@ def cpu_utilization_over_time(outputs: RunOutputs, capacity: float) -> pl.DataFr
     jobs = started_jobs(outputs).join(outputs.tasks().select("task_id", "cpu"), on="task_id", how="left")
     steps = interval_steps(jobs["starting_time"], jobs["finish_time"], jobs["cpu"].to_numpy())
     return steps.with_columns(pl.col("value") / capacity)
+
+
+def allocated_cpu_over_time(
+    outputs: RunOutputs, hosts: Sequence[PlatformHost], workloads: Sequence[str | Path] = ()
+) -> pl.DataFrame:
+    """CPU allocated over the machines' capacity at each time (``time``, ``value``), as the
+    ``utilization`` metric counts it for any scheduler (:mod:`.batsim_accounting`: each job's CPU
+    request on each of its machines, the machine whole without one): its time average over the
+    window is that metric."""
+    capacities = [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts]
+    whole = pl.DataFrame(
+        {"machine": range(len(capacities)), "whole": capacities}, schema={"machine": pl.Int64, "whole": pl.Float64}
+    )
+    rows = (
+        machine_rows(outputs, workloads)
+        .join(whole, on="machine", how="left")
+        .with_columns(pl.col("cpu").fill_null(pl.col("whole")).fill_null(1.0))
+    )
+    steps = interval_steps(rows["starting_time"], rows["finish_time"], rows["cpu"].to_numpy())
+    return steps.with_columns(pl.col("value") / sum(capacities))
 
 
 def machine_utilization_over_time(outputs: RunOutputs, machines: int) -> pl.DataFrame:

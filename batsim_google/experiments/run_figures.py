@@ -2,8 +2,8 @@
 
 - ``timeline.png``: over a time axis in seconds, hours or days that ends with the measurement
   window (a drain long after it would squeeze the measured span into a sliver; the title says
-  when the run went on), with the window's ends dotted: CPU utilization (machines allocated, for
-  a scheduler without the ledger) and its mean over the window; Batsim's power (``-E``: idle,
+  when the run went on), with the window's ends dotted: CPU utilization, for any scheduler as the
+  ``utilization`` metric counts it, and its mean over the window (the metric); Batsim's power (``-E``: idle,
   sleep and switching power, none of the load's, which the metrics' ``load_energy_j`` adds; from
   ``out_pstate_changes.csv`` when the patched Batsim wrote no ``out_consumed_energy.csv``); the
   machines by state; each task's waiting time at its submission and their median per time slice
@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -25,12 +26,14 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from batsim_google.experiments.figures import machine_states_panel, suspension, time_unit, waiting  # noqa: E402
-from batsim_google.experiments.metrics import (  # noqa: E402
-    cpu_capacity,
-    cpu_utilization_over_time,
-    machine_utilization_over_time,
+from batsim_google.experiments.figures import (  # noqa: E402
+    machine_states_panel,
+    suspension,
+    time_unit,
+    value_scale,
+    waiting,
 )
+from batsim_google.experiments.metrics import allocated_cpu_over_time  # noqa: E402
 from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs  # noqa: E402
 from batsim_google.output_files import save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
@@ -70,20 +73,17 @@ def _time(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:.3g}"
 
 
-def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> None:
+def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> None:
     low, high, makespan = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
     hosts = compute_hosts(platform)
     scale, unit = time_unit(high)
     figure, (usage, power, states, waits) = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
-    if outputs.has_ledger():
-        steps, label = cpu_utilization_over_time(outputs, cpu_capacity(platform)), "CPU utilization"
-    else:
-        steps, label = machine_utilization_over_time(outputs, len(hosts)), "machines allocated"
+    steps = allocated_cpu_over_time(outputs, hosts, workloads)  # the utilization metric's accounting
     usage.step(steps["time"] / scale, steps["value"], where="post", color="tab:blue")
     if metrics["utilization"] is not None:
         usage.axhline(metrics["utilization"], color="tab:blue", linestyle="--", linewidth=1)
         usage.set_title(f"mean over the window: {metrics['utilization']:.3g}", fontsize=9)
-    usage.set_ylabel(label)
+    usage.set_ylabel("CPU utilization")
     usage.set_ylim(bottom=0.0)
     records = outputs.energy_records(hosts)  # Batsim's, or from its power-state changes (patched Batsim)
     if records is None or records.height == 0:
@@ -114,7 +114,8 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> 
             linewidth=1,
             label="median per time slice",
         )
-    waits.set_yscale("symlog", linthresh=1.0)
+    if waited.size:
+        value_scale(waits, waited, zero=True, axis="y")
     waits.set_ylabel("waiting time (s)")
     waits.set_xlabel(f"time of submission or simulated time ({unit})")
     waits.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -130,11 +131,12 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> 
     save_figure(figure, path)
 
 
-def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> list[Path]:
-    """Draw the run's figures (see the module) into its folder; the paths written."""
+def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> list[Path]:
+    """Draw the run's figures (see the module) into its folder; the paths written. ``workloads``:
+    those the run simulated (the jobs' CPU requests, as the metrics read them)."""
     directory = Path(outputs.directory)
     written = [directory / TIMELINE, directory / WAITING]
-    timeline(written[0], outputs, metrics, platform)
+    timeline(written[0], outputs, metrics, platform, workloads)
     runs = pl.DataFrame(  # a campaign's table of runs, of this one
         {
             "policy": ["this run"],

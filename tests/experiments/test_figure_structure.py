@@ -4,6 +4,7 @@ the power panel is drawn from Batsim's power-state changes when it wrote no ener
 
 from __future__ import annotations
 
+import json
 import shutil
 import warnings
 from pathlib import Path
@@ -160,3 +161,39 @@ def test_the_median_line_breaks_where_a_slice_holds_no_task():
     middles, medians = sliced_median(np.array([1.0, 9.0]), np.array([4.0, 6.0]), 12.0, 3)
     assert middles.tolist() == [2.0, 6.0, 10.0]
     assert medians[0] == 4.0 and np.isnan(medians[1]) and medians[2] == 6.0
+
+
+def test_the_utilization_curve_averages_to_the_utilization_metric_for_any_scheduler(run4, tmp_path):
+    """Its mean over the window is the metric drawn beside it, with the ledger (run4) and without
+    (Batsim's files alone: one job asking 0.25 CPU, one none, a whole machine)."""
+    from batsim_google.experiments.metrics import allocated_cpu_over_time
+    from batsim_google.experiments.timeline import time_average
+    from batsim_google.platform.simgrid_xml import compute_hosts
+
+    without, workload = _whole_machine_run(tmp_path / "no-ledger")
+    for outputs, workloads in ((run4, []), (without, [workload])):
+        metrics = run_metrics(outputs, PLATFORM, Window(10.0, 140.0), workloads)
+        steps = allocated_cpu_over_time(outputs, compute_hosts(PLATFORM), workloads)
+        mean = time_average(steps["time"].to_numpy(), steps["value"].to_numpy(), 10.0, 140.0)
+        assert mean == pytest.approx(metrics["utilization"])
+
+
+def _whole_machine_run(folder: Path) -> tuple[RunOutputs, Path]:
+    folder.mkdir()
+    header = (
+        "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+        "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+        "allocated_resources,consumed_energy,metadata"
+    )
+    rows = [
+        "0,w0,0,0,1,200,1,COMPLETED_SUCCESSFULLY,0,100,100,0,100,1,2,0,",
+        "1,w0,1,0,1,200,1,COMPLETED_SUCCESSFULLY,50,100,150,50,150,1.5,0,0,",
+    ]
+    (folder / "out_jobs.csv").write_text(header + "\n" + "\n".join(rows) + "\n")
+    workload = folder.parent / "workload.json"
+    jobs = [
+        {"id": 0, "subtime": 0, "res": 1, "walltime": 200, "profile": "a", "cpu": 0.25},
+        {"id": 1, "subtime": 0, "res": 1, "walltime": 200, "profile": "a"},
+    ]
+    workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {"a": {"type": "delay", "delay": 1}}}))
+    return RunOutputs(folder), workload
