@@ -75,8 +75,9 @@ def _time(value: float) -> str:
 
 def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> None:
     low, high, makespan = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
+    shown = high if high > 0 else max(makespan, 1.0)  # a run in which no job ran has an empty window
     hosts = compute_hosts(platform)
-    scale, unit = time_unit(high)
+    scale, unit = time_unit(shown)
     figure, (usage, power, states, waits) = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
     steps = allocated_cpu_over_time(outputs, hosts, workloads)  # the utilization metric's accounting
     usage.step(steps["time"] / scale, steps["value"], where="post", color="tab:blue")
@@ -104,7 +105,7 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, wor
     submitted, waited = jobs["submission_time"].to_numpy(), jobs["waiting_time"].to_numpy()
     waits.scatter(submitted / scale, waited, s=8, alpha=0.4, color="tab:grey", label="a task's first wait")
     if submitted.size:
-        middles, medians = sliced_median(submitted, waited, high)
+        middles, medians = sliced_median(submitted, waited, shown)
         waits.plot(
             middles / scale,
             medians,
@@ -123,7 +124,7 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, wor
         ax.grid(alpha=0.3)
         for edge in (low, high):
             ax.axvline(edge / scale, color="black", linestyle=":", linewidth=1)
-    waits.set_xlim(0, high / scale)
+    waits.set_xlim(0, shown / scale)
     went_on = f"; the run went on to {_time(makespan / scale)} {unit} (not shown)" if makespan > high * 1.001 else ""
     figure.suptitle(
         f"Measurement window {_time(low / scale)}-{_time(high / scale)} {unit} (dotted){went_on}", fontsize=11

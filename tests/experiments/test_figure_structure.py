@@ -197,3 +197,21 @@ def _whole_machine_run(folder: Path) -> tuple[RunOutputs, Path]:
     ]
     workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {"a": {"type": "delay", "delay": 1}}}))
     return RunOutputs(folder), workload
+
+
+def test_a_run_in_which_no_job_ran_draws_its_timeline_without_warnings(run4, monkeypatch):
+    jobs = pl.read_csv(run4.path("jobs.csv"), infer_schema_length=0)
+    rejected = jobs.with_columns(
+        pl.lit("REJECTED").alias("final_state"),
+        *[pl.lit(None, dtype=pl.String).alias(c) for c in ("starting_time", "execution_time", "finish_time")],
+    )
+    metrics = run_metrics(run4, PLATFORM)
+    metrics.update(
+        window_start_s=0.0, window_end_s=0.0, makespan_s=0.0, suspended_tasks=0
+    )  # as for a run that ran no job
+    rejected.write_csv(run4.path("jobs.csv"))
+    saved = _saved(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        write_run_figures(run4, metrics, PLATFORM)
+    assert saved[0].axes[-1].get_xlim() == (0.0, 1.0)
