@@ -20,7 +20,9 @@ first in resource order); Batsim still bills each machine its own. The monitorin
 need ``monitoring_period``, ``output_dir`` and (inertial, idle sleeper) ``trace_output_filename``:
 by default the built-in scheduler's ``idle_timeout`` as period and idle time before sleeping, and
 the run's folder for batsched's files. Power figures the user gives must be one machine type's of
-the platform (:func:`check_power_figures`); other options pass as given.
+the platform (:func:`check_power_figures`); other options pass as given. Options in a file
+(``--variant_options_filepath``, which batsched reads instead) are checked, and the file used as
+it is.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ POWER_FIELDS = (
     "energy_switch_off",
 )
 OPTIONS_FLAG = "--variant_options"
+OPTIONS_FILE_FLAG = "--variant_options_filepath"
 #: batsched's trace of the inertial variants, in the run's folder.
 TRACE_FILE = "batsched_trace.csv"
 #: Relative tolerance of a given figure against the platform's: figures written with 5 digits pass.
@@ -140,8 +143,29 @@ def check_power_figures(given: Mapping, hosts: Sequence[PlatformHost], platform:
         )
 
 
+def _options_file(command: Sequence[str]) -> Path | None:
+    """The file ``--variant_options_filepath`` names in ``command`` (batsched reads it instead of
+    ``--variant_options``), None without one."""
+    for index, part in enumerate(command):
+        if part == OPTIONS_FILE_FLAG and index + 1 < len(command):
+            return Path(command[index + 1])
+        if part.startswith(OPTIONS_FILE_FLAG + "="):
+            return Path(part.partition("=")[2])
+    return None
+
+
 def _given_options(command: Sequence[str]) -> tuple[dict, int | None]:
-    """The JSON of ``--variant_options`` in ``command`` and the index of its value (None: absent)."""
+    """The JSON of ``--variant_options`` (or of the file ``--variant_options_filepath`` names) in
+    ``command`` and the index of its value (None: absent, or in a file)."""
+    path = _options_file(command)
+    if path is not None:
+        try:
+            options = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ParameterError(f"{OPTIONS_FILE_FLAG} {path}: {error}") from None
+        if not isinstance(options, dict):
+            raise ParameterError(f"{OPTIONS_FILE_FLAG} {path} must hold a JSON object")
+        return options, None
     for index, part in enumerate(command):
         if part == OPTIONS_FLAG and index + 1 < len(command):
             value, at = command[index + 1], index + 1
@@ -186,14 +210,23 @@ def variant_options(command: Sequence[str], platform: str | Path, output: Path) 
 def check_energy_command(command: Sequence[str], platform: str | Path) -> None:
     """Refuse, before launch, a batsched energy ``command`` whose power figures the platform
     contradicts or cannot give (nothing to check for another command)."""
-    if energy_variant(command) is not None:
-        variant_options(command, platform, Path())
+    with_power_figures(command, platform, Path())
 
 
 def with_power_figures(command: Sequence[str], platform: str | Path, output: Path) -> tuple[str, ...]:
     """``command`` with the :func:`variant_options` of its batsched energy variant in place of
     those given (unchanged if it runs none)."""
     if energy_variant(command) is None:
+        return tuple(command)
+    if _options_file(command) is not None:  # the user's file, checked: batsched reads it as it is
+        variant_options(command, platform, output)  # figures the platform contradicts, first
+        given, _ = _given_options(command)
+        missing = [name for name in POWER_FIELDS if name not in given]
+        if missing:
+            raise ParameterError(
+                f"{OPTIONS_FILE_FLAG} {_options_file(command)}: no {', '.join(missing)} (batsched needs them all); "
+                f"leave them to be derived from the platform by giving {OPTIONS_FLAG} instead"
+            )
         return tuple(command)
     text = json.dumps(variant_options(command, platform, output), sort_keys=True)
     _, at = _given_options(command)

@@ -118,6 +118,22 @@ def test_figures_that_are_no_machines_of_the_platform_are_refused_in_one_line(tm
         check_energy_command(_command("energy_bf", "--variant_options", "{power"), CELL4)
 
 
+def test_options_in_a_file_are_checked_and_the_file_used_as_it_is(tmp_path):
+    options = tmp_path / "options.json"
+    options.write_text(json.dumps({"power_idle": 95.0}))
+    command = _command("energy_bf", "--variant_options_filepath", str(options))
+    with pytest.raises(ParameterError, match=r"power_idle 95.0 \(platform: 100.0\)"):
+        check_energy_command(command, CELL4)
+    options.write_text(json.dumps({"power_idle": 100.0}))
+    with pytest.raises(ParameterError, match="no power_compute, power_sleep"):
+        check_energy_command(command, CELL4)
+    options.write_text(json.dumps(power_figures(compute_hosts(CELL4))))
+    assert with_power_figures(command, CELL4, tmp_path) == tuple(command)
+    options.write_text("[1]")
+    with pytest.raises(ParameterError, match="must hold a JSON object"):
+        check_energy_command(command, CELL4)
+
+
 def test_a_platform_without_sleep_states_is_refused(tmp_path):
     platform = tmp_path / "no_sleep.xml"
     platform.write_text(CELL4.read_text().replace('<prop id="sleep_pstates" value="1:2:3"/>', ""))
