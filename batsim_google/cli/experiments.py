@@ -29,7 +29,8 @@ def _interval(row: dict) -> str:
     return f"{row['mean']:.4g}{interval}"
 
 
-#: The summary's lines per group: costs, then the work done.
+#: The summary's lines per group: costs, the work done, then the CPU run past the machines'
+#: capacities, which the load's energy does not bill (a lower energy per CPU-hour by the model).
 _COSTS = (
     "energy_j",
     "load_energy_j",
@@ -51,8 +52,8 @@ _WORK = (
     "pending_at_end",
     "censored",
     "delivered_cpu_s",
-    "energy_per_cpu_hour_j",
 )
+_OVERCOMMIT = ("energy_per_cpu_hour_j", "allocated_cpu_s", "overcommit_cpu_s", "peak_machine_load")
 
 
 def _show_summary(summary) -> None:
@@ -73,7 +74,7 @@ def _show_summary(summary) -> None:
         correction = wide[(*group, "energy_j")]["energy_correction"] if (*group, "energy_j") in wide else None
         note = f" (energy: delay-job load correction {correction})" if correction else ""
         click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs{note}:")
-        for names in (_COSTS, _WORK):
+        for names in (_COSTS, _WORK, _OVERCOMMIT):
             values = ", ".join(f"{name} {_interval(wide[(*group, name)])}" for name in names if (*group, name) in wide)
             click.echo(f"  {values}")
     for warning in summary["warning"].drop_nulls().unique(maintain_order=True):

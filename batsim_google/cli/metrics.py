@@ -23,7 +23,21 @@ SUMMARY = (
     ("not_restarted", "abandoned at the restart cap", str),
     ("censored", "censored at the horizon", str),
     ("delivered_cpu_s", "delivered", lambda v: f"{v / 3600:.4g} CPU-h"),
+    ("energy_per_cpu_hour_j", "energy per CPU-h", lambda v: f"{v / 1e6:.4g} MJ"),
 )
+
+
+def overcommit_text(metrics: dict) -> str:
+    """How far the run went past its machines' capacities, which the load's energy does not bill
+    (it caps a machine's load at 1): an over-committing scheduler's energy per CPU-hour is lower by
+    the model, not by its merit. Empty when not known."""
+    above, allocated = metrics.get("overcommit_cpu_s"), metrics.get("allocated_cpu_s")
+    if above is None or not allocated:
+        return ""
+    return (
+        f"over-commit {above / 3600:.4g} CPU-h above capacity ({100 * above / allocated:.0f} % of the CPU-h allocated, "
+        f"not billed: the load's energy caps a machine at load 1), peak machine load {metrics['peak_machine_load']:.3g}"
+    )
 
 
 def summary_lines(metrics: dict) -> list[str]:
@@ -31,6 +45,7 @@ def summary_lines(metrics: dict) -> list[str]:
     shown = ", ".join(
         f"{label} {'n/a' if metrics.get(name) is None else form(metrics[name])}" for name, label, form in SUMMARY
     )
+    shown += "".join(f"; {text}" for text in [overcommit_text(metrics)] if text)
     window = f"over {metrics['window_start_s']:g}-{metrics['window_end_s']:g} s of simulated time: "
     jobs = f"Batsim jobs: {metrics['jobs_completed']} completed, {metrics['jobs_killed']} killed, {metrics['jobs_rejected']} rejected"
     reasons = metrics.get("rejected_by_reason") or {}

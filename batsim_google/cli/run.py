@@ -145,7 +145,7 @@ def run(
     if figures:
         from batsim_google.experiments.run_figures import write_run_figures  # matplotlib, only for figures
 
-        drawn = write_run_figures(outputs, metrics, platform)
+        drawn = write_run_figures(outputs, metrics, platform, workloads)
         click.echo(f"figures: {', '.join(path.name for path in drawn)}")
     if metrics["not_restarted"]:
         click.echo(

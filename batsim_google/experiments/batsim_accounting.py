@@ -10,7 +10,12 @@ machine per resource: the machine's ``cpu_capacity``) for a job without one. So 
 (batsched) and one that packs jobs on shared machines are billed the same load for the same work;
 they differ in the machines they keep on and idle. From those rows:
 
-- ``load_energy_j``: what the load adds to Batsim's energy (:func:`.load_energy.load_energy`);
+- ``load_energy_j``: what the load adds to Batsim's energy (:func:`.load_energy.load_energy`),
+  the load of a machine capped at its capacity;
+- ``allocated_cpu_s``: CPU allocated x time (over-commit included); ``overcommit_cpu_s``: its
+  part above the machines' ``cpu_capacity``, which the load's energy does not bill;
+  ``peak_machine_load``: the highest CPU allocated over ``cpu_capacity`` of a machine (above 1:
+  over-committed) (:func:`.load_energy.overcommit`);
 - ``utilization``: CPU allocated over CPU available (sum of jobs' CPU x time over the machines'
   ``cpu_capacity`` x the window's length);
 - ``occupancy``: the share of machine-time during which a machine ran at least one job;
@@ -37,7 +42,7 @@ import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.experiments.load_energy import computing_watts, load_energy
+from batsim_google.experiments.load_energy import computing_watts, load_energy, overcommit
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
 from batsim_google.experiments.pstate_energy import read_pstate_changes, sleep_table
 from batsim_google.experiments.window import clipped_jobs
@@ -57,7 +62,15 @@ BY_SCHEDULER = "by the scheduler"
 #: (censored, outside the measurement window): not refused.
 CENSORED = "censored"
 #: What :func:`accounting` returns.
-ACCOUNTING_METRICS = ("load_energy_j", "idle_energy_j", "utilization", "occupancy")
+ACCOUNTING_METRICS = (
+    "load_energy_j",
+    "idle_energy_j",
+    "utilization",
+    "occupancy",
+    "allocated_cpu_s",
+    "overcommit_cpu_s",
+    "peak_machine_load",
+)
 WORKLOAD_SCHEMA = {"job": pl.String, "cpu": pl.Float64, "res": pl.Int64, "walltime": pl.Float64}
 
 
@@ -188,11 +201,15 @@ def accounting(
     )
     allocated = float(rows.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     busy = _busy_seconds(rows)
+    above = overcommit(rows, capacities)
     metrics = {
         "load_energy_j": None,
         "idle_energy_j": None,
         "utilization": allocated / (capacity * length) if capacity and length > 0 else None,
         "occupancy": float(busy["busy"].sum()) / (count * length) if count and length > 0 else None,
+        "allocated_cpu_s": allocated,
+        "overcommit_cpu_s": above.cpu_s,
+        "peak_machine_load": above.peak_load,
     }
     if hosts is None:
         return metrics

@@ -18,15 +18,20 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
   completed or services killed by design at the end of their lifetime, so evictions and restarts
   count against it. Without, a task is a Batsim job that ended ``COMPLETED_SUCCESSFULLY`` and
   ``work`` its execution time;
-- ``utilization``, ``occupancy``, ``load_energy_j``, ``idle_energy_j``: one accounting for every
-  scheduler kind, from Batsim's ``out_jobs.csv`` (each job's machines and times) and the CPU
+- ``utilization``, ``occupancy``, ``load_energy_j``, ``idle_energy_j``, ``allocated_cpu_s``,
+  ``overcommit_cpu_s``, ``peak_machine_load``: one accounting for every scheduler kind, from Batsim's ``out_jobs.csv`` (each job's machines and times) and the CPU
   requests of the workloads the run simulated (:mod:`.batsim_accounting`): CPU allocated over the
   machines' ``cpu_capacity`` (asleep or failed machines included) x the window; the share of
   machine-time running a job; what the load adds to Batsim's energy (:mod:`.load_energy`; null
-  without the platform or its energy model); the idle power of the machines on and running no job.
-  A job without a CPU request takes its machines whole. Without the platform, machines of capacity
-  1 (Batsim's count); for this package's scheduler, whose requests are fractions of the largest
-  machine, the utilization is then null;
+  without the platform or its energy model); the idle power of the machines on and running no job;
+  the CPU-seconds allocated, those of them above the machines' capacities (over-commit, which the
+  load's energy does not bill: it caps a machine's load at 1) and the highest load a machine
+  reached. A job without a CPU request takes its machines whole. Without the platform, machines of
+  capacity 1 (Batsim's count); for this package's scheduler, whose requests are fractions of the
+  largest machine, the utilization and the over-commit are then null;
+- ``energy_per_cpu_hour_j``: ``energy_j`` per CPU-hour of work: ``delivered_cpu_s`` with the
+  ledger, else ``allocated_cpu_s`` (every Batsim job's run counts as work). Read it with
+  ``overcommit_cpu_s``: a scheduler that over-commits runs CPU-hours that cost no energy;
 - ``rejected_by_reason``: Batsim's rejected jobs counted by reason (:func:`.batsim_accounting.rejections`);
   ``jobs_refused``: those of them that left work undone inside the window (not the tasks this
   package's scheduler rejects at its horizon);
@@ -41,7 +46,7 @@ From Batsim's files alone (``out_jobs.csv``, ``out_schedule.csv`` or ``out_machi
 From the ledger (null, "n/a", without it, never 0):
 
 - ``delivered_cpu_s``: the work done, sum over tasks that did all their work of CPU request x work
-  (restarted work counted once); ``energy_per_cpu_hour_j``: ``energy_j`` per delivered CPU-hour;
+  (restarted work counted once);
 - ``evictions``: jobs stopped by an eviction; ``resubmissions``: Batsim jobs of the
   ``resubmit`` workload (restarts); ``failure_kills``: jobs stopped by a machine failure;
   ``lost_to_failures``: tasks not restarted after a machine failure (restart cap reached);
@@ -74,7 +79,7 @@ from pathlib import Path
 import polars as pl
 
 from batsim_google.errors import InputFileError
-from batsim_google.experiments.batsim_accounting import accounting, refused, rejections
+from batsim_google.experiments.batsim_accounting import accounting, machine_rows, refused, rejections
 from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
 from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
 from batsim_google.experiments.simulated_workloads import check_simulated_workloads
@@ -101,7 +106,6 @@ LEDGER_METRICS = (
     "tasks",
     *(outcome.value for outcome in Outcome),
     "delivered_cpu_s",
-    "energy_per_cpu_hour_j",
     "evictions",
     "resubmissions",
     "failure_kills",
@@ -156,7 +160,7 @@ def run_metrics(
     if outputs.has_ledger():
         ledger = _ledger_metrics(outputs, all_jobs, makespan, None if window is None else (low, high))
         if hosts is None:  # CPU requests are fractions of the largest machine: capacity unknown
-            shared["utilization"] = None
+            shared.update(utilization=None, overcommit_cpu_s=None, peak_machine_load=None)
     else:
         ledger = dict.fromkeys(LEDGER_METRICS)
     if window is None:
@@ -174,8 +178,7 @@ def run_metrics(
         if groups.height
         else dict.fromkeys(JOB_METRICS)
     )
-    if ledger["delivered_cpu_s"]:
-        ledger["energy_per_cpu_hour_j"] = None if energy is None else energy / (ledger["delivered_cpu_s"] / HOUR)
+    work = ledger["delivered_cpu_s"] if outputs.has_ledger() else shared["allocated_cpu_s"]
     return {
         "makespan_s": makespan,
         "jobs": all_jobs.height,
@@ -194,6 +197,10 @@ def run_metrics(
         "batsim_energy_j": batsim_energy,
         "load_energy_j": load,
         "idle_energy_j": shared["idle_energy_j"],
+        "allocated_cpu_s": shared["allocated_cpu_s"],
+        "overcommit_cpu_s": shared["overcommit_cpu_s"],
+        "peak_machine_load": shared["peak_machine_load"],
+        "energy_per_cpu_hour_j": energy / (work / HOUR) if energy is not None and work else None,
         **ledger,
         "window_start_s": low,
         "window_end_s": high,
@@ -226,7 +233,6 @@ def _ledger_metrics(
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
         "delivered_cpu_s": delivered,
-        "energy_per_cpu_hour_j": None,
         "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
         "resubmissions": all_jobs.filter(pl.col("workload_name") == RESUBMITTED).height,
         "failure_kills": jobs.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
@@ -299,6 +305,26 @@ def cpu_utilization_over_time(outputs: RunOutputs, capacity: float) -> pl.DataFr
     jobs = started_jobs(outputs).join(outputs.tasks().select("task_id", "cpu"), on="task_id", how="left")
     steps = interval_steps(jobs["starting_time"], jobs["finish_time"], jobs["cpu"].to_numpy())
     return steps.with_columns(pl.col("value") / capacity)
+
+
+def allocated_cpu_over_time(
+    outputs: RunOutputs, hosts: Sequence[PlatformHost], workloads: Sequence[str | Path] = ()
+) -> pl.DataFrame:
+    """CPU allocated over the machines' capacity at each time (``time``, ``value``), as the
+    ``utilization`` metric counts it for any scheduler (:mod:`.batsim_accounting`: each job's CPU
+    request on each of its machines, the machine whole without one): its time average over the
+    window is that metric."""
+    capacities = [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts]
+    whole = pl.DataFrame(
+        {"machine": range(len(capacities)), "whole": capacities}, schema={"machine": pl.Int64, "whole": pl.Float64}
+    )
+    rows = (
+        machine_rows(outputs, workloads)
+        .join(whole, on="machine", how="left")
+        .with_columns(pl.col("cpu").fill_null(pl.col("whole")).fill_null(1.0))
+    )
+    steps = interval_steps(rows["starting_time"], rows["finish_time"], rows["cpu"].to_numpy())
+    return steps.with_columns(pl.col("value") / sum(capacities))
 
 
 def machine_utilization_over_time(outputs: RunOutputs, machines: int) -> pl.DataFrame:

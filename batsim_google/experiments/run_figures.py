@@ -2,11 +2,12 @@
 
 - ``timeline.png``: over a time axis in seconds, hours or days that ends with the measurement
   window (a drain long after it would squeeze the measured span into a sliver; the title says
-  when the run went on), with the window's ends dotted: CPU utilization (machines allocated, for
-  a scheduler without the ledger) and its mean over the window; Batsim's power (``-E``: idle,
-  sleep and switching power and, with this package's scheduler, none of the load's, which the
-  metrics' ``load_energy_j`` adds); the machines by state; each task's waiting time at its
-  submission and their median per time slice;
+  when the run went on), with the window's ends dotted: CPU utilization, for any scheduler as the
+  ``utilization`` metric counts it, and its mean over the window (the metric); Batsim's power (``-E``: idle,
+  sleep and switching power, none of the load's, which the metrics' ``load_energy_j`` adds; from
+  ``out_pstate_changes.csv`` when the patched Batsim wrote no ``out_consumed_energy.csv``); the
+  machines by state; each task's waiting time at its submission and their median per time slice
+  (a gap where a slice holds none);
 - ``waiting.png``: the CDFs of the tasks' waiting time and bounded slowdown (the campaign's
   figure, :func:`.figures.waiting`);
 - ``suspension.png``, when the ledger counts suspended tasks: the CDF of the time tasks spent
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -24,12 +26,14 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
-from batsim_google.experiments.figures import machine_states_panel, suspension, time_unit, waiting  # noqa: E402
-from batsim_google.experiments.metrics import (  # noqa: E402
-    cpu_capacity,
-    cpu_utilization_over_time,
-    machine_utilization_over_time,
+from batsim_google.experiments.figures import (  # noqa: E402
+    machine_states_panel,
+    suspension,
+    time_unit,
+    value_scale,
+    waiting,
 )
+from batsim_google.experiments.metrics import allocated_cpu_over_time  # noqa: E402
 from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs  # noqa: E402
 from batsim_google.output_files import save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
@@ -53,42 +57,47 @@ def power_over_time(records: pl.DataFrame) -> pl.DataFrame:
 
 
 def sliced_median(times: np.ndarray, values: np.ndarray, end: float, slices: int = WAIT_SLICES) -> tuple:
-    """The median of ``values`` per slice of ``[0, end]`` by their ``times``: slice middles and
-    medians, for the slices that hold any."""
+    """The median of ``values`` per slice of ``[0, end]`` by their ``times``: every slice's middle
+    and median, NaN for a slice that holds none (so that a line drawn through them breaks there
+    rather than bridging a gap)."""
     edges = np.linspace(0.0, end, slices + 1)
     index = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, slices - 1)
-    middles, medians = [], []
+    medians = np.full(slices, np.nan)
     for slice_index in np.unique(index):
-        middles.append((edges[slice_index] + edges[slice_index + 1]) / 2)
-        medians.append(float(np.median(values[index == slice_index])))
-    return np.array(middles), np.array(medians)
+        medians[slice_index] = float(np.median(values[index == slice_index]))
+    return (edges[:-1] + edges[1:]) / 2, medians
 
 
-def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> None:
+def _time(value: float) -> str:
+    """A time in the title: whole numbers with thousands separators, others to 3 digits."""
+    return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:.3g}"
+
+
+def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> None:
     low, high, makespan = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
+    shown = high if high > 0 else max(makespan, 1.0)  # a run in which no job ran has an empty window
     hosts = compute_hosts(platform)
-    scale, unit = time_unit(high)
+    scale, unit = time_unit(shown)
     figure, (usage, power, states, waits) = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
-    if outputs.has_ledger():
-        steps, label = cpu_utilization_over_time(outputs, cpu_capacity(platform)), "CPU utilization"
-    else:
-        steps, label = machine_utilization_over_time(outputs, len(hosts)), "machines allocated"
+    steps = allocated_cpu_over_time(outputs, hosts, workloads)  # the utilization metric's accounting
     usage.step(steps["time"] / scale, steps["value"], where="post", color="tab:blue")
     if metrics["utilization"] is not None:
         usage.axhline(metrics["utilization"], color="tab:blue", linestyle="--", linewidth=1)
         usage.set_title(f"mean over the window: {metrics['utilization']:.3g}", fontsize=9)
-    usage.set_ylabel(label)
-    records = outputs.energy_records()
+    usage.set_ylabel("CPU utilization")
+    usage.set_ylim(bottom=0.0)
+    records = outputs.energy_records(hosts)  # Batsim's, or from its power-state changes (patched Batsim)
     if records is None or records.height == 0:
-        power.text(0.5, 0.5, "no energy output (run with --energy-outputs)", ha="center", transform=power.transAxes)
+        power.text(0.5, 0.5, "energy not measured (run with --energy-outputs)", ha="center", transform=power.transAxes)
+        power.set_yticks([])
     else:
         watts = power_over_time(records)
         until = np.r_[watts["time"].to_numpy(), records["time"][-1]]  # the last level holds to the last record
         power.step(
             until / scale, np.r_[watts["value"].to_numpy(), watts["value"][-1]] / KW, where="post", color="tab:red"
         )
-        if outputs.has_ledger():
-            power.set_title("Batsim's power: idle, sleep and switching (the load adds load_energy_j)", fontsize=9)
+        power.set_ylim(0.0, max(float(watts["value"].max()) / KW, 1e-3) * 1.1)
+        power.set_title("Batsim's power: idle, sleep and switching (the load adds load_energy_j)", fontsize=9)
     power.set_ylabel("power (kW)")
     machine_states_panel(states, outputs, len(hosts), scale)
     states.set_ylabel("machines")
@@ -96,7 +105,7 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> 
     submitted, waited = jobs["submission_time"].to_numpy(), jobs["waiting_time"].to_numpy()
     waits.scatter(submitted / scale, waited, s=8, alpha=0.4, color="tab:grey", label="a task's first wait")
     if submitted.size:
-        middles, medians = sliced_median(submitted, waited, high)
+        middles, medians = sliced_median(submitted, waited, shown)
         waits.plot(
             middles / scale,
             medians,
@@ -106,25 +115,29 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path) -> 
             linewidth=1,
             label="median per time slice",
         )
-    waits.set_yscale("symlog", linthresh=1.0)
+    if waited.size:
+        value_scale(waits, waited, zero=True, axis="y")
     waits.set_ylabel("waiting time (s)")
     waits.set_xlabel(f"time of submission or simulated time ({unit})")
-    waits.legend(fontsize=8, loc="upper left")
+    waits.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     for ax in (usage, power, states, waits):
         ax.grid(alpha=0.3)
         for edge in (low, high):
-            ax.axvline(edge / scale, color="grey", linestyle=":", linewidth=1)
-    waits.set_xlim(0, high / scale)
-    went_on = f"; the run went on to {makespan / scale:.3g} {unit} (not shown)" if makespan > high * 1.001 else ""
-    figure.suptitle(f"{outputs.directory}: measurement window {low / scale:.3g}-{high / scale:.3g} {unit}{went_on}")
+            ax.axvline(edge / scale, color="black", linestyle=":", linewidth=1)
+    waits.set_xlim(0, shown / scale)
+    went_on = f"; the run went on to {_time(makespan / scale)} {unit} (not shown)" if makespan > high * 1.001 else ""
+    figure.suptitle(
+        f"Measurement window {_time(low / scale)}-{_time(high / scale)} {unit} (dotted){went_on}", fontsize=11
+    )
     save_figure(figure, path)
 
 
-def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> list[Path]:
-    """Draw the run's figures (see the module) into its folder; the paths written."""
+def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> list[Path]:
+    """Draw the run's figures (see the module) into its folder; the paths written. ``workloads``:
+    those the run simulated (the jobs' CPU requests, as the metrics read them)."""
     directory = Path(outputs.directory)
     written = [directory / TIMELINE, directory / WAITING]
-    timeline(written[0], outputs, metrics, platform)
+    timeline(written[0], outputs, metrics, platform, workloads)
     runs = pl.DataFrame(  # a campaign's table of runs, of this one
         {
             "policy": ["this run"],
@@ -132,6 +145,7 @@ def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path) -> lis
             "directory": [str(directory)],
             "workload_seed": [None],
             "failure_seed": [None],
+            "window_start_s": [metrics["window_start_s"]],
             "window_end_s": [metrics["window_end_s"]],
         }
     )

@@ -30,6 +30,7 @@ from typing import Any
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import known_keys, table
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.batsched_energy import check_energy_command
 from batsim_google.simulation.schedulers import KINDS, SOCKET, Scheduler, declared_needs, policy_scheduler, refusal
 
 
@@ -76,6 +77,11 @@ def check_pairings(
     for name, scheduler in schedulers:
         needs = scheduler.needs()
         for platform in platforms:
+            if scheduler.kind == "command" and platform.file is not None:  # batsched's power figures
+                try:
+                    check_energy_command(scheduler.target, platform.file)
+                except ParameterError as error:
+                    raise ParameterError(f"schedulers.{name} on platforms.{platform.name}: {error}") from None
             for spec in failures:
                 events = spec.file is not None or spec.law is not None
                 reason = refusal(needs, platform.file, events, energy_outputs)

@@ -22,6 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 import numpy as np  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from batsim_google.fitting.fidelity import Fidelity  # noqa: E402
 from batsim_google.fitting.job_fidelity import JobFidelity  # noqa: E402
@@ -64,17 +65,22 @@ def ecdf_points(sample: np.ndarray, points: int = ECDF_POINTS) -> tuple[np.ndarr
 def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit, title: str, unit: str) -> None:
     values, shares = ecdf_points(sample)
     grid = np.geomspace(values[0], values[-1], 400)
-    figure, axes = plt.subplots(figsize=(8, 5))
-    axes.step(values, shares, where="post", color="black", linewidth=2.2, label="empirical")
+    figure, axes = plt.subplots(figsize=(10, 5))
+    axes.step(
+        np.r_[values[0], values], np.r_[0.0, shares], where="post", color="black", linewidth=2.2, label="empirical"
+    )
     for index, fit in enumerate(fit for fit in fits if fit.law is not None):
         style = {"linewidth": 2.0} if fit is best else {"linewidth": 1.0, "alpha": 0.8}
-        axes.plot(grid, fit.law.cdf(grid), label=f"{fit.method} (KS {fit.ks:.3f})", **curve_style(index), **style)
+        best_mark = ", best" if fit is best else ""
+        axes.plot(
+            grid, fit.law.cdf(grid), label=f"{fit.method} (KS {fit.ks:.3f}{best_mark})", **curve_style(index), **style
+        )
     axes.set_xscale("log")
-    axes.set_ylim(0, 1)
+    axes.set_ylim(0, 1.02)
     axes.set_xlabel(f"{unit} (log scale)")
     axes.set_ylabel("cumulative probability")
     axes.set_title(title)
-    axes.legend(fontsize=7, loc="lower right")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside: the curves fill the frame
     axes.grid(True, which="both", alpha=0.3)
     save_figure(figure, path, dpi=100)
 
@@ -83,7 +89,8 @@ def _elbow(path: Path, fit: ModelFit) -> None:
     ks = [s.k for s in fit.elbow]
     figure, axes = plt.subplots(figsize=(7, 4.5))
     axes.plot(ks, [s.inertia for s in fit.elbow], "o-", label="inertia")
-    axes.set_xlabel("k")
+    axes.set_xlabel("k (clusters)")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel("inertia (sum of squared distances)")
     other = axes.twinx()
     other.plot(
@@ -140,7 +147,8 @@ def _hourly_rates(path: Path, jobs: JobFidelity) -> None:
     mean, sd = np.array(jobs.generated_hourly), np.array(jobs.generated_hourly_sd)
     axes.stairs(mean, hours, label=f"generated, mean of {jobs.hourly_draws} draws", linestyle="--", linewidth=1.5)
     axes.stairs(mean + sd, hours, baseline=np.maximum(mean - sd, 0.0), fill=True, alpha=0.2, label="one draw, +/- 1 sd")
-    axes.set_xlabel("hour")
+    axes.set_xlabel("hours from the input's start")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.set_ylabel("tasks submitted per hour")
     axes.set_ylim(bottom=0)
     axes.set_title("Hourly submission rate, input and generated")
@@ -158,7 +166,7 @@ def _load(path: Path, load: LoadFidelity) -> None:
         axes.plot(hours, given, label="input", linewidth=1.5)
         axes.plot(hours, generated, label=f"generated (warm start on {load.machines:,} machines)", linestyle="--")
         axes.set_xlabel("hours from the input's start")
-        axes.set_ylabel(f"requested {resource} of the running tasks")
+        axes.set_ylabel(f"requested {resource} of the running tasks\n(in largest machines)")
         axes.set_ylim(bottom=0)
         axes.set_title(f"Requested {resource}")
         axes.legend(fontsize=8)

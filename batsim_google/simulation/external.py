@@ -17,6 +17,7 @@ from batsim_google.errors import ParameterError
 from batsim_google.output_files import output_folder
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
+from batsim_google.simulation.batsched_energy import check_energy_command
 from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run import PROGRESS_FILE, clear_earlier_run, mark_complete, run_google_cell
 from batsim_google.simulation.run_inputs import check_run_inputs
@@ -37,6 +38,8 @@ def check_pairing(scheduler: Scheduler, platform: Path, events: list[Path], ener
     reason = refusal(scheduler.needs(), Path(platform), bool(events), energy)
     if reason:
         raise ParameterError(f"{scheduler.kind} scheduler {scheduler.target!r} refused: {reason}")
+    if scheduler.kind == "command":
+        check_energy_command(scheduler.target, platform)
 
 
 def run_scheduler(

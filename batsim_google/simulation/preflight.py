@@ -58,7 +58,7 @@ BATSCHED_PLANNERS = frozenset(
         "energy_bf_idle_sleeper",
         "energy_bf_monitoring",
         "energy_bf_monitoring_inertial",
-        "energy_bf_machine_subpart_sleeper",
+        "energy_bf_subpart_sleeper",
     }
 )
 #: batsched's default algorithm (no ``-v``).

@@ -5,13 +5,15 @@ Batsim's protocol, or a user's policy on the core; what each needs of Batsim, an
 - ``pybatsim``: a pybatsim 3.2.1 scheduler, bundled (``fillerSched``, ``easyBackfill``,
   ``fcfsSchedSleep``, ...) or a file, with its ``options`` (the JSON of pybatsim's ``-o``);
 - ``command``: an executable and its arguments; :data:`SOCKET` in them is replaced by the
-  endpoint it must bind (e.g. ``["batsched", "-v", "easy_bf", "-s", "{socket}"]``);
+  endpoint it must bind (e.g. ``["batsched", "-v", "easy_bf", "-s", "{socket}"]``); batsched's
+  energy variants get their power figures from the platform (:mod:`.batsched_energy`);
 - ``python``: a :class:`batsim_google.scheduling.policy_api.Policy` subclass
   (``module:Class`` or ``file.py:Class``) with its keyword ``options``, run through the pybatsim
   front-end like the built-in one (its ledger is written too).
 
 What a scheduler needs (:class:`BatsimNeeds`) is the built-in's or the user policy's own
-``needs``, known for the bundled pybatsim schedulers (:data:`PYBATSIM_NEEDS`), and declared by a
+``needs``, known for the bundled pybatsim schedulers (:data:`PYBATSIM_NEEDS`) and batsched's
+energy variants (sleep states), and declared by a
 ``needs`` table otherwise (by default: no compute sharing, no dynamic jobs, no sleep states, and
 no failures: a scheduler is not trusted to kill what runs on a failed machine unless it says so).
 """
@@ -30,6 +32,7 @@ from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation import googleCell
+from batsim_google.simulation.batsched_energy import energy_variant, with_power_figures
 from batsim_google.simulation.policy_loader import load_policy_class
 from batsim_google.simulation.runner import OUTPUT_PREFIX, Simulation, pybatsim_scheduler
 
@@ -73,6 +76,8 @@ class Scheduler:
             return self.declared
         if self.kind == "pybatsim" and self.target in PYBATSIM_NEEDS:
             return PYBATSIM_NEEDS[self.target]
+        if self.kind == "command" and energy_variant(self.target):  # batsched's energy_bf family
+            return BatsimNeeds(sleep_states=True, failures=False)
         return BatsimNeeds(failures=False)
 
 
@@ -148,6 +153,8 @@ def external_simulation(
 ) -> Simulation:
     """The simulation of a scheduler of a kind other than the built-in one."""
     needs = scheduler.needs()
+    if scheduler.kind == "command":  # batsched's energy variants: power figures from the platform
+        scheduler = dataclasses.replace(scheduler, target=with_power_figures(scheduler.target, platform, output))
     return Simulation(
         platform=Path(platform),
         workloads=[Path(w) for w in workloads],

@@ -8,24 +8,27 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
 
 from batsim_google.output_files import output_folder, save_figure  # noqa: E402
-from batsim_google.trace.stats import TraceStats  # noqa: E402
+from batsim_google.trace.stats import LogHistogram, TraceStats  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
 
 
-def _cdf(path: Path, curves: list[tuple[str, tuple]], xlabel: str, title: str, zeros_note: str = "") -> Path:
+def _cdf(path: Path, curves: list[tuple[str, LogHistogram]], xlabel: str, title: str, zeros_note: str = "") -> Path:
     figure, axes = plt.subplots(figsize=(6.4, 4.2))
-    for label, (x, y) in curves:
-        axes.step(x, y, where="post", label=label)
+    for label, histogram in curves:
+        x, y = histogram.cdf()
+        if len(x):  # from the zeros' share (left of the log axis) up: a single value is a visible step
+            start = histogram.zeros / max(histogram.total, 1)
+            axes.step(np.r_[x[0], x], np.r_[start, y], where="post", label=label)
     axes.set_xscale("log")
-    axes.set_ylim(0, 1)
+    axes.set_ylim(0, 1.02)
     axes.set_xlabel(xlabel)
     axes.set_ylabel("cumulative fraction")
     axes.set_title(title + zeros_note, fontsize=10)
     axes.grid(True, which="both", alpha=0.3)
-    if len(curves) > 1:
-        axes.legend()
+    axes.legend(fontsize=8, loc="lower right")
     save_figure(figure, path)
     return path
 
@@ -50,7 +53,7 @@ def draw_figures(stats: TraceStats, folder: str | Path) -> list[Path]:
     paths = [
         _cdf(
             folder / "fig3_interarrival_cdf.png",
-            [("submissions", arrivals.cdf())],
+            [(f"submissions ({arrivals.total:,} gaps)", arrivals)],
             "time between consecutive submissions (s)",
             "Inter-arrival times (Fig. 3)",
             note,
@@ -61,7 +64,7 @@ def draw_figures(stats: TraceStats, folder: str | Path) -> list[Path]:
     for number, end in ((7, "finish"), (8, "kill")):
         histograms = stats.makespans[end].histograms
         curves = [
-            (group, histograms[group].cdf())
+            (f"{group} ({histograms[group].total:,} tasks)", histograms[group])
             for group in ("all", "free", "normal", "production")
             if histograms[group].total
         ]

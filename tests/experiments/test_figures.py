@@ -1,4 +1,4 @@
-"""The campaign's and the fit's figures are written, with energy in GJ and curves told apart."""
+"""The campaign's and the fit's figures are written, with energy in a readable unit and curves told apart."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def _saved(monkeypatch) -> list[Figure]:
     return saved
 
 
-def test_campaign_figures_are_written_with_energy_in_gigajoules(tmp_path, monkeypatch):
+def test_campaign_figures_are_written_with_energy_in_a_readable_unit(tmp_path, monkeypatch):
     runs = []
     for policy, seed in (("always-on", 1), ("always-on", 2), ("idle-sleep", 1)):
         directory = tmp_path / f"{policy}-{seed}"
@@ -60,8 +60,8 @@ def test_campaign_figures_are_written_with_energy_in_gigajoules(tmp_path, monkey
     }
     assert all(path.stat().st_size > 0 for path in written)
     energy = saved[0].axes[0]
-    assert energy.get_ylabel() == "energy (GJ)"
-    assert any("n = 2" in text.get_text() for text in energy.get_legend().get_texts())
+    assert energy.get_ylabel() == "energy (kJ)"  # run4's 45 kJ
+    assert "over 1-2 runs" in energy.get_title()
     waiting = saved[-1].axes
     assert [ax.get_xlabel() for ax in waiting] == [
         "waiting time per task (s)",
@@ -78,3 +78,15 @@ def test_a_fits_thirteen_curves_have_distinct_styles(tmp_path, monkeypatch):
     assert (tmp_path / "cdf.png").stat().st_size > 0
     curves = [line for line in saved[0].axes[0].get_lines() if line.get_label().startswith("method")]
     assert len({(line.get_color(), line.get_linestyle()) for line in curves}) == 13
+
+
+def test_a_fits_cdf_rises_from_0_names_its_best_law_and_keeps_its_legend_beside(tmp_path, monkeypatch):
+    fits = [LawFit(f"method {i}", Exponential(1.0 + i), 0.1 * (i + 1), 0.0, 0.0, 0.0) for i in range(3)]
+    saved = _saved(monkeypatch)
+    _cdf_figure(tmp_path / "cdf.png", np.array([2.0, 2.0, 5.0]), fits, fits[1], "t", "s")
+    axes = saved[0].axes[0]
+    empirical = axes.get_lines()[0]
+    assert empirical.get_ydata()[0] == 0.0 and axes.get_ylim()[1] > 1.0  # the top step inside the frame
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels[2] == "method 1 (KS 0.200, best)" and "best" not in labels[1]
+    assert axes.get_legend().get_bbox_to_anchor().x0 > axes.get_window_extent().x1  # beside the curves

@@ -342,6 +342,6 @@ def test_run_summary_lines_say_na_for_what_is_not_known():
     assert lines[0] == (
         "over 600-86400 s of simulated time: energy n/a, of which load n/a, idle machines 3 GJ, waiting mean 3.75 s, "
         "p95 19.5 s, bounded slowdown 1.2, utilization 0.5, completed tasks n/a, abandoned at the restart cap 0, censored at the horizon 3, "
-        "delivered 2 CPU-h"
+        "delivered 2 CPU-h, energy per CPU-h n/a"
     )
     assert lines[1] == "Batsim jobs: 5 completed, 9 killed, 2 rejected (2 no walltime (planning schedulers need one))"
