@@ -8,7 +8,7 @@ import click
 
 from batsim_google.cli.common import fail
 from batsim_google.cli.policy_options import policy_options
-from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
@@ -63,22 +63,21 @@ def validate_replay_command(
     import json
 
     from batsim_google.errors import BatsimGoogleError
-    from batsim_google.experiments.replay_validation import report_lines, validate_replay
+    from batsim_google.experiments.replay_validation import ReplayWindow, report_lines, validate_replay
     from batsim_google.output_files import write_text
+    from batsim_google.scheduling.policy_config import PolicyConfig
+    from batsim_google.trace.sampling import MachineSample
 
     try:
+        sample = None if sample_cell is None else MachineSample(sample_cell, seed)
         report = validate_replay(
             trace_dir,
-            start,
-            end,
+            ReplayWindow(start, end, sample, place_again),
             output,
-            policy,
-            sample_cell=sample_cell,
-            seed=seed,
-            place_again=place_again,
+            PolicyConfig(**policy),
+            settings=simulation_settings(timeout, batsim_binary, progress),
             workers=workers,
             say=click.echo,
-            **simulation_call(timeout, batsim_binary, progress),
         )
     except (BatsimGoogleError, ValueError) as error:
         fail(str(error))

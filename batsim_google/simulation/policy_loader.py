@@ -1,7 +1,9 @@
 """A user's policy class by name: ``"package.module:Class"`` or ``"path/to/file.py:Class"``.
 
 A file's folder is put on ``sys.path`` first, so that a policy may import its siblings (as
-``examples/policies/power_capped_fcfs.py`` does).
+``examples/policies/power_capped_fcfs.py`` does). A class is loaded once per process; a class the
+caller already has is remembered under its name (:func:`remember`), never loaded again: loading a
+script runs it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,23 @@ from pathlib import Path
 from batsim_google.errors import ParameterError
 from batsim_google.scheduling.policy_api import Policy
 
+#: The classes loaded or remembered in this process, by name.
+_CLASSES: dict[str, type[Policy]] = {}
+
+
+def remember(spec: str, policy: type[Policy]) -> None:
+    """``spec`` names ``policy``, a class this process has already."""
+    _CLASSES[spec] = policy
+
 
 def load_policy_class(spec: str) -> type[Policy]:
     """The :class:`Policy` subclass ``spec`` names; a ParameterError says what is wrong."""
+    if spec not in _CLASSES:
+        _CLASSES[spec] = _load(spec)
+    return _CLASSES[spec]
+
+
+def _load(spec: str) -> type[Policy]:
     target, _, name = spec.rpartition(":")
     if not target or not name:
         raise ParameterError(f"policy {spec!r} must be 'module:Class' or 'file.py:Class'")

@@ -16,7 +16,10 @@ from uncalibrated import UNCALIBRATED
 
 from batsim_google.errors import SimulationError
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.preflight import check_batsim_py
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 batsimpy_frontend = pytest.importorskip(
     "batsim_google.simulation.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
@@ -55,14 +58,11 @@ def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
 def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
-    summary = run_google_cell(
-        platform,
-        [path],
+    summary = run_scheduler(
+        built_in(PolicyConfig(**{"restart": "none", **UNCALIBRATED, **policy})),
+        RunInputs(platform, [path]),
         tmp_path / "out",
-        {"restart": "none", **UNCALIBRATED, **policy},
-        timeout=60,
-        batsim=batsim_binary,
-        frontend="batsim-py",
+        SimulationSettings(timeout=60, batsim=batsim_binary, frontend="batsim-py"),
     ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 
@@ -139,12 +139,12 @@ def _machines(interval_set: str) -> list[int]:
 def test_runs_needing_what_batsim_py_lacks_are_refused_before_starting():
     unsupported = batsimpy_frontend.BatsimPyUnsupported
     with pytest.raises(unsupported, match="dynamic job registration"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="immediate"), ["w.json"], [])
+        check_batsim_py(PolicyConfig(restart="immediate"), RunInputs("p.xml", ["w.json"]))
     with pytest.raises(unsupported, match="machine_available"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], ["events.jsonl"])
+        check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["w.json"], ["events.jsonl"]))
     with pytest.raises(unsupported, match="exactly one workload"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["a.json", "b.json"], [])
-    batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], [])
+        check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["a.json", "b.json"]))
+    check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["w.json"]))
 
 
 @pytest.mark.batsim
