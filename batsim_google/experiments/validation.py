@@ -21,6 +21,7 @@ import polars as pl
 
 from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.experiments.compare import workers_without_the_main_script
 from batsim_google.experiments.execution import execute_runs
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.queue_metrics import QUEUE_METRICS, deviation
@@ -144,9 +145,10 @@ def validate(
         warmup=check.warmup,
     )
     runs = plan_campaign(campaign, output)
-    records = execute_runs(
-        runs, batsim=settings.batsim, workers=workers, dask_address=dask_address, progress=settings.progress
-    )
+    with workers_without_the_main_script():
+        records = execute_runs(
+            runs, batsim=settings.batsim, workers=workers, dask_address=dask_address, progress=settings.progress
+        )
     failed = [f"{r.run.directory}: {r.error}" for r in records if r.status == "failed"]
     reference = next(r for r in records if r.run.workload == "original")
     if reference.queue is None:

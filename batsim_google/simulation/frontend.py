@@ -142,8 +142,13 @@ class FrontEndOptions:
     verbose: bool = False
 
     def to_json(self) -> dict:
-        """The options as pybatsim passes them on (``-o``): the fields given."""
-        return {name: value for name, value in dataclasses.asdict(self).items() if value not in (None, {}, (), [])}
+        """The options as pybatsim passes them on (``-o``): the fields not left at their default."""
+        default = FrontEndOptions()
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != getattr(default, f.name)
+        }
 
     @classmethod
     def from_mapping(cls, raw: Mapping) -> FrontEndOptions:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -32,12 +31,14 @@ from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.simulation import googleCell
 from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.frontend import FrontEndOptions
+from batsim_google.simulation.policy_loader import refuse_while_loading
 from batsim_google.simulation.preflight import BATSIM_PY, preflight
 from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.runner import (
     BATSIM,
     OUTPUT_PREFIX,
     PEAK_RSS_FILE,
+    PYBATSIM_FRONTEND,
     SCHEDULER,
     Simulation,
     SimulationResult,
@@ -53,9 +54,6 @@ PROGRESS_FILE = "progress.txt"
 INCOMPLETE = "INCOMPLETE"
 #: The metrics ``run`` writes beside the outputs once the simulation ended.
 METRICS_FILE = "metrics.json"
-#: Set in the environment of a simulation's processes: a simulation started there is a script's
-#: unguarded calls, run again as the scheduler's process imports the script to find its policy.
-IN_SIMULATION = "BATSIM_GOOGLE_IN_SIMULATION"
 #: Files of a run besides Batsim's and the scheduler's ``OUTPUT_PREFIX_*``.
 RUN_FILES = (
     PROGRESS_FILE,
@@ -121,9 +119,8 @@ def batsim_options(needs: BatsimNeeds, has_events: bool) -> list[str]:
 
 def _own_front_end(scheduler: Scheduler, inputs: RunInputs, output: Path, timeout_ms: int) -> Callable:
     """This package's pybatsim front-end (:mod:`.googleCell`) with the built-in policy or a user's."""
-    policy = {"policy": dataclasses.asdict(scheduler.config)} if scheduler.kind == BUILT_IN else {}
     options = FrontEndOptions(
-        **policy,
+        policy=dataclasses.asdict(scheduler.config) if scheduler.kind == BUILT_IN else {},
         policy_class=scheduler.target if scheduler.kind == PYTHON else None,
         policy_options=dict(scheduler.options),
         output=str(output / OUTPUT_PREFIX),
@@ -159,7 +156,6 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
         timeout=settings.timeout,
         batsim=settings.batsim,
         batsim_log=settings.batsim_log,
-        environment={**os.environ, IN_SIMULATION: "1"},
         scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue
     )
     return partial(run_simulation, simulation)
@@ -182,7 +178,7 @@ def _batsim_py_launch(
 
 
 #: How each front-end (:data:`~.runner.FRONTENDS`) launches a simulation.
-LAUNCHES = {"pybatsim": _pybatsim_launch, BATSIM_PY: _batsim_py_launch}
+LAUNCHES = {PYBATSIM_FRONTEND: _pybatsim_launch, BATSIM_PY: _batsim_py_launch}
 
 
 def run_scheduler(
@@ -196,12 +192,7 @@ def run_scheduler(
     ``settings.warn``. A progress bar is shown for the kinds whose scheduler reports its simulated
     time (:data:`~.schedulers.OWN_FRONT_END`).
     """
-    if os.environ.get(IN_SIMULATION):
-        raise ParameterError(
-            "a simulation was started inside a simulation's own process: a script that defines its own "
-            'Policy keeps its calls under `if __name__ == "__main__":` (the scheduler\'s process imports the '
-            "script to find the class)"
-        )
+    refuse_while_loading("a simulation")  # a script's calls, run again as its policy is loaded
     checked = preflight(scheduler, inputs, settings)
     settings.say(checked.energy_line)
     for warning in checked.warnings:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from batsim_google.errors import ParameterError
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, FRONTENDS, PYBATSIM_FRONTEND
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class SimulationSettings:
     energy_outputs: bool | None = None
     batsim_log: str = "warning"
     progress: bool = False
-    frontend: str = "pybatsim"
+    frontend: str = PYBATSIM_FRONTEND
     say: Callable[[str], None] = field(default=lambda line: None, compare=False)
     warn: Callable[[str], None] = field(default=warnings.warn, compare=False)
 

@@ -156,3 +156,26 @@ def test_the_complete_example_policy_shares_machines_and_ends_every_task(tmp_pat
     tasks = RunOutputs(tmp_path).tasks()
     waited = tasks.filter(pl.col("outcome") == "rejected")
     assert (waited["ended"] - waited["submit"] <= 600 + 1e-3).all()
+
+
+def test_run_measures_any_kind_to_the_horizon_and_tells_its_lost_tasks_in_its_terms(tmp_path, batsim_binary, workload):
+    """``run --scheduler ... --horizon``: the metrics of a user's policy end at the horizon as the
+    built-in one's do; the tasks it lost to a machine failure are told without the built-in
+    scheduler's restart options, which it never had."""
+    events = tmp_path / "failures.jsonl"
+    events.write_text(
+        '{"timestamp": 30, "type": "machine_unavailable", "resources": "0-3"}\n'
+        '{"timestamp": 60, "type": "machine_available", "resources": "0-3"}\n'
+    )
+    fcfs = f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS"
+    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "--events", str(events)]
+    arguments += ["-o", str(tmp_path / "out"), "--batsim", batsim_binary, "--no-figures", "--no-progress"]
+    result = CliRunner().invoke(main, [*arguments, "--scheduler", fcfs, "--horizon", "600"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["window_end_s"] == 600 and "measured from the warm-up to the horizon" in result.output
+    assert metrics["censored"] == 0  # it ran to its end: nothing was stopped at the horizon
+    lost = metrics["not_restarted"]
+    assert lost > 0
+    assert f"{lost} task(s) stopped and not restarted (the python scheduler {fcfs[7:]} restarted none" in result.output
+    assert "--restart" not in result.output
