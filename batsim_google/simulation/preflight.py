@@ -20,13 +20,14 @@ them, and an explicit request on a platform without them is refused.
 from __future__ import annotations
 
 import collections
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
-from batsim_google.errors import InputFileError, ParameterError
+from batsim_google.errors import InputFileError, ParameterError, SimulationError
 from batsim_google.fitting.batsim_input import STORAGE_TYPES, read_workload_file
 from batsim_google.platform.simgrid_xml import (
     PlatformHost,
@@ -38,6 +39,7 @@ from batsim_google.platform.simgrid_xml import (
 )
 from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.frontend import BatsimPyUnsupported
 from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import FRONTENDS
@@ -234,14 +236,14 @@ def refusal(needs: BatsimNeeds, platform: Path | None, has_events: bool, energy_
     if has_events and not needs.failures:
         return "it cannot take machine failures (it would run jobs on failed machines): give it no failure scenario"
     if needs.sleep_states:
-        if not energy_outputs:
-            return "it switches machines to sleep: it needs Batsim's energy plugin (energy outputs on)"
         gap = None if platform is None else sleep_states_gap(read_hosts(platform))
         if gap:
             return (
                 f"it switches machines to sleep, and {platform} has hosts without sleep_pstates: it needs a "
                 f"sleep_pstates property on every host ({gap})"
             )
+        if not energy_outputs:
+            return "it switches machines to sleep: it needs Batsim's energy plugin (energy outputs on)"
     return None
 
 
@@ -267,19 +269,17 @@ def check_batsim_py(config: PolicyConfig | None, inputs: RunInputs) -> None:
 
 @dataclass(frozen=True)
 class Preflight:
-    """What the checks found: whether Batsim's energy plugin runs, the line that says so, the
-    warnings (jobs the scheduler will reject, inputs made for another platform) and the machines."""
+    """What the checks found: whether Batsim's energy plugin runs, and the machines."""
 
     energy_outputs: bool
-    energy_line: str
-    warnings: list[str]
     machines: int
 
 
 def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSettings) -> Preflight:
     """Refuse what cannot run at all (an InputFileError naming the file and line, a
-    ParameterError naming the option), before anything is written; say what the scheduler
-    will reject."""
+    ParameterError naming the option), before anything is written; say whether energy is
+    measured and which Batsim runs (``settings.say``), and warn of what the scheduler will reject
+    and of inputs made for another platform (``settings.warn``)."""
     platform = inputs.platform
     hosts = read_hosts(platform)
     gap = energy_model_gap(hosts)
@@ -294,19 +294,24 @@ def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetti
     check_master(platform, hosts)
     check_workloads(shape)
     check_storage(scheduler.kind, shape, sum("storage" in host.roles for host in hosts))
+    machines = sum(host.computes for host in hosts)
+    settings.say(line)
+    for limit in scheduler_limits(scheduler.kind, scheduler.target, shape, machines):
+        settings.warn(limit)
+    with contextlib.suppress(SimulationError):  # a missing binary is said when the simulation starts
+        settings.say(batsim_binary(settings.batsim).describe())
+    for warning in check_run_inputs(machines, platform, inputs.workloads, inputs.events):
+        settings.warn(warning)
     reason = refusal(scheduler.needs(), platform, bool(inputs.events), energy or settings.frontend == BATSIM_PY)
     if reason:
         raise ParameterError(f"{describe(scheduler)} refused: {reason}")
-    machines = sum(host.computes for host in hosts)
-    warnings = check_run_inputs(machines, platform, inputs.workloads, inputs.events)
     if settings.frontend == BATSIM_PY:
         if scheduler.kind != BUILT_IN:
             raise BatsimPyUnsupported(
                 f"the {BATSIM_PY} front-end runs the built-in scheduler here, not a {scheduler.kind} one"
             )
         check_batsim_py(scheduler.config, inputs)
-    limits = scheduler_limits(scheduler.kind, scheduler.target, shape, machines)
-    return Preflight(energy, line, limits + warnings, machines)
+    return Preflight(energy, machines)
 
 
 def describe(scheduler: Scheduler) -> str:

@@ -16,7 +16,6 @@ interrupted or failed run is never read as a complete one (the metrics refuse su
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 from collections.abc import Callable
@@ -29,7 +28,6 @@ from batsim_google.output_files import output_folder, refuse_inputs, write_text
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.simulation import googleCell
-from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.policy_loader import refuse_while_loading
 from batsim_google.simulation.preflight import BATSIM_PY, preflight
@@ -188,17 +186,12 @@ def run_scheduler(
     when it fails.
 
     Inputs that do not fit together, or that the scheduler cannot take, are refused before
-    anything starts (:func:`.preflight.preflight`); what it says goes to ``settings.say`` and
-    ``settings.warn``. A progress bar is shown for the kinds whose scheduler reports its simulated
+    anything starts (:func:`.preflight.preflight`, which says what it found to ``settings.say``
+    and ``settings.warn``). A progress bar is shown for the kinds whose scheduler reports its simulated
     time (:data:`~.schedulers.OWN_FRONT_END`).
     """
     refuse_while_loading("a simulation")  # a script's calls, run again as its policy is loaded
     checked = preflight(scheduler, inputs, settings)
-    settings.say(checked.energy_line)
-    for warning in checked.warnings:
-        settings.warn(warning)
-    with contextlib.suppress(SimulationError):  # a missing binary is said when the simulation starts
-        settings.say(batsim_binary(settings.batsim).describe())
     shown = settings.progress and scheduler.kind in OWN_FRONT_END
     if settings.progress and not shown:
         settings.warn(f"no progress bar: a {scheduler.kind} scheduler does not report its simulated time")

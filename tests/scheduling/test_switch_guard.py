@@ -150,5 +150,7 @@ def test_an_energy_policy_on_a_platform_without_sleep_states_is_refused_before_l
         match=r"energy policy 'idle-sleep'\) refused: .* needs a sleep_pstates property on every host \(4 without",
     ):
         scheduler = built_in(PolicyConfig(energy="idle-sleep"))
-        run_scheduler(scheduler, RunInputs(platform, []), tmp_path / "out", SimulationSettings(batsim="/nonexistent"))
+        run_scheduler(
+            scheduler, RunInputs(platform, []), tmp_path / "out", SimulationSettings(batsim="/nonexistent", warn=print)
+        )
     assert not (tmp_path / "out").exists()

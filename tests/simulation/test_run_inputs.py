@@ -32,9 +32,8 @@ def _events(tmp_path, *events):
     return path
 
 
-def _run(tmp_path, workloads, events=(), warn=None):
-    kwargs = {} if warn is None else {"warn": warn}
-    settings = SimulationSettings(batsim="/nonexistent", **kwargs)
+def _run(tmp_path, workloads, events=(), warn=lambda message: None):
+    settings = SimulationSettings(batsim="/nonexistent", warn=warn)
     return run_scheduler(built_in(), RunInputs(PLATFORM, workloads, events), tmp_path / "out", settings)
 
 
