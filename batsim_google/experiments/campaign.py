@@ -38,7 +38,7 @@ from the campaign file's folder::
     [policies.idle-sleep]
     energy = "idle-sleep"
     idle_timeout = 120
-    [schedulers.filler]                         # any scheduler kind (see .schedulers)
+    [schedulers.filler]                         # any scheduler kind (see simulation/schedulers.py)
     pybatsim = "fillerSched"
 
 Every combination of platform, workload, failures and scheduler (policies and schedulers) is simulated for every workload
