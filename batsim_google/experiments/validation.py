@@ -113,35 +113,29 @@ def validate(
     ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable, ``workers``
     at a time here or on the Dask scheduler at ``dask_address`` (``settings``: their time limit,
     Batsim and the progress bar over them)."""
-    original, replications, seed, model, policy = (
-        check.original,
-        check.replications,
-        check.seed,
-        check.model,
-        check.policy,
-    )
-    if replications < 1:
-        raise ParameterError(f"replications must be >= 1 (got {replications})")
+    if check.replications < 1:
+        raise ParameterError(f"replications must be >= 1 (got {check.replications})")
     output = output_folder(output)
-    table = read_batsim_workload(original)
+    table = read_batsim_workload(check.original)
+    model = check.model
     if model is None:
         model = output / MODEL
-        save_model(fit_model(table, name=f"fitted from {Path(original).name}").model, model)
+        save_model(fit_model(table, name=f"fitted from {Path(check.original).name}").model, model)
     campaign = Campaign(
         platforms=(PlatformSpec("platform", file=Path(check.platform).resolve()),),
         workloads=(
-            WorkloadSpec("original", file=Path(original).resolve()),
+            WorkloadSpec("original", file=Path(check.original).resolve()),
             WorkloadSpec(
                 "generated",
                 model=Path(model).resolve(),
                 tasks=table.height,
-                seeds=tuple(range(seed, seed + replications)),
+                seeds=tuple(range(check.seed, check.seed + check.replications)),
             ),
         ),
         failures=(FailureSpec("none"),),
-        policies=(("policy", policy),),
+        policies=(("policy", check.policy),),
         timeout=settings.timeout,
-        energy_outputs=policy.energy != ALWAYS_ON,  # the queue metrics need no energy figures
+        energy_outputs=check.policy.energy != ALWAYS_ON,  # the queue metrics need no energy figures
         warmup=check.warmup,
     )
     runs = plan_campaign(campaign, output)
@@ -160,7 +154,7 @@ def validate(
     dev, left_out = deviation(reference.queue, {c.metric: c.mean for c in metrics})
     needed = [c.replications_needed for c in metrics if c.replications_needed is not None and c.metric not in left_out]
     validation = Validation(
-        original=str(original),
+        original=str(check.original),
         model=str(model),
         tasks=table.height,
         deviation=dev,
