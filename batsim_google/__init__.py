@@ -40,9 +40,14 @@ _MODULES = {
     "write_records": "trace.convert",
     # A model fitted to a task table.
     "fit_model": "fitting.model_fit",
-    # The scheduler's policy and one simulation of it.
+    # A scheduler (the built-in one's policy, a user's Policy subclass, any other kind) and one
+    # simulation of it, measured.
     "PolicyConfig": "scheduling.policy_config",
-    "run_google_cell": "simulation.run",
+    "Policy": "scheduling.policy_api",
+    "Scheduler": "simulation.schedulers",
+    "RunInputs": "simulation.settings",
+    "SimulationSettings": "simulation.settings",
+    "simulate": "experiments.measured_run",
     # A campaign of simulations and its comparison.
     "load_campaign": "experiments.campaign",
     "compare": "experiments.compare",

@@ -3,7 +3,7 @@
 Batsim 4.2.1 forces SimGrid's ``ptask_L07`` model, which scans every running action at each
 simulation step, so a run costs about (jobs running) x (steps), plus a start-up that grows with
 the machines and a cost per job (its messages). Each machine count is measured with five
-workloads run by this package's scheduler (``run_google_cell``, no ``-E``) on the platform
+workloads run by this package's scheduler (``run_scheduler`` with the built-in scheduler, no ``-E``) on the platform
 ``batsim-google platform --machines N`` writes; the four synthetic ones hold 1-machine ``delay``
 tasks that fit at once:
 
@@ -44,8 +44,10 @@ from batsim_google.simulation.cost_model import (
     estimate,
     read_workload_cost,
 )
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.run import run_scheduler
 from batsim_google.simulation.runner import SimulationError
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 MB = 1 << 20
 #: The estimator's target: within this factor of the measured wall time and memory.
@@ -134,14 +136,11 @@ def main() -> None:
                 arrival_scale=cell_load_scale(machines),
             )
             for name, workload in workloads.items():
-                run = run_google_cell(
-                    platform,
-                    [workload],
+                run = run_scheduler(
+                    built_in(),
+                    RunInputs(platform, [workload]),
                     folder / f"out-{name}-{machines}",
-                    {},
-                    timeout=args.timeout,
-                    energy=False,
-                    batsim=binary.path,
+                    SimulationSettings(timeout=args.timeout, energy_outputs=False, batsim=binary.path),
                 )
                 cost = read_workload_cost(workload)
                 wall, peak = run.simulation.wall_seconds, run.simulation.batsim_peak_rss

@@ -29,8 +29,10 @@ from pathlib import Path
 from batsim_google.generation.workload import cell_load_scale, write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.run import run_scheduler
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 PLATFORM = Path(__file__).resolve().parents[1] / "platforms" / "google-2011-cell-512.xml"
 PLATFORM_MACHINES = 512
@@ -89,7 +91,8 @@ def main() -> None:
                 arrival_scale=args.arrival_scale,
             )
             output = folder / f"google-cell-{tasks}"
-            run = run_google_cell(PLATFORM, [workload], output, {}, timeout=args.timeout, energy=args.energy)
+            settings = SimulationSettings(timeout=args.timeout, energy_outputs=args.energy)
+            run = run_scheduler(built_in(), RunInputs(PLATFORM, [workload]), output, settings)
             summary, walls[tasks] = run.summary, run.simulation.wall_seconds
             per_message = summary["decision_seconds"] / summary["messages"] * 1e6
             deciding = summary["decision_seconds"]

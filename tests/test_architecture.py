@@ -81,3 +81,98 @@ def test_the_check_finds_an_upward_import(tmp_path):
     assert upward_imports(fake) == [
         "batsim_google/model/bad.py:1: model imports batsim_google.scheduling.policy.CellPolicy (scheduling comes later)"
     ]
+
+
+#: Most parameters a function outside ``cli/`` may take: more are settings threaded loose, which
+#: belong in a parameter object (a ``SimulationSettings``, a ``ModelCheck``, ...).
+MAX_PARAMETERS = 9
+#: Public functions of the earlier pipeline stages whose keyword options are still loose (the
+#: list may only shrink): fitting's, generation's and the trace converter's choices.
+LOOSE_OPTIONS = {
+    "fitting/model_fit.py:fit_model",
+    "generation/workload.py:write_generated_workload",
+    "trace/convert.py:convert_trace",
+}
+
+
+def long_signatures(root: Path = PACKAGE) -> list[str]:
+    """``folder/module.py:function`` of every function outside ``cli/`` with more than
+    :data:`MAX_PARAMETERS` parameters (``self`` and ``cls`` not counted)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                arguments = node.args
+                names = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+                count = len(names) + bool(arguments.vararg) + bool(arguments.kwarg) - (names[:1] in (["self"], ["cls"]))
+                if count > MAX_PARAMETERS:
+                    found.append(f"{relative.as_posix()}:{node.name}")
+    return found
+
+
+def test_no_function_outside_the_command_line_takes_ten_parameters_or_more():
+    assert set(long_signatures()) <= LOOSE_OPTIONS
+
+
+def test_the_parameter_count_finds_a_long_signature(tmp_path):
+    fake = tmp_path / "batsim_google"
+    (fake / "simulation").mkdir(parents=True)
+    (fake / "cli").mkdir()
+    many = ", ".join(f"p{i}" for i in range(10))
+    (fake / "simulation" / "long.py").write_text(f"def run(self, {many[:-5]}): pass\ndef wide({many}): pass\n")
+    (fake / "cli" / "command.py").write_text(f"def command({many}): pass\n")
+    assert long_signatures(fake) == ["simulation/long.py:wide"]
+
+
+#: The names of the energy policies and of the scheduler kinds, and the one module that spells each.
+NAMES = {
+    "scheduling/policy_config.py": ("always-on", "idle-sleep"),
+    "simulation/schedulers.py": ("policy", "pybatsim", "command", "python"),
+}
+
+
+def spelled_names(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Name -> the modules that spell it as a string: an energy policy anywhere, a scheduler kind
+    where it is compared (``scheduler.kind == "python"``, ``kind in ("policy", ...)``): "policy"
+    is also the name of a campaign's label column, a kind only when compared with one.)"""
+    energy = set(NAMES["scheduling/policy_config.py"])
+    kinds = set(NAMES["simulation/schedulers.py"])
+    found: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        compared = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                for operand in [node.left, *node.comparators]:
+                    parts = operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
+                    compared |= {id(part) for part in parts}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value in energy or (node.value in kinds and id(node) in compared):
+                    found.setdefault(node.value, set()).add(path.relative_to(root).as_posix())
+    return found
+
+
+def test_each_energy_policy_and_scheduler_kind_is_spelled_in_one_module():
+    spelled = spelled_names()
+    for module, names in NAMES.items():
+        for name in names:
+            assert spelled.get(name, {module}) == {module}, name
+
+
+def test_the_spelling_check_finds_a_second_spelling(tmp_path):
+    fake = tmp_path / "batsim_google"
+    (fake / "experiments").mkdir(parents=True)
+    (fake / "experiments" / "bad.py").write_text(
+        '"""Docstrings may say "always-on"."""\nLABEL = "policy"\n'
+        'def f(s, c, t):\n    return s.kind == "python" or c.energy != "idle-sleep" or t["policy"] == 1\n'
+        'def g(s):\n    return s.kind in ("command", "x")\n'
+    )
+    assert spelled_names(fake) == {
+        "python": {"experiments/bad.py"},
+        "idle-sleep": {"experiments/bad.py"},
+        "command": {"experiments/bad.py"},
+    }

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.simulation.run import batsim_options
 
 DOCKER = Path(__file__).resolve().parents[1] / "docker"
 
@@ -32,7 +33,7 @@ def test_compose_file_is_valid_and_wires_batsim_to_the_scheduler(tmp_path):
     services = yaml.safe_load(result.stdout)["services"]
     assert set(services) == {"batsim", "scheduler"}
     batsim, scheduler = services["batsim"]["command"], services["scheduler"]["command"]
-    assert set(GOOGLE_CELL_BATSIM_OPTIONS) <= set(batsim)
+    assert set(batsim_options(CellPolicy.needs, has_events=False)) <= set(batsim)
     assert "tcp://scheduler:28000" in batsim and "tcp://*:28000" in scheduler
     assert batsim[batsim.index("-e") + 1].startswith("/data/results/")
     for service in services.values():

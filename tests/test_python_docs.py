@@ -1,10 +1,13 @@
 """docs/python.md's example runs as written: its first block writes the demo's files, its second
-simulates them (only with Batsim on PATH)."""
+simulates them, its third is a script with a policy of its own (the last two only with Batsim on
+PATH)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,9 +27,10 @@ def write_inputs(folder: Path, monkeypatch) -> dict:
     return namespace
 
 
-def test_the_page_has_a_generation_block_and_a_simulation_block():
-    generation, simulation = code_blocks()
-    assert "write_generated_workload" in generation and "run_google_cell" in simulation
+def test_the_page_has_a_generation_block_a_simulation_block_and_a_script():
+    generation, simulation, script = code_blocks()
+    assert "write_generated_workload" in generation and "simulate" in simulation
+    assert "class WholeMachine(Policy)" in script and 'if __name__ == "__main__":' in script
 
 
 def test_the_example_writes_the_demos_cell_workload_and_failures(tmp_path, monkeypatch):
@@ -46,6 +50,33 @@ def test_the_example_writes_the_demos_cell_workload_and_failures(tmp_path, monke
 def test_the_example_simulates_them_and_the_accounting_balances(tmp_path, monkeypatch, batsim_binary):
     namespace = write_inputs(tmp_path, monkeypatch)
     exec(compile(code_blocks()[1], f"{PAGE}[simulation]", "exec"), namespace)
-    summary = namespace["run"].summary
+    run = namespace["run"]
+    summary = run.simulation.summary
     assert summary["balanced"] and summary["submitted"] == 2000 and summary["open"] == 0
-    assert (tmp_path / "experiment" / "results" / "out_jobs.csv").exists()
+    assert (run.output / "out_jobs.csv").exists()
+    assert json.loads((run.output / "metrics.json").read_text()) == run.metrics
+
+
+@pytest.mark.batsim
+@pytest.mark.parametrize("guarded", [True, False])
+def test_the_script_runs_its_own_policy_and_an_unguarded_one_fails_in_one_line(
+    tmp_path, monkeypatch, batsim_binary, guarded
+):
+    """The script as a user runs it, ``python whole_machine.py``; without its ``__main__`` guard the
+    scheduler's process, importing it, would start a simulation of its own: refused."""
+    write_inputs(tmp_path, monkeypatch)
+    script = code_blocks()[2]
+    if not guarded:
+        script = script.replace('if __name__ == "__main__":', "if True:")
+    (tmp_path / "whole_machine.py").write_text(script)
+    done = subprocess.run(
+        [sys.executable, "whole_machine.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    if guarded:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("mean wait ")
+        metrics = json.loads((tmp_path / "experiment" / "whole-machine" / "metrics.json").read_text())
+        assert metrics["balanced"] and metrics["evictions"] == 0
+    else:
+        assert done.returncode != 0
+        assert "started a simulation as it was loaded to find its policy" in done.stderr.strip().splitlines()[-1]

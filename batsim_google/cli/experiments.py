@@ -16,7 +16,7 @@ from batsim_google.cli.common import (
     warmup_option,
 )
 from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
-from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 
 #: The commands' progress bars follow the runs, not one simulation's time.
 _OVER = "the runs"
@@ -190,7 +190,7 @@ def validate_command(
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     import tomllib
 
-    from batsim_google.experiments.validation import validate
+    from batsim_google.experiments.validation import ModelCheck, validate
     from batsim_google.experiments.window import window_of
     from batsim_google.scheduling.policy_config import PolicyConfig
 
@@ -202,17 +202,11 @@ def validate_command(
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
     with resumable():
         result = validate(
-            original,
-            platform,
+            ModelCheck(original, platform, model_file, replications, seed, policy, warmup),
             output,
-            replications=replications,
-            seed=seed,
-            model=model_file,
-            policy=policy,
-            warmup=warmup,
+            settings=simulation_settings(timeout, batsim_binary, progress),
             workers=workers,
             dask_address=dask_address,
-            **simulation_call(timeout, batsim_binary, progress),
         )
 
     def show(value) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 
@@ -11,16 +10,13 @@ import click
 from batsim_google.cli.common import fail, warmup_option
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
-from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
-from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.cli.scheduler_option import scheduler_options
+from batsim_google.cli.simulation_options import simulation_options, simulation_settings
+from batsim_google.experiments.measured_run import WINDOW_ENDS
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
-from batsim_google.simulation.batsim_binary import batsim_binary as batsim_program
-from batsim_google.simulation.runner import FRONTENDS, SimulationError
+from batsim_google.simulation.runner import FRONTENDS, PYBATSIM_FRONTEND
 from batsim_google.units import DAY, HOUR
-
-#: ``--window``: the end of the metrics' window without a horizon.
-MEASURED = ("span", "run")
 
 
 @click.command()
@@ -64,7 +60,7 @@ MEASURED = ("span", "run")
 @click.option(
     "--window",
     "measure",
-    type=click.Choice(MEASURED),
+    type=click.Choice(WINDOW_ENDS),
     default="span",
     show_default=True,
     help="Without --horizon, the metrics' window ends at the end of the workload's span (its last submission "
@@ -86,7 +82,7 @@ MEASURED = ("span", "run")
 @click.option(
     "--frontend",
     type=click.Choice(FRONTENDS),
-    default="pybatsim",
+    default=PYBATSIM_FRONTEND,
     show_default=True,
     help="Protocol library between Batsim and the policy (batsim-py: restart 'none', no events; see docs/batsim-py.md).",
 )
@@ -110,52 +106,60 @@ def run(
     **policy,
 ) -> None:
     """Simulate workloads with Batsim and the Google-cell scheduler (or --scheduler); exit 1 if accounting fails."""
-    from batsim_google.experiments.metrics import run_metrics, write_metrics
+    from batsim_google.experiments.measured_run import not_restarted_line, simulate
     from batsim_google.experiments.outputs import RunOutputs
-    from batsim_google.experiments.window import span_window, window_of
+    from batsim_google.simulation.settings import RunInputs
 
-    window = window_of(warmup, policy["horizon"])
-    scheduler = None
-    if scheduler_text is not None:
-        changed = [name for name, value in policy.items() if value != getattr(PolicyConfig, name)]
-        if changed or frontend != "pybatsim":
-            option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
-            fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
-        scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
-    energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
-    with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
-        click.echo(batsim_program(batsim_binary).describe())
-    call = {
-        "events": list(events),
-        "energy": energy_outputs,
-        "warn": lambda message: click.echo(f"warning: {message}", err=True),
-        "batsim_log": batsim_log,
-        **simulation_call(timeout, batsim_binary, progress),
-    }
-    if scheduler is not None:
-        summary = _run_other(scheduler, platform, workloads, output, progress, call)
-    else:
-        summary = _run_built_in(platform, workloads, output, frontend, policy, call)
-    outputs = RunOutputs(output)
-    span = None if policy["horizon"] or measure == "run" else span_window(outputs.submissions(), warmup)
-    metrics = run_metrics(outputs, platform, span or window, workloads)
-    click.echo(measured_line(metrics, "horizon" if policy["horizon"] else measure, span is not None))
+    horizon = policy["horizon"] or None
+    scheduler = _scheduler(scheduler_text, scheduler_options, scheduler_needs, frontend, policy)
+    settings = simulation_settings(
+        timeout,
+        batsim_binary,
+        progress,
+        energy_outputs=energy_outputs,
+        batsim_log=batsim_log,
+        frontend=frontend,
+        say=click.echo,
+    )
+    inputs = RunInputs(platform, workloads, events)
+    result = simulate(scheduler, inputs, output, settings, warmup=warmup, horizon=horizon, window=measure)
+    summary, metrics = result.simulation.summary, result.metrics
+    if summary is not None:
+        outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
+        click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")
+    click.echo(measured_line(metrics, "horizon" if horizon else measure, result.spanned))
     for line in summary_lines(metrics):
         click.echo(line)
     if figures:
         from batsim_google.experiments.run_figures import write_run_figures  # matplotlib, only for figures
 
-        drawn = write_run_figures(outputs, metrics, platform, workloads)
+        drawn = write_run_figures(RunOutputs(output), metrics, platform, workloads)
         click.echo(f"figures: {', '.join(path.name for path in drawn)}")
-    if metrics["not_restarted"]:
-        click.echo(
-            f"{metrics['not_restarted']} task(s) stopped and not restarted (--restart {policy['restart']}, "
-            f"--max-restarts {policy['max_restarts']}): their work is lost"
-        )
-    click.echo(f"outputs in {output} (metrics in {write_metrics(output, metrics)})")
+    lost = not_restarted_line(metrics, scheduler)
+    if lost:
+        click.echo(lost)
+    click.echo(f"outputs in {output} (metrics in {result.metrics_file})")
     if summary is not None and not summary["balanced"]:
         click.echo(f"accounting does not balance: {summary['open']} task(s) never ended", err=True)
         sys.exit(1)
+
+
+def _scheduler(text: str | None, options_json: str, needs_json: str | None, frontend: str, policy: dict):
+    """The built-in scheduler with the policy options, or the one ``--scheduler`` names (then
+    only ``--horizon`` of the policy options may be given: every kind is measured up to it)."""
+    from batsim_google.errors import ParameterError
+    from batsim_google.simulation.schedulers import built_in, scheduler_from_text
+
+    if text is None:
+        return built_in(PolicyConfig(**policy))
+    changed = [name for name, value in policy.items() if name != "horizon" and value != getattr(PolicyConfig, name)]
+    if changed or frontend != PYBATSIM_FRONTEND:
+        option = f"--{changed[0].replace('_', '-')}" if changed else "--frontend"
+        fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
+    try:
+        return scheduler_from_text(text, options_json, needs_json)
+    except ParameterError as error:
+        raise click.BadParameter(str(error), param_hint="--scheduler") from error
 
 
 def measured_line(metrics: dict, chosen: str, spanned: bool) -> str:
@@ -180,58 +184,3 @@ def _time(seconds: float) -> str:
         if seconds >= 2 * unit:
             return f"{seconds:.6g} s ({seconds / unit:.3g} {name})"
     return f"{seconds:.6g} s"
-
-
-def _before_start(platform: Path, workloads, scheduler, energy_outputs: bool | None, frontend: str) -> bool:
-    """Say whether energy is measured and what the scheduler will reject; refuse what cannot run
-    (:mod:`batsim_google.simulation.preflight`). Returns whether Batsim's energy plugin runs."""
-    from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
-    from batsim_google.simulation.preflight import energy_choice, preflight
-
-    kind, target = ("policy", None) if scheduler is None else (scheduler.kind, scheduler.target)
-    hosts = read_hosts(platform)
-    gap = energy_model_gap(hosts)
-    if frontend == "batsim-py" and gap:  # it always runs Batsim with -E
-        fail(
-            f"--frontend batsim-py runs Batsim with its energy plugin (-E), and {platform} has no energy model "
-            f"({gap}): use --frontend pybatsim"
-        )
-    energy, line = energy_choice(hosts, energy_outputs, platform)
-    limits = preflight(platform, hosts, list(workloads), kind, target)
-    click.echo(line)
-    for limit in limits:
-        click.echo(f"warning: {limit}", err=True)
-    return energy
-
-
-def _run_other(scheduler, platform, workloads, output, progress: bool | None, call: dict) -> dict | None:
-    """Run a scheduler of another kind (``call``: the simulation call's keywords); its ledger's
-    summary when it keeps one."""
-    from batsim_google.simulation.external import run_scheduler
-    from batsim_google.simulation.schedulers import REPORTS_PROGRESS
-
-    if progress and scheduler.kind not in REPORTS_PROGRESS:
-        click.echo(
-            f"warning: no progress bar: a {scheduler.kind} scheduler does not report its simulated time", err=True
-        )
-    summary = run_scheduler(scheduler, platform, list(workloads), output, **call).summary
-    if summary is not None:
-        _echo_summary(summary)
-    return summary
-
-
-def _run_built_in(platform, workloads, output, frontend: str, policy: dict, call: dict) -> dict:
-    """Run the built-in scheduler (``call``: the simulation call's keywords); its ledger's summary."""
-    from batsim_google.simulation.run import run_google_cell
-
-    try:
-        summary = run_google_cell(platform, list(workloads), output, policy, frontend=frontend, **call).summary
-    except ImportError as error:
-        fail(f"--frontend {frontend} needs the batsim-py extra (uv sync --extra batsim-py): {error}")
-    _echo_summary(summary)
-    return summary
-
-
-def _echo_summary(summary: dict) -> None:
-    outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
-    click.echo(f"{summary['submitted']} tasks: {outcomes}; {summary['attempts']} attempts")

@@ -9,6 +9,7 @@ import click
 
 from batsim_google.cli.common import BATSIM_OPTION, progress_option, show_progress
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.settings import SimulationSettings
 
 #: ``--timeout``: the wall-clock limit of each simulation a command runs.
 TIMEOUT_OPTION = click.option(
@@ -22,7 +23,7 @@ TIMEOUT_OPTION = click.option(
 
 def simulation_options(progress_over: str) -> Callable[[Callable], Callable]:
     """``--timeout``, ``--batsim`` and ``--progress/--no-progress`` (a bar over ``progress_over``);
-    the command gets ``timeout``, ``batsim_binary`` and ``progress`` (see :func:`simulation_call`)."""
+    the command gets ``timeout``, ``batsim_binary`` and ``progress`` (see :func:`simulation_settings`)."""
 
     def decorate(command: Callable) -> Callable:
         for option in reversed((TIMEOUT_OPTION, BATSIM_OPTION, progress_option(progress_over))):
@@ -32,8 +33,12 @@ def simulation_options(progress_over: str) -> Callable[[Callable], Callable]:
     return decorate
 
 
-def simulation_call(timeout: float, batsim_binary: str, progress: bool | None) -> dict:
-    """The options of :func:`simulation_options` as the simulation call's ``timeout``, ``batsim``
-    and ``progress`` keywords (``run_google_cell``, ``run_scheduler``, ``validate``,
-    ``validate_replay``)."""
-    return {"timeout": timeout, "batsim": batsim_binary, "progress": show_progress(progress)}
+def simulation_settings(timeout: float, batsim_binary: str, progress: bool | None, **more) -> SimulationSettings:
+    """The options of :func:`simulation_options` (and ``more`` of the settings) as the
+    simulation's settings; warnings go to standard error."""
+    return SimulationSettings(
+        timeout=timeout,
+        batsim=batsim_binary,
+        progress=show_progress(progress),
+        **{"warn": lambda message: click.echo(f"warning: {message}", err=True), **more},
+    )

@@ -9,7 +9,7 @@ import click
 from batsim_google.cli.common import fail, fail_usage
 from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
 from batsim_google.cli.policy_options import policy_options
-from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
@@ -86,47 +86,38 @@ def validate_replay_command(
     group, waits, quick starts, evictions, CPU in use and bursts with what the trace records; with
     --windows, every window of the span, in parallel."""
     from batsim_google.errors import BatsimGoogleError
+    from batsim_google.experiments.replay_sweep import SweepWindows
+    from batsim_google.experiments.replay_validation import ReplayWindow
+    from batsim_google.scheduling.policy_config import PolicyConfig
+    from batsim_google.trace.sampling import MachineSample
 
-    options = {
-        "sample_cell": sample_cell,
-        "seed": seed,
-        "place_again": place_again,
-        "workers": workers,
-        **simulation_call(timeout, batsim_binary, progress),
-    }
     try:
+        sample = None if sample_cell is None else MachineSample(sample_cell, seed)
+        settings = simulation_settings(timeout, batsim_binary, progress, say=click.echo)
         if window_length is None:
             if jobs is not None or dask_address or retry_failed:
                 fail_usage("--jobs, --dask and --retry-failed go with --windows")
             if start is None or end is None:
                 fail_usage("give --start and --end (or --windows)")
-            _one_window(trace_dir, start, end, output, json_file, policy, options)
+            window = ReplayWindow(start, end, sample, place_again)
+            _one_window(trace_dir, window, output, json_file, PolicyConfig(**policy), settings, workers)
         else:
             with resumable():
+                plan = SweepWindows(window_length, start or 0.0, end, sample, place_again, retry_failed)
                 _sweep(
-                    trace_dir,
-                    start,
-                    end,
-                    window_length,
-                    output,
-                    json_file,
-                    policy,
-                    options,
-                    jobs,
-                    dask_address,
-                    retry_failed,
+                    trace_dir, plan, output, json_file, PolicyConfig(**policy), settings, workers, jobs, dask_address
                 )
     except (BatsimGoogleError, ValueError) as error:
         fail(str(error))
 
 
-def _one_window(trace_dir, start, end, output, json_file, policy, options) -> None:
+def _one_window(trace_dir, window, output, json_file, policy, settings, workers) -> None:
     import json
 
     from batsim_google.experiments.replay_validation import report_lines, validate_replay
     from batsim_google.output_files import write_text
 
-    report = validate_replay(trace_dir, start, end, output, policy, say=click.echo, **options)
+    report = validate_replay(trace_dir, window, output, policy, settings=settings, workers=workers, say=click.echo)
     for line in report_lines(report):
         click.echo(line)
     if json_file:
@@ -134,24 +125,12 @@ def _one_window(trace_dir, start, end, output, json_file, policy, options) -> No
         click.echo(f"wrote {json_file}")
 
 
-def _sweep(trace_dir, start, end, length, output, json_file, policy, options, jobs, dask_address, retry_failed) -> None:
+def _sweep(trace_dir, plan, output, json_file, policy, settings, workers, jobs, dask_address) -> None:
     from batsim_google.experiments.replay_sweep import REPORT, sweep_windows
     from batsim_google.output_files import write_text
 
-    progress = options.pop("progress")
     result = sweep_windows(
-        trace_dir,
-        output,
-        length,
-        policy,
-        start=start or 0.0,
-        end=end,
-        jobs=jobs,
-        dask_address=dask_address,
-        retry_failed=retry_failed,
-        progress=progress,
-        say=click.echo,
-        **options,
+        trace_dir, output, plan, policy, settings=settings, workers=workers, jobs=jobs, dask_address=dask_address
     )
     for window, status, marker in zip(result.windows, result.statuses, result.markers):
         if status == "failed":

@@ -38,7 +38,7 @@ from the campaign file's folder::
     [policies.idle-sleep]
     energy = "idle-sleep"
     idle_timeout = 120
-    [schedulers.filler]                         # any scheduler kind (see .schedulers)
+    [schedulers.filler]                         # any scheduler kind (see simulation/schedulers.py)
     pybatsim = "fillerSched"
 
 Every combination of platform, workload, failures and scheduler (policies and schedulers) is simulated for every workload
@@ -64,8 +64,10 @@ from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_prob
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.batsched_energy import check_energy_command
+from batsim_google.simulation.preflight import refusal
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
-from batsim_google.simulation.schedulers import Scheduler, policy_scheduler
+from batsim_google.simulation.schedulers import COMMAND, Scheduler, built_in, scheduler_entry, with_horizon
 from batsim_google.units import DAY
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -143,7 +145,7 @@ class Campaign:
 
     def all_schedulers(self) -> tuple[tuple[str, Scheduler], ...]:
         """The policies as built-in schedulers, then the other schedulers."""
-        return tuple((name, policy_scheduler(config)) for name, config in self.policies) + self.schedulers
+        return tuple((name, built_in(config)) for name, config in self.policies) + self.schedulers
 
 
 def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | None:
@@ -322,8 +324,6 @@ def _entries(data: Mapping[str, Any], key: str, parse, base: Path | None, requir
 
 def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     """Build and check a campaign; relative paths are taken from ``base``."""
-    from batsim_google.experiments.schedulers import check_pairings, scheduler_entry
-
     known_keys(
         data,
         {
@@ -355,7 +355,9 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     policies = _entries(
         data, "policies", lambda name, raw, where: (name, PolicyConfig.from_mapping(raw, where)), None, False
     )
-    schedulers = _entries(data, "schedulers", scheduler_entry, base, required=False)
+    schedulers = _entries(
+        data, "schedulers", lambda name, raw, where, base: (name, scheduler_entry(raw, where, base)), base, False
+    )
     if not policies and not schedulers:
         raise ParameterError("[policies] and [schedulers] are missing or empty: name at least one scheduler")
     names = [name for name, _ in policies + schedulers]
@@ -368,15 +370,7 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
             (name, config if config.horizon else dataclasses.replace(config, horizon=float(horizon)))
             for name, config in policies
         )
-        schedulers = tuple(
-            (
-                name,
-                dataclasses.replace(scheduler, target={**scheduler.target, "horizon": float(horizon)})
-                if scheduler.kind == "policy" and not scheduler.target.get("horizon")
-                else scheduler,
-            )
-            for name, scheduler in schedulers
-        )
+        schedulers = tuple((name, with_horizon(scheduler, horizon)) for name, scheduler in schedulers)
     for name, config in policies:
         try:
             window_of(warmup, config.horizon)
@@ -397,9 +391,9 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         schedulers=schedulers,
         horizon=None if horizon is None else float(horizon),
     )
-    skipped = check_pairings(
-        campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused
-    )
+    named = [(f"policies.{name}", name, built_in(config)) for name, config in campaign.policies]
+    named += [(f"schedulers.{name}", name, scheduler) for name, scheduler in campaign.schedulers]
+    skipped = check_pairings(named, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused)
     if campaign.energy_outputs:  # Batsim's -E dies on hosts without power figures
         for platform in campaign.platforms:
             gap = None if platform.file is None else energy_model_gap(read_hosts(platform.file))
@@ -418,3 +412,29 @@ def load_campaign(path: str | Path) -> Campaign:
         return campaign_from_mapping(table(data, "the campaign"), path.resolve().parent)
     except ValueError as error:
         raise ParameterError(f"{path}: {error}") from error
+
+
+def check_pairings(
+    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False
+) -> frozenset[tuple[str, str, str]]:
+    """Refuse every pairing of a scheduler (``(where, name, scheduler)``) with failures or a
+    platform it cannot run on (:func:`batsim_google.simulation.preflight.refusal`); with ``skip``,
+    return them instead, as (scheduler, platform, failures) names, not to be run."""
+    skipped = set()
+    for where, name, scheduler in schedulers:
+        needs = scheduler.needs()
+        for platform in platforms:
+            if scheduler.kind == COMMAND and platform.file is not None:  # batsched's power figures
+                try:
+                    check_energy_command(scheduler.target, platform.file)
+                except ParameterError as error:
+                    raise ParameterError(f"{where} on platforms.{platform.name}: {error}") from None
+            for spec in failures:
+                events = spec.file is not None or spec.law is not None
+                reason = refusal(needs, platform.file, events, energy_outputs)
+                if reason and not skip:
+                    pairing = f"platforms.{platform.name}" + (f" with failures.{spec.name}" if events else "")
+                    raise ParameterError(f"{where} on {pairing} refused: {reason}")
+                if reason:
+                    skipped.add((name, platform.name, spec.name))
+    return frozenset(skipped)

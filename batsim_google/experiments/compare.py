@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +15,7 @@ from batsim_google.experiments.execution import RunRecord, execute_runs
 from batsim_google.experiments.figures import write_plots
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.report import runs_table, summary_table, write_tables
+from batsim_google.simulation.policy_loader import refuse_while_loading
 
 PLOTS = "plots"
 
@@ -28,6 +32,25 @@ class Comparison:
         return [record for record in self.records if record.status == "failed"]
 
 
+@contextlib.contextmanager
+def workers_without_the_main_script() -> Iterator[None]:
+    """Start local worker processes that do not run the calling script again.
+
+    A worker process starts a fresh Python (``spawn``) that imports the script which started the
+    work, to find what it was given; a script's calls not kept under ``if __name__ ==
+    "__main__":`` would then start the whole work again in each worker, which Python refuses (the
+    pool breaks). The workers need nothing of the script (a policy of it is named by its file), so
+    the script is not named to them while they start."""
+    main = sys.modules["__main__"]
+    kept = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.update(kept)
+
+
 def compare(
     campaign: Campaign,
     output: Path,
@@ -38,9 +61,11 @@ def compare(
     progress: bool = True,
 ) -> Comparison:
     """Write the inputs, run what is not complete yet, then the tables and figures, in ``output``."""
+    refuse_while_loading("a campaign")  # a script's calls, run again as its policy is loaded
     output = Path(output)
     runs = plan_campaign(campaign, output)
-    records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)
+    with workers_without_the_main_script():
+        records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)
     table = runs_table(records)
     summary = summary_table(table)
     files = write_tables(output, table, summary)

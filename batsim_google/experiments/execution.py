@@ -31,8 +31,9 @@ from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
-from batsim_google.simulation.external import run_scheduler
 from batsim_google.simulation.parent_death import die_with_parent
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 MARKER = "done.json"
 
@@ -95,16 +96,9 @@ def _execute(run: Run, batsim: str) -> dict:
     if run.directory.exists():
         shutil.rmtree(run.directory)
     try:
-        result = run_scheduler(
-            run.scheduler,
-            run.platform_file,
-            [run.workload_file],
-            run.directory,
-            events=[run.events_file] if run.events_file else [],
-            timeout=run.timeout,
-            batsim=batsim,
-            energy=run.energy_outputs,
-        )
+        inputs = RunInputs(run.platform_file, [run.workload_file], [run.events_file] if run.events_file else [])
+        settings = SimulationSettings(timeout=run.timeout, batsim=batsim, energy_outputs=run.energy_outputs)
+        result = run_scheduler(run.scheduler, inputs, run.directory, settings)
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
         return {"error": str(error)}
     except OSError as error:  # e.g. a scheduler's executable not installed: this run failed, not the campaign

@@ -34,7 +34,7 @@ from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.failures import draw_failures
 from batsim_google.platform.simgrid_xml import compute_hosts, write_platform
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.schedulers import Scheduler
+from batsim_google.simulation.schedulers import BUILT_IN, COMMAND, PYTHON, Scheduler, window_end
 
 INPUTS = "inputs"
 RUNS = "runs"
@@ -70,13 +70,12 @@ class Run:
     @property
     def window_end(self) -> float | None:
         """Where the metrics end: the policy's horizon (which the campaign's fills in), else the campaign's."""
-        config = self.config
-        return (config.horizon or None) if config is not None else self.horizon
+        return window_end(self.scheduler, self.horizon)
 
     @property
     def config(self) -> PolicyConfig | None:
         """The built-in scheduler's options (None for another kind)."""
-        return PolicyConfig(**self.scheduler.target) if self.scheduler.kind == "policy" else None
+        return self.scheduler.config
 
     def labels(self) -> dict:
         return {
@@ -234,11 +233,11 @@ class _Inputs:
 def scheduler_fingerprint(scheduler: Scheduler) -> dict:
     """What of a scheduler a run's fingerprint keeps: a policy's fields as before any other kind
     existed (earlier runs stay complete), another kind's description and its files' contents."""
-    if scheduler.kind == "policy":
-        return {"policy": scheduler.target}
-    if scheduler.kind == "command":  # an argument list, not a file (a long one is no valid file name)
+    if scheduler.kind == BUILT_IN:
+        return {"policy": dataclasses.asdict(scheduler.config)}
+    if scheduler.kind == COMMAND:  # an argument list, not a file (a long one is no valid file name)
         return {"scheduler": scheduler.label(), "source": None}
-    target = str(scheduler.target).rpartition(":")[0] if scheduler.kind == "python" else str(scheduler.target)
+    target = str(scheduler.target).rpartition(":")[0] if scheduler.kind == PYTHON else str(scheduler.target)
     source = Path(target)
     return {"scheduler": scheduler.label(), "source": file_digest(source) if source.is_file() else None}
 

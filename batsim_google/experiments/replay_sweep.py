@@ -16,6 +16,7 @@ target's equal-rates test; a failed window has one row saying why.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -27,10 +28,13 @@ from pathlib import Path
 
 from batsim_google.errors import BatsimGoogleError, ParameterError
 from batsim_google.experiments.execution import execute_each
-from batsim_google.experiments.replay_validation import ATTEMPTS, validate_replay, window_policy
+from batsim_google.experiments.replay_validation import ATTEMPTS, ReplayWindow, validate_replay, window_policy
 from batsim_google.output_files import AtomicFile, output_folder, write_text
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.settings import SimulationSettings
 from batsim_google.trace.reader import part_files
+from batsim_google.trace.sampling import MachineSample
 from batsim_google.trace.span import last_event_time
 
 MARKER = "window.json"
@@ -49,21 +53,39 @@ BAND_FIGURES = {
 
 
 @dataclass(frozen=True)
+class SweepWindows:
+    """Which windows a sweep replays: every whole window of ``length`` s in ``[start, end)`` (end:
+    the trace's last event), on the whole cell or a ``sample`` of it, the running tasks on their
+    trace's machines or placed again; a window that failed before only with ``retry_failed``."""
+
+    length: float
+    start: float = 0.0
+    end: float | None = None
+    sample: MachineSample | None = None
+    place_again: bool = False
+    retry_failed: bool = False
+
+
+@dataclass(frozen=True)
 class WindowReplay:
     """One window of a sweep: what :func:`validate_replay` is given, in a form that pickles to a
-    worker."""
+    worker (plain values, no callables)."""
 
     trace: Path
-    start: float
-    end: float
+    window: ReplayWindow
     folder: Path
-    policy: dict = field(default_factory=dict)
-    sample_cell: int | None = None
-    seed: int = 0
-    place_again: bool = False
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
     batsim: str = "batsim"
     timeout: float = DEFAULT_TIMEOUT_S
     workers: int = 1
+
+    @property
+    def start(self) -> float:
+        return self.window.start
+
+    @property
+    def end(self) -> float:
+        return self.window.end
 
     @property
     def fingerprint(self) -> str:
@@ -73,8 +95,9 @@ class WindowReplay:
         inputs = {
             "parts": parts,
             "window": [self.start, self.end],
-            "policy": self.policy,
-            "cell": [self.sample_cell, self.seed if self.sample_cell else None, self.place_again],
+            "policy": dataclasses.asdict(self.policy),
+            "cell": [sample.machines, sample.seed] if (sample := self.window.sample) else None,
+            "place_again": self.window.place_again,
         }
         return hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -108,15 +131,10 @@ def replay_window(window: WindowReplay, validate: Callable[..., dict] = validate
     try:
         marker["report"] = validate(
             window.trace,
-            window.start,
-            window.end,
+            window.window,
             window.folder,
             window.policy,
-            sample_cell=window.sample_cell,
-            seed=window.seed,
-            place_again=window.place_again,
-            batsim=window.batsim,
-            timeout=window.timeout,
+            settings=SimulationSettings(timeout=window.timeout, batsim=window.batsim),
             workers=window.workers,
             say=marker["log"].append,
         )
@@ -193,31 +211,24 @@ def summary(statuses: list[str], rows: list[dict]) -> dict:
 def sweep_windows(
     trace: Path,
     output: Path,
-    length: float,
-    policy: dict,
+    plan: SweepWindows,
+    policy: PolicyConfig = PolicyConfig(),
     *,
-    start: float = 0.0,
-    end: float | None = None,
-    sample_cell: int | None = None,
-    seed: int = 0,
-    place_again: bool = False,
-    batsim: str = "batsim",
-    timeout: float = DEFAULT_TIMEOUT_S,
+    settings: SimulationSettings = SimulationSettings(),
     workers: int = 1,
     jobs: int | None = None,
     dask_address: str | None = None,
-    retry_failed: bool = False,
-    progress: bool = False,
     replay: Callable[[WindowReplay], dict] = replay_window,
-    say: Callable[[str], None] = lambda line: None,
 ) -> Sweep:
-    """Replay every whole window of ``length`` s in ``[start, end)`` (default: to the trace's last
-    event) that is not done yet, ``jobs`` at a time (or on Dask), then write the table, the JSON
-    and the figures in ``output``. ``replay`` runs one window in a worker (:func:`replay_window`)."""
-    end = last_event_time(trace) if end is None else end
-    spans = windows((start, end), length)
+    """Replay every window of ``plan`` that is not done yet, ``jobs`` at a time (or on Dask), then
+    write the table, the JSON and the figures in ``output``; ``workers``: threads reading the trace
+    in each window; ``replay`` runs one window in a worker (:func:`replay_window`); what the sweep
+    says goes to ``settings.say``."""
+    say = settings.say
+    end = last_event_time(trace) if plan.end is None else plan.end
+    spans = windows((plan.start, end), plan.length)
     if not spans:
-        raise ParameterError(f"[{start:g}, {end:g}) s holds no whole window of --windows {length:g} s")
+        raise ParameterError(f"[{plan.start:g}, {end:g}) s holds no whole window of --windows {plan.length:g} s")
     if spans[-1][1] < end:
         say(f"left out: [{spans[-1][1]:g}, {end:g}) s, shorter than a window")
     policy = window_policy(policy, *spans[0])  # the same length for every window: checked once
@@ -225,21 +236,17 @@ def sweep_windows(
     every = [
         WindowReplay(
             Path(trace),
-            low,
-            high,
+            ReplayWindow(low, high, plan.sample, plan.place_again),
             window_folder(output, low, high),
             policy,
-            sample_cell=sample_cell,
-            seed=seed,
-            place_again=place_again,
-            batsim=batsim,
-            timeout=timeout,
+            batsim=settings.batsim,
+            timeout=settings.timeout,
             workers=workers,
         )
         for low, high in spans
     ]
     markers: list[dict | None] = [recorded(window) for window in every]
-    todo = [i for i, marker in enumerate(markers) if marker is None or ("error" in marker and retry_failed)]
+    todo = [i for i, marker in enumerate(markers) if marker is None or ("error" in marker and plan.retry_failed)]
     statuses = ["failed" if marker is not None and "error" in marker else "reused" for marker in markers]
 
     def finished(position: int, marker: dict) -> None:
@@ -252,7 +259,7 @@ def sweep_windows(
         [every[index] for index in todo],
         workers=jobs,
         dask_address=dask_address,
-        progress=progress,
+        progress=settings.progress,
         unit="window",
         done=len(every) - len(todo),
         finished=finished,

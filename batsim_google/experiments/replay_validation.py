@@ -10,9 +10,11 @@ folder: the workload and platform, the run (``run/``), ``replay_validation.json`
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from batsim_google.errors import ParameterError
@@ -34,7 +36,9 @@ from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.platform.simgrid_xml import write_platform
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 from batsim_google.trace.convert import Selection, convert_trace
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
@@ -47,42 +51,45 @@ REPORT = "replay_validation.json"
 ATTEMPTS = {"real": "real_attempts.parquet", "simulated": "simulated_attempts.parquet"}
 
 
-def window_policy(policy: dict, start: float, end: float) -> dict:
+@dataclass(frozen=True)
+class ReplayWindow:
+    """What is replayed: ``[start, end)`` of the trace, on the whole cell or a ``sample`` of its
+    machines, the tasks running at the start on the trace's machines or, with ``place_again``,
+    placed anew by the scheduler."""
+
+    start: float
+    end: float
+    sample: MachineSample | None = None
+    place_again: bool = False
+
+
+def window_policy(policy: PolicyConfig, start: float, end: float) -> PolicyConfig:
     """The scheduler's options for the window ``[start, end)``: ``policy`` with the window's length
     as its horizon; a window or options that cannot run are refused (:class:`ParameterError`)."""
     if not 0 <= start < end or not math.isfinite(end):
         raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
     duration = end - start
-    if policy.get("horizon", 0.0) not in (0.0, duration):
+    if policy.horizon not in (0.0, duration):
         raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
-    policy = {**policy, "horizon": duration}
-    PolicyConfig(**policy)
-    return policy
+    return dataclasses.replace(policy, horizon=duration)
 
 
 def validate_replay(
     trace: Path,
-    start: float,
-    end: float,
+    window: ReplayWindow,
     output: Path,
-    policy: dict,
+    policy: PolicyConfig = PolicyConfig(),
     *,
-    sample_cell: int | None = None,
-    seed: int = 0,
-    place_again: bool = False,
-    batsim: str = "batsim",
-    timeout: float = DEFAULT_TIMEOUT_S,
+    settings: SimulationSettings = SimulationSettings(),
     workers: int = 1,
-    progress: bool = False,
     say: Callable[[str], None] = lambda line: None,
 ) -> dict:
-    """Convert, run, compare; returns the report (also written as ``replay_validation.json``)."""
-    from batsim_google.simulation.run import run_google_cell
-
+    """Convert, run (with ``settings``, Batsim's energy plugin off), compare; returns the report
+    (also written as ``replay_validation.json``)."""
+    start, end, sample = window.start, window.end, window.sample
     policy = window_policy(policy, start, end)  # checked before anything runs
     output = output_folder(output)
     duration = end - start
-    sample = None if sample_cell is None else MachineSample(sample_cell, seed)
     machines = GOOGLE_2011_MACHINES if sample is None else sample.machines
     selection = Selection(
         start=start,
@@ -91,15 +98,14 @@ def validate_replay(
         initial_state=True,
         sample=sample,
         faithful=True,
-        pin_running=not place_again,
+        pin_running=not window.place_again,
     )
     workload, platform = output / WORKLOAD, output / PLATFORM
     jobs = convert_trace([trace], workload, selection, RowAccount(), nb_res=machines, workers=workers)
     say(f"wrote {jobs.written} jobs to {workload} ({jobs.summary('attempt')})")
     write_platform(platform, google_2011_cell(None if sample is None else machines), load_energy_model())
-    run = run_google_cell(
-        platform, [workload], output / RUN, policy, timeout=timeout, batsim=batsim, energy=False, progress=progress
-    )
+    quiet = dataclasses.replace(settings, energy_outputs=False, say=lambda line: None)
+    run = run_scheduler(built_in(policy), RunInputs(platform, [workload]), output / RUN, quiet)
     say(f"simulated {run.summary['submitted']} tasks ({'balanced' if run.summary['balanced'] else 'NOT balanced'})")
     real = real_attempts([trace], start, end, RowAccount(), sample=sample, workers=workers)
     simulated = simulated_attempts(RunOutputs(output / RUN), workload)
@@ -108,9 +114,9 @@ def validate_replay(
     report = {
         **compare(real, simulated, duration),
         "window": {"start": start, "end": end},
-        "cell": {"machines": machines, "sampled": sample is not None, "seed": seed if sample else None},
-        "policy": policy,
-        "initial_running_placed": "again" if place_again else "on the trace's machines",
+        "cell": {"machines": machines, "sampled": sample is not None, "seed": sample.seed if sample else None},
+        "policy": dataclasses.asdict(policy),
+        "initial_running_placed": "again" if window.place_again else "on the trace's machines",
         "bursts": bursts(real, simulated, duration),
     }
     report["eviction_p_values"] = eviction_p_values(report)

@@ -21,6 +21,7 @@ import polars as pl
 
 from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.experiments.campaign import Campaign, FailureSpec, PlatformSpec, WorkloadSpec
+from batsim_google.experiments.compare import workers_without_the_main_script
 from batsim_google.experiments.execution import execute_runs
 from batsim_google.experiments.plan import plan_campaign
 from batsim_google.experiments.queue_metrics import QUEUE_METRICS, deviation
@@ -29,8 +30,8 @@ from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.model.workload_model import save_model
 from batsim_google.output_files import AtomicFile, output_folder, write_text
-from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.scheduling.policy_config import ALWAYS_ON, PolicyConfig
+from batsim_google.simulation.settings import SimulationSettings
 
 MODEL = "model.toml"
 REPORT = "validation.json"
@@ -84,51 +85,64 @@ def compare_metrics(reference: dict, generated: list[dict], error: float = ERROR
     return comparisons
 
 
+@dataclass(frozen=True)
+class ModelCheck:
+    """What a validation simulates: the ``original`` workload on ``platform``, and ``replications``
+    workloads generated from ``model`` (None: fitted to the original as ``fit`` does by default)
+    with seeds ``seed``, ``seed + 1``, ...; the queue metrics from ``warmup`` to the ``policy``'s
+    horizon (or each run's end)."""
+
+    original: Path
+    platform: Path
+    model: Path | None = None
+    replications: int = 10
+    seed: int = 0
+    policy: PolicyConfig = PolicyConfig()
+    warmup: float = 0.0
+
+
 def validate(
-    original: Path,
-    platform: Path,
+    check: ModelCheck,
     output: Path,
     *,
-    replications: int = 10,
-    seed: int = 0,
-    model: Path | None = None,
-    policy: PolicyConfig = PolicyConfig(),
-    warmup: float = 0.0,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    batsim: str = "batsim",
+    settings: SimulationSettings = SimulationSettings(),
     workers: int | None = None,
     dask_address: str | None = None,
-    progress: bool = True,
 ) -> Validation:
     """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
-    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable. The queue
-    metrics are taken from ``warmup`` to the policy's horizon (or each run's end)."""
-    if replications < 1:
-        raise ParameterError(f"replications must be >= 1 (got {replications})")
+    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable, ``workers``
+    at a time here or on the Dask scheduler at ``dask_address`` (``settings``: their time limit,
+    Batsim and the progress bar over them)."""
+    if check.replications < 1:
+        raise ParameterError(f"replications must be >= 1 (got {check.replications})")
     output = output_folder(output)
-    table = read_batsim_workload(original)
+    table = read_batsim_workload(check.original)
+    model = check.model
     if model is None:
         model = output / MODEL
-        save_model(fit_model(table, name=f"fitted from {Path(original).name}").model, model)
+        save_model(fit_model(table, name=f"fitted from {Path(check.original).name}").model, model)
     campaign = Campaign(
-        platforms=(PlatformSpec("platform", file=Path(platform).resolve()),),
+        platforms=(PlatformSpec("platform", file=Path(check.platform).resolve()),),
         workloads=(
-            WorkloadSpec("original", file=Path(original).resolve()),
+            WorkloadSpec("original", file=Path(check.original).resolve()),
             WorkloadSpec(
                 "generated",
                 model=Path(model).resolve(),
                 tasks=table.height,
-                seeds=tuple(range(seed, seed + replications)),
+                seeds=tuple(range(check.seed, check.seed + check.replications)),
             ),
         ),
         failures=(FailureSpec("none"),),
-        policies=(("policy", policy),),
-        timeout=timeout,
-        energy_outputs=policy.energy != "always-on",  # the queue metrics need no energy figures
-        warmup=warmup,
+        policies=(("policy", check.policy),),
+        timeout=settings.timeout,
+        energy_outputs=check.policy.energy != ALWAYS_ON,  # the queue metrics need no energy figures
+        warmup=check.warmup,
     )
     runs = plan_campaign(campaign, output)
-    records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)
+    with workers_without_the_main_script():
+        records = execute_runs(
+            runs, batsim=settings.batsim, workers=workers, dask_address=dask_address, progress=settings.progress
+        )
     failed = [f"{r.run.directory}: {r.error}" for r in records if r.status == "failed"]
     reference = next(r for r in records if r.run.workload == "original")
     if reference.queue is None:
@@ -140,7 +154,7 @@ def validate(
     dev, left_out = deviation(reference.queue, {c.metric: c.mean for c in metrics})
     needed = [c.replications_needed for c in metrics if c.replications_needed is not None and c.metric not in left_out]
     validation = Validation(
-        original=str(original),
+        original=str(check.original),
         model=str(model),
         tasks=table.height,
         deviation=dev,

@@ -68,12 +68,11 @@ from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
 from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.queue import PendingQueue
-from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
-from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
+from batsim_google.scheduling.tasks import Attempt, JobRequest, Outcome, StopReason, Task, TaskState
 from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
@@ -89,7 +88,9 @@ MIN_WORK = 1e-6
 
 class CellPolicy(Policy):
     """Decision core of the Google-cell scheduler: the first implementation of the policy API
-    (:mod:`.policy_api`), with its own queue and restarts (machines to sleep with an energy policy)."""
+    (:mod:`.policy_api`), on its base's state (cluster, ledger, running tasks) with its own queue,
+    restarts and evictions (machines to sleep with an energy policy); its handlers take the
+    base's bookkeeping over whole."""
 
     needs = BatsimNeeds(compute_sharing=True, dynamic_jobs=True, user_kills=True)
 
@@ -100,23 +101,17 @@ class CellPolicy(Policy):
         config: PolicyConfig = PolicyConfig(),
         switch_guard: SwitchGuard | None = None,
     ) -> None:
+        super().__init__(cpu, memory, Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room))
         self.config = config
-        self.cluster = Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room)
         self.evictions = Evictions(self.cluster, config.priority_levels)
         self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
         self.place = PLACEMENTS[config.placement]
-        self.ledger = Ledger()
-        self.sleep_log = SleepLog()
         self._power_changed = False  # a machine switched, failed or came back in this batch
         self.by_job: dict[str, Task] = {}
         self.pending = PendingQueue()
-        self.running: dict[str, Task] = {}
         self.suspended: list[tuple[float, int, Task]] = []
-        self.no_more_jobs = False
-        self.no_more_events = False
         self.finished = False
         self.horizon_reached = False
-        self._decisions: list[Decision] = []
         self._timers: set[float] = set()
         self._sequence = itertools.count()
         self._kill_on_submission: set[str] = set()
@@ -187,16 +182,10 @@ class CellPolicy(Policy):
         self.ledger.attempts.append(
             Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason)
         )
-        if status == "success":
-            self.ledger.end(task, Outcome.COMPLETED, now)
-        elif status == "walltime":
-            self.ledger.end(task, Outcome.KILLED_BY_DESIGN, now, "end of lifetime")
-        elif status == "killed" and task.stop_reason is StopReason.USER_KILL:
-            self.ledger.end(task, Outcome.KILLED_BY_USER, now)
-        elif status == "killed" and task.stop_reason is not None:
+        if status == "killed" and task.stop_reason not in (None, StopReason.USER_KILL):
             self._restart(task, now)
         else:
-            self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"job ended with status {status}")
+            self.end_task(task, now, status)
 
     def machines_unavailable(self, now: float, machines) -> None:
         """Machines failed: kill what runs there; they get nothing until they come back."""
@@ -266,7 +255,7 @@ class CellPolicy(Policy):
             self._start_pinned(now)
             self._queue_arrived(now)
             self._schedule(now)
-            if self.config.energy == "idle-sleep":
+            if self.config.energy == IDLE_SLEEP:
                 switches, recheck = self.power.adjust(self.pending, now)
                 self._decisions.extend(switches)
                 self._power_changed |= bool(switches)
@@ -274,7 +263,7 @@ class CellPolicy(Policy):
                     self._wake_at(recheck, now)
         if not self.finished:
             self._finish_if_done(now)
-        if self._power_changed and self.config.energy != "always-on":  # what Batsim mislabels (.sleep_log)
+        if self._power_changed and self.config.energy != ALWAYS_ON:  # what Batsim mislabels (.sleep_log)
             self.sleep_log.record(now, int((self.cluster.asleep & self.cluster.available).sum()))
         self._power_changed = False
         decisions, self._decisions = self._decisions, []
@@ -366,7 +355,7 @@ class CellPolicy(Policy):
 
     def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
         """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
-        if not (self.config.wake_before_evicting and self.config.energy == "idle-sleep"):
+        if not (self.config.wake_before_evicting and self.config.energy == IDLE_SLEEP):
             return False
         return self.power.room_coming(cpu, memory, now)
 

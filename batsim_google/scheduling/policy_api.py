@@ -19,7 +19,9 @@ Batsim's resource order, normalized: 1 is the largest machine), then the schedul
 as keyword arguments. A job comes as a :class:`.tasks.JobRequest`: ``job_id`` (``w0!17``),
 ``subtime``, ``kind`` (``task`` or ``service``), ``priority`` in ]0, 1], normalized ``cpu`` and
 ``memory``, ``work`` (a task's seconds, a service's lifetime) and ``machines``. The base event
-handlers keep the tasks, the cluster and the ledger: an override calls ``super()`` first.
+handlers keep the tasks, the cluster and the ledger: an override calls ``super()`` first, or takes
+that bookkeeping over whole, as :class:`.policy.CellPolicy` does for its queue, restarts and
+eviction index (built on this base's state, it ends tasks with :meth:`Policy.end_task` too).
 
 State it can read: ``cluster`` (:class:`.cluster.Cluster`: capacities, allocations, power and
 availability of each machine, in resource-id order), ``pending`` and ``running`` tasks
@@ -77,8 +79,9 @@ class Policy:
 
     needs: ClassVar[BatsimNeeds] = BatsimNeeds()
 
-    def __init__(self, cpu: np.ndarray, memory: np.ndarray) -> None:
-        self.cluster = Cluster(cpu, memory)
+    def __init__(self, cpu: np.ndarray, memory: np.ndarray, cluster: Cluster | None = None) -> None:
+        """``cluster``: the machines' state, if the policy keeps it its own way (over-commit)."""
+        self.cluster = Cluster(cpu, memory) if cluster is None else cluster
         self.ledger = Ledger()
         self.pending: list[Task] = []  # in submission order
         self.running: dict[str, Task] = {}
@@ -100,14 +103,7 @@ class Policy:
         self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
         reason = task.stop_reason.value if status == "killed" and task.stop_reason else status
         self.ledger.attempts.append(Attempt(task.task_id, job_id, 0, task.machine, task.start_time, now, reason))
-        if status == "success":
-            self.ledger.end(task, Outcome.COMPLETED, now)
-        elif status == "walltime":
-            self.ledger.end(task, Outcome.KILLED_BY_DESIGN, now, "end of lifetime")
-        elif task.stop_reason is StopReason.USER_KILL:
-            self.ledger.end(task, Outcome.KILLED_BY_USER, now)
-        else:
-            self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"job ended with status {reason}")
+        self.end_task(task, now, status)
 
     def machines_unavailable(self, now: float, machines) -> None:
         machines = np.atleast_1d(machines)
@@ -147,6 +143,20 @@ class Policy:
         raise NotImplementedError
 
     # ----- helpers: each decision with its bookkeeping ------------------------------------------
+
+    def end_task(self, task: Task, now: float, status: str) -> None:
+        """Record how a task ends whose job ended with ``status`` and is not run again: done,
+        at the end of its lifetime, killed by its user, or else lost (a kill of another reason
+        that the policy does not restart, a failure)."""
+        if status == "success":
+            self.ledger.end(task, Outcome.COMPLETED, now)
+        elif status == "walltime":
+            self.ledger.end(task, Outcome.KILLED_BY_DESIGN, now, "end of lifetime")
+        elif status == "killed" and task.stop_reason is StopReason.USER_KILL:
+            self.ledger.end(task, Outcome.KILLED_BY_USER, now)
+        else:
+            reason = task.stop_reason.value if status == "killed" and task.stop_reason else status
+            self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"job ended with status {reason}")
 
     def execute(self, task: Task, machine: int, now: float) -> None:
         self.pending.remove(task)

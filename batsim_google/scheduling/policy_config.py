@@ -17,7 +17,9 @@ from batsim_google.parameters import MAX_TIME_S, known_keys
 #: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
 PLACEMENT_NAMES = ("first-fit", "best-fit")
 RESTARTS = ("none", "immediate", "delayed")
-ENERGY_POLICIES = ("always-on", "idle-sleep")
+#: The energy policies: machines always on, or idle ones put to sleep (:mod:`.power`).
+ALWAYS_ON, IDLE_SLEEP = "always-on", "idle-sleep"
+ENERGY_POLICIES = (ALWAYS_ON, IDLE_SLEEP)
 #: The types an option of :class:`PolicyConfig` accepts, by annotation.
 _OPTION_TYPES = {
     "bool": ((bool,), "true or false"),
@@ -122,7 +124,7 @@ class PolicyConfig:
     max_restarts: int = _option(10, "Restarts of a task at most; past them it is abandoned (not_restarted).", min=0)
     resume: bool = _option(False, "Restart with the work left, or all of it.", flags=("--resume/--from-scratch",))
     energy: str = _option(
-        "always-on",
+        ALWAYS_ON,
         "Machines always on, or idle ones put to sleep (needs sleep pstates).",
         choices=ENERGY_POLICIES,
     )

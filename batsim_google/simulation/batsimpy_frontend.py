@@ -36,7 +36,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -44,7 +43,6 @@ from batsim_py import HostEvent, JobEvent, SimulatorHandler
 from batsim_py.jobs import Job
 from batsim_py.resources import Host
 
-from batsim_google.errors import ParameterError
 from batsim_google.scheduling.decisions import (
     Execute,
     Kill,
@@ -57,42 +55,25 @@ from batsim_google.scheduling.decisions import (
 )
 from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.policy_api import Policy
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.policy_config import ALWAYS_ON, PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
-from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request, user_policy
+from batsim_google.simulation.frontend import (
+    BatsimPyUnsupported,
+    ProgressFile,
+    cell_policy,
+    end_status,
+    job_request,
+    user_policy,
+)
+from batsim_google.simulation.preflight import check_batsim_py
 from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
+from batsim_google.simulation.settings import RunInputs
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
 BATSIM_PY_PREFIX = "batsim"
 #: Exit status when Batsim died under batsim-py (which would wait for it forever).
 BATSIM_DIED = 3
 WATCH_SECONDS = 0.2
-
-
-class BatsimPyUnsupported(ParameterError):
-    """A run that batsim-py 1.0.5 cannot drive in Batsim 4.2.1; the message says why."""
-
-
-def check_supported(
-    config: PolicyConfig | None, workloads: Sequence, events: Sequence, platform: str | Path = ""
-) -> None:
-    """Refuse, before starting anything, what batsim-py cannot run in Batsim 4.2.1 (``config``:
-    the built-in policy's, None for another policy)."""
-    if config is not None and config.restart != "none":
-        raise BatsimPyUnsupported(
-            f"restart {config.restart!r}: evicted tasks come back as new Batsim jobs (dynamic job "
-            "registration), which batsim-py cannot do; use restart 'none' with batsim-py"
-        )
-    if events:
-        raise BatsimPyUnsupported(
-            "external events: after a failed machine's tasks are killed batsim-py raises on its "
-            "machine_available event, and it never passes --forward-unknown-events (user kills)"
-        )
-    if len(workloads) != 1:
-        raise BatsimPyUnsupported(f"batsim-py starts Batsim with exactly one workload (got {len(workloads)})")
-    for path in (platform, *workloads):
-        if any(character.isspace() for character in str(path)):
-            raise BatsimPyUnsupported(f"{path}: batsim-py splits Batsim's command line on spaces")
 
 
 def environment(batsim: str) -> dict[str, str]:
@@ -170,7 +151,7 @@ class BatsimPyCell:
                 if self.policy.needs.dynamic_jobs:
                     raise BatsimPyUnsupported(f"{self.policy_class}: it registers jobs, which batsim-py cannot do")
                 return self.policy
-            if self.config.energy != "always-on" and any(host.pstates is None for host in hosts):
+            if self.config.energy != ALWAYS_ON and any(host.pstates is None for host in hosts):
                 raise BatsimPyUnsupported(
                     f"energy policy {self.config.energy!r}: batsim-py finds no power states; give every "
                     "host a watt_per_state property (batsim-py) equal to its wattage_per_state (SimGrid)"
@@ -225,7 +206,7 @@ class BatsimPyCell:
             self.sim.reject_job(job_id)
 
     def register(self, decision: Register) -> None:
-        raise BatsimPyUnsupported("batsim-py cannot register jobs (check_supported refuses restarts)")
+        raise BatsimPyUnsupported("batsim-py cannot register jobs (check_batsim_py refuses restarts)")
 
     def switch_on(self, decision: SwitchOn) -> None:
         self._switching.update(dict.fromkeys(decision.machines, True))
@@ -293,7 +274,7 @@ def main(
     """Simulate WORKLOAD on PLATFORM with the Google-cell scheduler (or --policy-class) through batsim-py."""
     try:
         config = PolicyConfig(**json.loads(policy_json))
-        check_supported(config if policy_class is None else None, [workload], [], platform)
+        check_batsim_py(config if policy_class is None else None, RunInputs(platform, [workload]))
         options = json.loads(policy_options)
     except (ValueError, TypeError) as error:
         raise click.UsageError(str(error)) from error

@@ -7,8 +7,10 @@ the progress file that ``batsim-google run`` follows.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,7 @@ from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.platform.simgrid_xml import compute_hosts, sleep_pstates
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.policy_config import ALWAYS_ON, PolicyConfig
 from batsim_google.scheduling.switch_guard import SwitchGuard, failure_times, switch_seconds
 from batsim_google.scheduling.tasks import JobRequest
 from batsim_google.simulation.policy_loader import load_policy_class
@@ -30,6 +32,10 @@ END_STATUS = {
     "COMPLETED_FAILED": "failed",
 }
 PROGRESS_PERIOD_S = 1.0
+
+
+class BatsimPyUnsupported(ParameterError):
+    """A run that batsim-py 1.0.5 cannot drive in Batsim 4.2.1; the message says why."""
 
 
 def end_status(state_name: str) -> str:
@@ -73,7 +79,7 @@ def sleep_pstate(properties: Mapping) -> int | None:
 
 def require_sleep_pstates(properties: Sequence[Mapping], energy: str, where: str) -> None:
     """An energy policy switches machines to sleep: every host needs Batsim's ``sleep_pstates``."""
-    if energy == "always-on":
+    if energy == ALWAYS_ON:
         return
     missing = [index for index, props in enumerate(properties) if sleep_pstates(props) is None]
     if missing:
@@ -98,7 +104,7 @@ def cell_policy(
     cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
     memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
     guard = None
-    if platform is not None and events and config.energy != "always-on":
+    if platform is not None and events and config.energy != ALWAYS_ON:
         hosts = compute_hosts(platform)
         if len(hosts) != len(properties):
             raise InputFileError(f"{platform}: {len(hosts)} compute hosts, but Batsim has {len(properties)} machines")
@@ -115,6 +121,48 @@ def user_policy(properties: Sequence[Mapping], spec: str, options: Mapping) -> P
         return load_policy_class(spec)(cpu, memory, **options)
     except TypeError as error:
         raise ParameterError(f"policy {spec!r}: {error}") from error
+
+
+@dataclass(frozen=True)
+class FrontEndOptions:
+    """The options of this package's pybatsim front-end (the JSON of pybatsim's ``-o``), written by
+    the parent process and read by the scheduler's: ``policy`` (the built-in's PolicyConfig fields)
+    or ``policy_class`` (``module:Class`` or ``file.py:Class``) with its ``policy_options``;
+    ``output`` (prefix of the accounting files), ``progress_file`` (the simulated time reached, for
+    progress bars), ``platform`` and ``events`` (the files Batsim replays: see :func:`cell_policy`),
+    ``verbose`` (pybatsim's own log)."""
+
+    policy: Mapping = field(default_factory=dict)
+    policy_class: str | None = None
+    policy_options: Mapping = field(default_factory=dict)
+    output: str | None = None
+    progress_file: str | None = None
+    platform: str | None = None
+    events: Sequence[str] = ()
+    verbose: bool = False
+
+    def to_json(self) -> dict:
+        """The options as pybatsim passes them on (``-o``): the fields not left at their default."""
+        default = FrontEndOptions()
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != getattr(default, f.name)
+        }
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping) -> FrontEndOptions:
+        """The options pybatsim hands the scheduler (any other key, pybatsim's own, is left out)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{name: value for name, value in raw.items() if name in names})
+
+    def make_policy(self, properties: Sequence[Mapping]) -> Policy:
+        """The policy over the machines Batsim describes: the user's class, or the built-in one."""
+        if self.policy_class is not None:
+            return user_policy(properties, self.policy_class, self.policy_options)
+        config = PolicyConfig(**self.policy)
+        require_sleep_pstates(properties, config.energy, "Batsim's platform")
+        return cell_policy(properties, config, self.platform, self.events)
 
 
 def missing_batsim_options(needs: BatsimNeeds, compute_sharing: bool, dynamic_jobs: bool) -> str | None:

@@ -11,13 +11,14 @@ and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowled
 services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
 ``batsim-google run`` does all that.
 
-Options (the JSON of ``-o``): ``policy`` (the fields of :class:`PolicyConfig`), or
-``policy_class`` (any policy on the policy API, ``module:Class`` or ``file.py:Class``, see
-:mod:`batsim_google.scheduling.policy_api`) with ``policy_options`` (its keyword options); ``output`` (prefix
-of the accounting files, e.g. Batsim's export prefix), ``progress_file`` (where the current
-simulated time is written for progress bars), ``platform`` and ``events`` (the platform file and
-the event files given to Batsim: with an energy policy, no pstate switch is started that a machine
-failure would interrupt, which aborts Batsim 4.2.1; see :mod:`batsim_google.scheduling.switch_guard`).
+Options (the JSON of ``-o``): the fields of :class:`~batsim_google.simulation.frontend.FrontEndOptions`,
+``policy`` (the fields of :class:`PolicyConfig`), or ``policy_class`` (any policy on the policy
+API, ``module:Class`` or ``file.py:Class``, see :mod:`batsim_google.scheduling.policy_api`) with
+``policy_options`` (its keyword options); ``output`` (prefix of the accounting files, e.g.
+Batsim's export prefix), ``progress_file`` (where the current simulated time is written for
+progress bars), ``platform`` and ``events`` (the platform file and the event files given to
+Batsim: with an energy policy, no pstate switch is started that a machine failure would
+interrupt, which aborts Batsim 4.2.1; see :mod:`batsim_google.scheduling.switch_guard`).
 """
 
 from __future__ import annotations
@@ -43,17 +44,14 @@ from batsim_google.scheduling.decisions import (
 from batsim_google.scheduling.ledger_files import write_ledger
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD
 from batsim_google.scheduling.policy_api import Policy
-from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import (
+    FrontEndOptions,
     ProgressFile,
-    cell_policy,
     end_status,
     job_request,
     missing_batsim_options,
-    require_sleep_pstates,
     sleep_pstate,
-    user_policy,
 )
 
 COMPUTE_PSTATE = 0
@@ -98,13 +96,14 @@ class GoogleCell(BatsimScheduler):
         super().__init__(options or {})
         self.policy: Policy | None = None
         self._profiles_registered = False
-        self.progress = ProgressFile(self.options.get("progress_file"))
+        self.front_end = FrontEndOptions.from_mapping(self.options)
+        self.progress = ProgressFile(self.front_end.progress_file)
         self._batch_started = 0.0
         self.decision_seconds = 0.0
         self.messages = 0
         pybatsim_log = logging.getLogger("batsim.batsim")
         pybatsim_log.addFilter(ACKNOWLEDGED_REGISTRATIONS)  # once: the same filter is never added twice
-        if not self.options.get("verbose"):
+        if not self.front_end.verbose:
             pybatsim_log.setLevel(logging.WARNING)
 
     # ----- setup and teardown --------------------------------------------------------------------
@@ -116,12 +115,7 @@ class GoogleCell(BatsimScheduler):
     def onSimulationBegins(self) -> None:
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
         self.sleep_pstates = [sleep_pstate(p) for p in properties]
-        if "policy_class" in self.options:
-            self.policy = user_policy(properties, self.options["policy_class"], self.options.get("policy_options", {}))
-        else:
-            config = PolicyConfig(**self.options.get("policy", {}))
-            require_sleep_pstates(properties, config.energy, "Batsim's platform")
-            self.policy = cell_policy(properties, config, self.options.get("platform"), self.options.get("events", []))
+        self.policy = self.front_end.make_policy(properties)
         dynamic_jobs = bool(
             self.bs.dynamic_job_registration_enabled
             and self.bs.ack_of_dynamic_jobs
@@ -133,7 +127,7 @@ class GoogleCell(BatsimScheduler):
 
     def onSimulationEnds(self) -> None:
         self.progress.report(self.bs.time(), final=True)
-        output = self.options.get("output")
+        output = self.front_end.output
         if output:
             timing = {"messages": self.messages, "decision_seconds": round(self.decision_seconds, 6)}
             self.policy.sleep_log.write(output)

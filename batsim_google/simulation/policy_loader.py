@@ -1,7 +1,10 @@
 """A user's policy class by name: ``"package.module:Class"`` or ``"path/to/file.py:Class"``.
 
 A file's folder is put on ``sys.path`` first, so that a policy may import its siblings (as
-``examples/policies/power_capped_fcfs.py`` does).
+``examples/policies/power_capped_fcfs.py`` does). A class is loaded once per process; a class the
+caller already has is remembered under its name (:func:`remember`), never loaded again: loading a
+script runs it, and a simulation the script starts as it is loaded (calls not kept under
+``if __name__ == "__main__":``) would start simulations without end: :func:`refuse_while_loading`.
 """
 
 from __future__ import annotations
@@ -14,9 +17,34 @@ from pathlib import Path
 from batsim_google.errors import ParameterError
 from batsim_google.scheduling.policy_api import Policy
 
+#: The classes loaded or remembered in this process, by name.
+_CLASSES: dict[str, type[Policy]] = {}
+#: The policy files being loaded in this process now.
+_LOADING: list[str] = []
+
+
+def refuse_while_loading(what: str) -> None:
+    """Refuse ``what`` (a simulation, a campaign) started as a policy's file is loaded."""
+    if _LOADING:
+        raise ParameterError(
+            f"{_LOADING[-1]} started {what} as it was loaded to find its policy: a script keeps its calls "
+            'under `if __name__ == "__main__":`'
+        )
+
+
+def remember(spec: str, policy: type[Policy]) -> None:
+    """``spec`` names ``policy``, a class this process has already."""
+    _CLASSES[spec] = policy
+
 
 def load_policy_class(spec: str) -> type[Policy]:
     """The :class:`Policy` subclass ``spec`` names; a ParameterError says what is wrong."""
+    if spec not in _CLASSES:
+        _CLASSES[spec] = _load(spec)
+    return _CLASSES[spec]
+
+
+def _load(spec: str) -> type[Policy]:
     target, _, name = spec.rpartition(":")
     if not target or not name:
         raise ParameterError(f"policy {spec!r} must be 'module:Class' or 'file.py:Class'")
@@ -29,7 +57,11 @@ def load_policy_class(spec: str) -> type[Policy]:
                 sys.path.insert(0, str(path.parent))
             module_spec = importlib.util.spec_from_file_location(path.stem, path)
             module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
+            _LOADING.append(str(path))
+            try:
+                module_spec.loader.exec_module(module)
+            finally:
+                _LOADING.pop()
         else:
             module = importlib.import_module(target)
     except ImportError as error:

@@ -1,9 +1,12 @@
-"""``batsim-google run``: Batsim and the Google-cell scheduler together, with a progress bar.
+"""One simulation with a scheduler of any kind (:mod:`.schedulers`): :func:`run_scheduler`, the one way
+every command and the Python API run Batsim.
 
-The scheduler writes the simulated time it reached to a small file; the progress bar follows it.
-After the run, the scheduler's accounting summary tells whether every task ended exactly once.
-The scheduler runs through pybatsim (all features) or batsim-py (what it can do with Batsim 4.2.1,
-see :mod:`batsim_google.simulation.batsimpy_frontend`).
+It checks the inputs against each other and against the scheduler first (:mod:`.preflight`), then
+runs Batsim and the scheduler under a time limit (:mod:`.runner`) with a progress bar: the
+schedulers of this package's front-end write the simulated time they reached to a small file,
+which the bar follows. After the run, their accounting summary tells whether every task ended
+exactly once. The built-in scheduler runs through pybatsim (all features) or batsim-py (what it can
+do with Batsim 4.2.1, see :mod:`batsim_google.simulation.batsimpy_frontend`).
 
 An output folder that holds an earlier run's files is cleared of them first (only of the files a
 run writes, by name, its metrics included), so that no stale file is read as this run's; the file
@@ -13,8 +16,8 @@ interrupted or failed run is never read as a complete one (the metrics refuse su
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -22,20 +25,19 @@ from pathlib import Path
 
 from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.output_files import output_folder, refuse_inputs, write_text
-from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.simulation import googleCell
-from batsim_google.simulation.frontend import require_sleep_pstates
+from batsim_google.simulation.batsched_energy import with_power_figures
+from batsim_google.simulation.frontend import FrontEndOptions
+from batsim_google.simulation.policy_loader import refuse_while_loading
+from batsim_google.simulation.preflight import BATSIM_PY, preflight
 from batsim_google.simulation.progress_bar import ProgressBar
-from batsim_google.simulation.run_inputs import check_run_inputs
 from batsim_google.simulation.runner import (
     BATSIM,
-    DEFAULT_TIMEOUT_S,
-    FRONTENDS,
-    GOOGLE_CELL_BATSIM_OPTIONS,
     OUTPUT_PREFIX,
     PEAK_RSS_FILE,
+    PYBATSIM_FRONTEND,
     SCHEDULER,
     Simulation,
     SimulationResult,
@@ -43,14 +45,14 @@ from batsim_google.simulation.runner import (
     run_batsim_launcher,
     run_simulation,
 )
+from batsim_google.simulation.schedulers import BUILT_IN, COMMAND, OWN_FRONT_END, PYBATSIM, PYTHON, SOCKET, Scheduler
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 PROGRESS_FILE = "progress.txt"
 #: Present in a run's folder while its files are not those of a run that ended well.
 INCOMPLETE = "INCOMPLETE"
 #: The metrics ``run`` writes beside the outputs once the simulation ended.
 METRICS_FILE = "metrics.json"
-#: The process that runs the scheduler and, inside it, Batsim, with the batsim-py front-end.
-BATSIM_PY = "batsim-py"
 #: Files of a run besides Batsim's and the scheduler's ``OUTPUT_PREFIX_*``.
 RUN_FILES = (
     PROGRESS_FILE,
@@ -93,85 +95,123 @@ def mark_complete(output: Path) -> None:
 
 
 @dataclass(frozen=True)
-class GoogleCellRun:
-    """The scheduler's accounting summary and the simulation's wall time and memory."""
+class SimulationRun:
+    """A simulation that ended well: its output folder, the scheduler's accounting summary (None
+    for a scheduler that keeps no ledger), whether Batsim's energy plugin ran, and the wall time
+    and Batsim's memory."""
 
-    summary: dict
+    output: Path
+    summary: dict | None
+    energy_outputs: bool
     simulation: SimulationResult
 
 
-def run_google_cell(
-    platform: Path,
-    workloads: list[Path],
-    output: Path,
-    policy: dict,
-    *,
-    events: list[Path] = (),
-    timeout: float = DEFAULT_TIMEOUT_S,
-    batsim: str = "batsim",
-    energy: bool = True,
-    progress: bool = False,
-    frontend: str = "pybatsim",
-    warn: Callable[[str], None] = warnings.warn,
-    batsim_log: str = "warning",
-) -> GoogleCellRun:
-    """Run one simulation (raises SimulationError on failure); ``energy``: Batsim's ``-E``
-    (batsim-py always passes it); ``batsim_log``: Batsim's log level (pybatsim front-end).
+def batsim_options(needs: BatsimNeeds, has_events: bool) -> list[str]:
+    """Batsim's options for a scheduler with these needs (events forwarded when it reads kills)."""
+    options = ["--enable-compute-sharing"] if needs.compute_sharing else []
+    if needs.dynamic_jobs:
+        options += ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse"]
+    if needs.user_kills and has_events:
+        options.append("--forward-unknown-events")
+    return options
 
-    Inputs that do not fit together are refused before anything starts (an InputFileError naming
-    the file and line, :mod:`batsim_google.simulation.run_inputs`); a workload made for another
-    machine count is only reported to ``warn``, since Batsim runs it.
 
-    With ``frontend="batsim-py"``, what batsim-py cannot run raises ``BatsimPyUnsupported`` (a
-    ValueError) before anything starts, and an ImportError without the batsim-py extra.
-    """
-    if frontend not in FRONTENDS:
-        raise ParameterError(f"frontend must be one of {', '.join(FRONTENDS)} (got {frontend!r})")
-    hosts = compute_hosts(platform)
-    for warning in check_run_inputs(len(hosts), Path(platform), workloads, events):
-        warn(warning)
-    energy_policy = policy.get("energy", "always-on")
-    if energy_policy != "always-on":  # refused before launch, not by the scheduler once Batsim runs
-        require_sleep_pstates([host.properties for host in hosts], energy_policy, str(platform))
-    inputs = [Path(platform), *map(Path, workloads), *map(Path, events)]
-    output = output_folder(output, inputs)
-    progress_file = output / PROGRESS_FILE
-    if frontend == "batsim-py":
+def _own_front_end(scheduler: Scheduler, inputs: RunInputs, output: Path, timeout_ms: int) -> Callable:
+    """This package's pybatsim front-end (:mod:`.googleCell`) with the built-in policy or a user's."""
+    options = FrontEndOptions(
+        policy=dataclasses.asdict(scheduler.config) if scheduler.kind == BUILT_IN else {},
+        policy_class=scheduler.target if scheduler.kind == PYTHON else None,
+        policy_options=dict(scheduler.options),
+        output=str(output / OUTPUT_PREFIX),
+        progress_file=str(output / PROGRESS_FILE),
+        platform=str(inputs.platform.resolve()),
+        events=[str(path.resolve()) for path in inputs.events],
+    )
+    return pybatsim_scheduler(googleCell.__file__, options.to_json(), timeout_ms=timeout_ms)
+
+
+def _command(scheduler: Scheduler, inputs: RunInputs, output: Path) -> Callable[[str], list[str]]:
+    """A command's arguments with the endpoint in place of :data:`SOCKET` (batsched's energy
+    variants given the platform's power figures)."""
+    command = with_power_figures(scheduler.target, inputs.platform, output)
+    return lambda endpoint: [part.replace(SOCKET, endpoint) for part in command]
+
+
+#: The scheduler's command line for an endpoint, per kind (the pybatsim front-end).
+SCHEDULER_COMMANDS: dict[str, Callable[[Scheduler, RunInputs, Path, int], Callable[[str], list[str]]]] = {
+    BUILT_IN: _own_front_end,
+    PYTHON: _own_front_end,
+    PYBATSIM: lambda scheduler, inputs, output, timeout_ms: pybatsim_scheduler(
+        str(scheduler.target), dict(scheduler.options), timeout_ms=timeout_ms
+    ),
+    COMMAND: lambda scheduler, inputs, output, timeout_ms: _command(scheduler, inputs, output),
+}
+
+
+def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, energy: bool):
+    simulation = Simulation(
+        platform=inputs.platform,
+        workloads=list(inputs.workloads),
+        output=output,
+        scheduler=SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, int(settings.timeout * 1000)),
+        events=list(inputs.events),
+        energy=energy,
+        batsim_options=batsim_options(scheduler.needs(), bool(inputs.events)),
+        timeout=settings.timeout,
+        batsim=settings.batsim,
+        batsim_log=settings.batsim_log,
+        scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue
+    )
+    return partial(run_simulation, simulation)
+
+
+def _batsim_py_launch(
+    scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, energy: bool
+):
+    """batsim-py starts Batsim itself, always with its energy plugin."""
+    try:
         from batsim_google.simulation import batsimpy_frontend  # an optional dependency
+    except ImportError as error:
+        raise ParameterError(
+            f"--frontend {BATSIM_PY} needs the batsim-py extra (uv sync --extra batsim-py): {error}"
+        ) from error
+    environment = batsimpy_frontend.environment(settings.batsim)
+    config = dataclasses.asdict(scheduler.config)
+    command = batsimpy_frontend.command(inputs.platform, inputs.workloads[0], output, config, output / PROGRESS_FILE)
+    return partial(run_batsim_launcher, command, output, settings.timeout, environment, name=BATSIM_PY)
 
-        batsimpy_frontend.check_supported(PolicyConfig(**policy), workloads, events, platform)
-        environment = batsimpy_frontend.environment(batsim)
-        command = batsimpy_frontend.command(Path(platform), Path(workloads[0]), output, policy, progress_file)
-        launch = partial(run_batsim_launcher, command, output, timeout, environment, name=BATSIM_PY)
-    else:
-        options = {
-            "policy": policy,
-            "output": str(output / OUTPUT_PREFIX),
-            "progress_file": str(progress_file),
-            "platform": str(Path(platform).resolve()),
-            "events": [str(Path(e).resolve()) for e in events],
-        }
-        batsim_options = list(GOOGLE_CELL_BATSIM_OPTIONS) + (["--forward-unknown-events"] if events else [])
-        simulation = Simulation(
-            platform=Path(platform),
-            workloads=[Path(w) for w in workloads],
-            output=output,
-            scheduler=pybatsim_scheduler(googleCell.__file__, options, timeout_ms=int(timeout * 1000)),
-            events=[Path(e) for e in events],
-            energy=energy,
-            batsim_options=batsim_options,
-            timeout=timeout,
-            batsim=batsim,
-            batsim_log=batsim_log,
-        )
-        launch = partial(run_simulation, simulation)
-    clear_earlier_run(output, inputs)
-    horizon = float(policy.get("horizon", 0.0))
-    with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress, horizon, batsim) as bar:
+
+#: How each front-end (:data:`~.runner.FRONTENDS`) launches a simulation.
+LAUNCHES = {PYBATSIM_FRONTEND: _pybatsim_launch, BATSIM_PY: _batsim_py_launch}
+
+
+def run_scheduler(
+    scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings = SimulationSettings()
+) -> SimulationRun:
+    """Run one simulation of ``inputs`` with ``scheduler`` into ``output``; raise SimulationError
+    when it fails.
+
+    Inputs that do not fit together, or that the scheduler cannot take, are refused before
+    anything starts (:func:`.preflight.preflight`, which says what it found to ``settings.say``
+    and ``settings.warn``). A progress bar is shown for the kinds whose scheduler reports its simulated
+    time (:data:`~.schedulers.OWN_FRONT_END`).
+    """
+    refuse_while_loading("a simulation")  # a script's calls, run again as its policy is loaded
+    checked = preflight(scheduler, inputs, settings)
+    shown = settings.progress and scheduler.kind in OWN_FRONT_END
+    if settings.progress and not shown:
+        settings.warn(f"no progress bar: a {scheduler.kind} scheduler does not report its simulated time")
+    output = output_folder(output, inputs.files())
+    launch = LAUNCHES[settings.frontend](scheduler, inputs, output, settings, checked.energy_outputs)
+    clear_earlier_run(output, inputs.files())
+    horizon = scheduler.config.horizon if scheduler.kind == BUILT_IN else 0.0
+    with ProgressBar(
+        output / PROGRESS_FILE, checked.machines, list(inputs.workloads), shown, horizon, settings.batsim
+    ) as bar:
         result = launch(on_poll=bar.follow)
     summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
-    if not summary_path.exists():
+    if scheduler.kind in OWN_FRONT_END and not summary_path.exists():
         raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
-    summary = json.loads(summary_path.read_text())
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
     mark_complete(output)
-    return GoogleCellRun(summary, result)
+    return SimulationRun(output, summary, checked.energy_outputs, result)

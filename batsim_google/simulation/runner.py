@@ -44,22 +44,13 @@ POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 5.0
 
 
-#: Batsim options the Google-cell scheduler needs: tasks share machines, stopped tasks come back
-#: as new jobs that may share a profile (resubmitted services).
-GOOGLE_CELL_BATSIM_OPTIONS = (
-    "--enable-compute-sharing",
-    "--enable-dynamic-jobs",
-    "--acknowledge-dynamic-jobs",
-    "--enable-profile-reuse",
-)
-
-
 #: Wall-clock limit of one simulation, seconds, unless told otherwise.
 DEFAULT_TIMEOUT_S = 3600.0
 #: ``PYTHONHASHSEED`` of the processes of a simulation (see the module): a run is reproducible.
 SCHEDULER_HASH_SEED = "0"
 #: The protocol libraries the scheduler can run through, between Batsim and the policy.
-FRONTENDS = ("pybatsim", "batsim-py")
+PYBATSIM_FRONTEND, BATSIM_PY_FRONTEND = "pybatsim", "batsim-py"
+FRONTENDS = (PYBATSIM_FRONTEND, BATSIM_PY_FRONTEND)
 
 
 def seeded_environment(environment: Mapping[str, str] | None = None) -> dict[str, str]:

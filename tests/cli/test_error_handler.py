@@ -150,8 +150,7 @@ def test_a_schedulers_exception_is_one_line_naming_it(inputs, monkeypatch):
     def crashes(*args, **kwargs):
         raise SimulationError(f"scheduler exited with status 1; see {log}:\n{trace}")
 
-    monkeypatch.setattr(run_module, "run_google_cell", crashes)
-    monkeypatch.setattr("batsim_google.cli.run.run_google_cell", crashes, raising=False)
+    monkeypatch.setattr(run_module, "run_scheduler", crashes)
     workload = inputs / "w.json"
     workload.write_text('{"nb_res": 4, "jobs": [], "profiles": {}}')
     result = invoke(["run", "--platform", inputs / "cell4.xml", "--workload", workload, "-o", inputs / "out"])

@@ -45,3 +45,12 @@ def test_a_scheduler_that_cannot_run_is_refused_before_launch(tmp_path, workload
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_every_kind_takes_the_horizon_as_the_end_of_its_metrics(tmp_path, workload):
+    """``--horizon`` is no longer refused with ``--scheduler``: the run goes on to Batsim (missing
+    here), and a window that leaves nothing is refused before it, as for the built-in one."""
+    result = run(workload, tmp_path, "--scheduler", "pybatsim=fillerSched", "--horizon", "3600", "--batsim", "/nope")
+    assert result.exit_code == 1 and "no '/nope' executable" in result.output
+    refused = run(workload, tmp_path, "--scheduler", "pybatsim=fillerSched", "--horizon", "60", "--warmup", "120")
+    assert refused.exit_code == 2 and "the horizon (60 s) must come after the warm-up (120 s)" in refused.output

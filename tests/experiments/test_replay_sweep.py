@@ -18,8 +18,18 @@ from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.experiments.replay_attempts import real_attempts
 from batsim_google.experiments.replay_bursts import bursts
 from batsim_google.experiments.replay_fidelity import compare, eviction_p_values, targets
-from batsim_google.experiments.replay_sweep import COLUMNS, MARKER, WINDOWS, replay_window, sweep_windows, windows
+from batsim_google.experiments.replay_sweep import (
+    COLUMNS,
+    MARKER,
+    WINDOWS,
+    SweepWindows,
+    replay_window,
+    sweep_windows,
+    windows,
+)
 from batsim_google.experiments.replay_validation import ATTEMPTS
+from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.settings import SimulationSettings
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
 from batsim_google.trace.span import last_event_time
@@ -48,10 +58,11 @@ def _trace(folder: Path) -> Path:
     return folder / "trace"
 
 
-def fake_validate(trace, start, end, output, policy, **options) -> dict:
+def fake_validate(trace, window, output, policy, **options) -> dict:
     """Stands in for validate_replay (same signature): the window's real attempts against a
     simulated side where every attempt submitted in the window waits 2 s. Fails with Batsim's
     error when ``fail-START`` is beside the trace; logs each call in ``calls.log`` there."""
+    start, end = window.start, window.end
     beside = Path(trace).parent
     with (beside / "calls.log").open("a") as log:
         log.write(f"{start:g}\n")
@@ -74,9 +85,15 @@ def _calls(trace: Path) -> list[str]:
     return (trace.parent / "calls.log").read_text().split()
 
 
-def _sweep(trace, output, **options):
+def _sweep(trace, output, say=lambda line: None, retry_failed=False, policy=PolicyConfig()):
     return sweep_windows(
-        trace, output, LENGTH, {}, jobs=1, replay=partial(replay_window, validate=fake_validate), **options
+        trace,
+        output,
+        SweepWindows(LENGTH, retry_failed=retry_failed),
+        policy,
+        settings=SimulationSettings(say=say),
+        jobs=1,
+        replay=partial(replay_window, validate=fake_validate),
     )
 
 
@@ -158,21 +175,14 @@ def test_a_sweep_resumes_and_records_a_failed_window_with_its_reason(tmp_path):
     third = _sweep(trace, tmp_path / "out", retry_failed=True)
     assert third.statuses == ["reused", "done", "reused"] and _calls(trace)[3:] == ["600"]
     # other options: another fingerprint, every window again
-    fourth = sweep_windows(
-        trace,
-        tmp_path / "out",
-        LENGTH,
-        {"cpu_overcommit": 1.5},
-        jobs=1,
-        replay=partial(replay_window, validate=fake_validate),
-    )
+    fourth = _sweep(trace, tmp_path / "out", policy=PolicyConfig(cpu_overcommit=1.5))
     assert fourth.statuses == ["done", "done", "done"] and len(_calls(trace)) == 7
 
 
 def test_a_span_without_a_whole_window_is_refused(tmp_path):
     trace = _trace(tmp_path)
     with pytest.raises(ParameterError, match=r"\[0, 1950\) s holds no whole window of --windows 3600 s"):
-        sweep_windows(trace, tmp_path / "out", 3600.0, {})
+        sweep_windows(trace, tmp_path / "out", SweepWindows(3600.0))
     with pytest.raises(ParameterError, match="--horizon is the window's length here"):
-        sweep_windows(trace, tmp_path / "out", 600.0, {"horizon": 100.0})
+        sweep_windows(trace, tmp_path / "out", SweepWindows(600.0), PolicyConfig(horizon=100.0))
     assert not (tmp_path / "out").exists()

@@ -11,7 +11,8 @@ import pytest
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.campaign import load_campaign
 from batsim_google.experiments.plan import plan_campaign
-from batsim_google.simulation.schedulers import Scheduler, batsim_options
+from batsim_google.simulation.run import batsim_options
+from batsim_google.simulation.schedulers import Scheduler
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -63,7 +64,7 @@ def test_each_kind_is_parsed_beside_the_policies(tmp_path):
     )
     schedulers = dict(campaign.all_schedulers())
     assert list(schedulers) == ["google", "built-in", "filler", "easy", "mine"]
-    assert schedulers["built-in"].kind == "policy" and schedulers["built-in"].target["idle_timeout"] == 60
+    assert schedulers["built-in"].kind == "policy" and schedulers["built-in"].config.idle_timeout == 60
     assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched", {"verbose": 0})
     assert schedulers["easy"].target == ("batsched", "-v", "easy_bf", "-s", "{socket}")
     assert schedulers["mine"].target == f"{tmp_path / 'mine.py'}:Mine"  # relative to the campaign file
@@ -181,8 +182,8 @@ def test_a_campaign_horizon_ends_the_built_in_kind_and_the_metrics_of_every_kind
         head="horizon = 7200\n" + textwrap.dedent(HEAD),
     )
     schedulers = dict(campaign.schedulers)
-    assert schedulers["built-in"].target["horizon"] == 7200.0
-    assert schedulers["own-horizon"].target["horizon"] == 3600.0
+    assert schedulers["built-in"].config.horizon == 7200.0
+    assert schedulers["own-horizon"].config.horizon == 3600.0
     assert schedulers["filler"] == Scheduler("pybatsim", "fillerSched")  # another kind: runs to its end
     # ... but every kind is measured over the campaign's window (a policy's own horizon is its own)
     runs = plan_campaign(campaign, tmp_path / "out")

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 from uncalibrated import UNCALIBRATED
 
-from batsim_google.errors import SimulationError
+from batsim_google.errors import ParameterError, SimulationError
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.preflight import check_batsim_py
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 batsimpy_frontend = pytest.importorskip(
     "batsim_google.simulation.batsimpy_frontend", reason="batsim-py is not installed (uv sync --extra batsim-py)"
@@ -55,14 +58,11 @@ def platform_for_batsim_py(tmp_path: Path, keep_wattage: bool = True) -> Path:
 def simulate(tmp_path, jobs, batsim_binary, platform=PLATFORM, **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
-    summary = run_google_cell(
-        platform,
-        [path],
+    summary = run_scheduler(
+        built_in(PolicyConfig(**{"restart": "none", **UNCALIBRATED, **policy})),
+        RunInputs(platform, [path]),
         tmp_path / "out",
-        {"restart": "none", **UNCALIBRATED, **policy},
-        timeout=60,
-        batsim=batsim_binary,
-        frontend="batsim-py",
+        SimulationSettings(timeout=60, batsim=batsim_binary, frontend="batsim-py"),
     ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 
@@ -139,12 +139,12 @@ def _machines(interval_set: str) -> list[int]:
 def test_runs_needing_what_batsim_py_lacks_are_refused_before_starting():
     unsupported = batsimpy_frontend.BatsimPyUnsupported
     with pytest.raises(unsupported, match="dynamic job registration"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="immediate"), ["w.json"], [])
+        check_batsim_py(PolicyConfig(restart="immediate"), RunInputs("p.xml", ["w.json"]))
     with pytest.raises(unsupported, match="machine_available"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], ["events.jsonl"])
+        check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["w.json"], ["events.jsonl"]))
     with pytest.raises(unsupported, match="exactly one workload"):
-        batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["a.json", "b.json"], [])
-    batsimpy_frontend.check_supported(PolicyConfig(restart="none"), ["w.json"], [])
+        check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["a.json", "b.json"]))
+    check_batsim_py(PolicyConfig(restart="none"), RunInputs("p.xml", ["w.json"]))
 
 
 @pytest.mark.batsim
@@ -221,8 +221,8 @@ def test_energy_property_names_differ_between_batsim_py_and_simgrid(tmp_path, ba
     jobs = [task(0, 0, 10)]
     with pytest.raises(SimulationError, match="batsim-py finds no power states"):  # wattage_per_state only
         simulate(tmp_path / "wattage", jobs, batsim_binary, energy="idle-sleep")
-    # watt_per_state only: SimGrid's reason is quoted from the log
-    with pytest.raises(SimulationError, match="CRITICAL No power range properties specified for host m0"):
+    # watt_per_state only: SimGrid 3.32 wants wattage_per_state (it would abort with "No power range
+    # properties specified for host m0"): refused before Batsim starts, as `run` refuses it
+    with pytest.raises(ParameterError, match=r"has no energy model \(4 of 4 compute hosts .* no wattage_per_state"):
         simulate(tmp_path / "watt", jobs, batsim_binary, platform_for_batsim_py(tmp_path, keep_wattage=False))
-    log = (tmp_path / "watt" / "out" / "batsim-py.log").read_text()
-    assert "No power range properties specified for host m0" in log  # SimGrid 3.32 wants wattage_per_state
+    assert not (tmp_path / "watt" / "out").exists()

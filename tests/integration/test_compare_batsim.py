@@ -8,6 +8,8 @@ import csv
 import json
 import math
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -189,3 +191,21 @@ def test_validate_by_simulation(tmp_path, batsim_binary):
     assert report["deviation"] == pytest.approx(deviation(markers["original"], means)[0])
     assert math.isfinite(report["deviation"]) and report["deviation"] >= 0
     assert f"Dev = {report['deviation']:.4f}" in result.output
+
+
+def test_a_script_without_the_main_guard_runs_its_campaign_on_local_workers(tmp_path, batsim_binary):
+    """The workers (``spawn``) would import the script and start its campaign again in each, which
+    Python refuses (BrokenProcessPool): they start without it."""
+    (tmp_path / "campaign.toml").write_text(
+        "timeout = 120\n[platforms]\ncell8 = {cell = 8}\n[workloads]\n"
+        'google = {preset = "google", tasks = 40, seeds = [1, 2]}\n[policies.always-on]\nenergy = "always-on"\n'
+    )
+    script = (
+        "from batsim_google import compare, load_campaign\n"
+        f"result = compare(load_campaign('campaign.toml'), 'out', batsim={batsim_binary!r}, workers=2, progress=False)\n"
+        "print(len(result.records), [record.status for record in result.records])\n"
+    )
+    (tmp_path / "unguarded.py").write_text(script)
+    done = subprocess.run([sys.executable, "unguarded.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "2 ['done', 'done']"

@@ -8,8 +8,11 @@ import pytest
 from conftest import REPO
 from uncalibrated import UNCALIBRATED
 
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.cost_model import estimate, read_workload_cost
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 pytestmark = pytest.mark.batsim
 
@@ -26,15 +29,11 @@ def _burst_workload(path, jobs):
 
 def test_burst_starts_at_its_instant_with_the_platforms_simgrid_settings(tmp_path, batsim_binary):
     workload = _burst_workload(tmp_path / "w.json", 3000)
-    run = run_google_cell(
-        PLATFORM,
-        [workload],
+    run = run_scheduler(
+        built_in(PolicyConfig(**UNCALIBRATED)),  # no placement latency: the burst starts at once
+        RunInputs(PLATFORM, [workload]),
         tmp_path / "out",
-        UNCALIBRATED,  # no placement latency: the burst starts at once
-        timeout=600,
-        batsim=batsim_binary,
-        energy=False,
-        batsim_log="information",
+        SimulationSettings(timeout=600, batsim=batsim_binary, energy_outputs=False, batsim_log="information"),
     )
     log = (tmp_path / "out" / "batsim.log").read_text()
     assert "Set 'contexts/guard-size' to '0'" in log

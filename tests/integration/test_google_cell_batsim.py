@@ -20,9 +20,13 @@ from batsim_google.errors import SimulationError
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation import googleCell
-from batsim_google.simulation.run import run_google_cell
-from batsim_google.simulation.runner import GOOGLE_CELL_BATSIM_OPTIONS, Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.run import batsim_options, run_scheduler
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 pytestmark = pytest.mark.batsim
 
@@ -30,14 +34,11 @@ pytestmark = pytest.mark.batsim
 def simulate(tmp_path, jobs, batsim_binary, events=(), **policy):
     tmp_path.mkdir(parents=True, exist_ok=True)
     path = workload(tmp_path / "workload.json", jobs) if isinstance(jobs, list) else jobs
-    summary = run_google_cell(
-        PLATFORM,
-        [path],
+    summary = run_scheduler(
+        built_in(PolicyConfig(**{**UNCALIBRATED, **policy})),
+        RunInputs(PLATFORM, [path], events),
         tmp_path / "out",
-        {**UNCALIBRATED, **policy},
-        events=list(events),
-        timeout=120,
-        batsim=batsim_binary,
+        SimulationSettings(timeout=120, batsim=batsim_binary),
     ).summary
     return summary, {row["job_id"]: row for row in rows(tmp_path / "out" / "out_jobs.csv")}
 
@@ -161,7 +162,7 @@ def test_no_switch_straddles_a_known_failure(tmp_path, batsim_binary, guarded):
         pybatsim_scheduler(googleCell.__file__, options),
         events=[events],
         energy=True,
-        batsim_options=[*GOOGLE_CELL_BATSIM_OPTIONS, "--forward-unknown-events"],
+        batsim_options=batsim_options(CellPolicy.needs, has_events=True),
         timeout=120,
         batsim=batsim_binary,
     )

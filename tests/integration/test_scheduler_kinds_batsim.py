@@ -21,8 +21,9 @@ from batsim_google.experiments.outputs import RunOutputs, started_jobs
 from batsim_google.generation.workload import write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
-from batsim_google.simulation.external import run_scheduler
+from batsim_google.simulation.run import run_scheduler
 from batsim_google.simulation.schedulers import Scheduler
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PLATFORM = REPO / "tests" / "fixtures" / "cell4_energy.xml"
@@ -44,7 +45,9 @@ def machine_states(output: Path) -> list[dict]:
 
 def test_whole_machine_fcfs_runs_one_task_per_machine_and_balances(tmp_path, batsim_binary, workload):
     scheduler = Scheduler("python", f"{EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS")
-    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    run = run_scheduler(
+        scheduler, RunInputs(PLATFORM, [workload]), tmp_path, SimulationSettings(timeout=120, batsim=batsim_binary)
+    )
     assert run.summary["balanced"] and run.summary["submitted"] == 40
     metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
     assert metrics["jobs"] == 40 and metrics["evictions"] == 0
@@ -54,7 +57,9 @@ def test_whole_machine_fcfs_runs_one_task_per_machine_and_balances(tmp_path, bat
 
 def test_power_capped_fcfs_keeps_at_most_k_machines_awake(tmp_path, batsim_binary, workload):
     scheduler = Scheduler("python", f"{EXAMPLES / 'power_capped_fcfs.py'}:PowerCappedFCFS", {"awake": 2})
-    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    run = run_scheduler(
+        scheduler, RunInputs(PLATFORM, [workload]), tmp_path, SimulationSettings(timeout=120, batsim=batsim_binary)
+    )
     assert run.summary["balanced"]
     states = machine_states(tmp_path)
     assert max(float(row["nb_computing"]) + float(row["nb_idle"]) for row in states[1:]) <= 2
@@ -66,8 +71,10 @@ def test_batsched_easy_bf_runs_as_a_command_and_gets_batsims_metrics(tmp_path, b
     workloads have none (-1), only services run; it needs none of compute sharing or dynamic jobs."""
     if shutil.which("batsched") is None:
         pytest.skip("no 'batsched' on PATH (oar-team/batsched, built outside this repository)")
-    scheduler = Scheduler("command", ["batsched", "-v", "easy_bf", "-s", "{socket}"])
-    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    scheduler = Scheduler("command", ("batsched", "-v", "easy_bf", "-s", "{socket}"))
+    run = run_scheduler(
+        scheduler, RunInputs(PLATFORM, [workload]), tmp_path, SimulationSettings(timeout=120, batsim=batsim_binary)
+    )
     assert run.summary is None
     metrics = run_metrics(RunOutputs(tmp_path), PLATFORM)
     with (tmp_path / "out_jobs.csv").open() as handle:
@@ -124,14 +131,21 @@ def test_a_pybatsim_scheduler_gives_the_same_run_twice(tmp_path, batsim_binary):
     runs = []
     for name in ("first", "second"):
         scheduler = Scheduler("pybatsim", "fillerSched")
-        run_scheduler(scheduler, PLATFORM, [workload], tmp_path / name, timeout=120, batsim=batsim_binary)
+        run_scheduler(
+            scheduler,
+            RunInputs(PLATFORM, [workload]),
+            tmp_path / name,
+            SimulationSettings(timeout=120, batsim=batsim_binary),
+        )
         runs.append((tmp_path / name / "out_jobs.csv").read_text())
     assert runs[0].count("\n") == 201 and runs[0] == runs[1]
 
 
 def test_the_complete_example_policy_shares_machines_and_ends_every_task(tmp_path, batsim_binary, workload):
     scheduler = Scheduler("python", f"{EXAMPLES / 'deadline_best_fit.py'}:DeadlineBestFit", {"max_wait": 600})
-    run = run_scheduler(scheduler, PLATFORM, [workload], tmp_path, timeout=120, batsim=batsim_binary)
+    run = run_scheduler(
+        scheduler, RunInputs(PLATFORM, [workload]), tmp_path, SimulationSettings(timeout=120, batsim=batsim_binary)
+    )
     assert run.summary["balanced"] and run.summary["submitted"] == 40
     jobs = started_jobs(RunOutputs(tmp_path)).sort("machine", "starting_time")
     overlapping = jobs.filter(
@@ -142,3 +156,26 @@ def test_the_complete_example_policy_shares_machines_and_ends_every_task(tmp_pat
     tasks = RunOutputs(tmp_path).tasks()
     waited = tasks.filter(pl.col("outcome") == "rejected")
     assert (waited["ended"] - waited["submit"] <= 600 + 1e-3).all()
+
+
+def test_run_measures_any_kind_to_the_horizon_and_tells_its_lost_tasks_in_its_terms(tmp_path, batsim_binary, workload):
+    """``run --scheduler ... --horizon``: the metrics of a user's policy end at the horizon as the
+    built-in one's do; the tasks it lost to a machine failure are told without the built-in
+    scheduler's restart options, which it never had."""
+    events = tmp_path / "failures.jsonl"
+    events.write_text(
+        '{"timestamp": 30, "type": "machine_unavailable", "resources": "0-3"}\n'
+        '{"timestamp": 60, "type": "machine_available", "resources": "0-3"}\n'
+    )
+    fcfs = f"python={EXAMPLES / 'whole_machine_fcfs.py'}:WholeMachineFCFS"
+    arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "--events", str(events)]
+    arguments += ["-o", str(tmp_path / "out"), "--batsim", batsim_binary, "--no-figures", "--no-progress"]
+    result = CliRunner().invoke(main, [*arguments, "--scheduler", fcfs, "--horizon", "600"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["window_end_s"] == 600 and "measured from the warm-up to the horizon" in result.output
+    assert metrics["censored"] == 0  # it ran to its end: nothing was stopped at the horizon
+    lost = metrics["not_restarted"]
+    assert lost > 0
+    assert f"{lost} task(s) stopped and not restarted (the python scheduler {fcfs[7:]} restarted none" in result.output
+    assert "--restart" not in result.output

@@ -139,11 +139,18 @@ def test_a_task_waits_for_machines_the_guard_keeps_asleep_instead_of_being_rejec
 
 
 def test_an_energy_policy_on_a_platform_without_sleep_states_is_refused_before_launch(tmp_path):
-    from batsim_google.simulation.run import run_google_cell
+    from batsim_google.simulation.run import run_scheduler
+    from batsim_google.simulation.schedulers import built_in
+    from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
     platform = tmp_path / "awake.xml"
     platform.write_text("\n".join(line for line in PLATFORM.read_text().splitlines() if "sleep_pstates" not in line))
     with pytest.raises(
-        ValueError, match=r"energy policy 'idle-sleep' needs a sleep_pstates property on every host \(4 without"
+        ValueError,
+        match=r"energy policy 'idle-sleep'\) refused: .* needs a sleep_pstates property on every host \(4 without",
     ):
-        run_google_cell(platform, [], tmp_path / "out", {"energy": "idle-sleep"}, batsim="/nonexistent")
+        scheduler = built_in(PolicyConfig(energy="idle-sleep"))
+        run_scheduler(
+            scheduler, RunInputs(platform, []), tmp_path / "out", SimulationSettings(batsim="/nonexistent", warn=print)
+        )
+    assert not (tmp_path / "out").exists()

@@ -19,6 +19,8 @@ from batsim_google.simulation.preflight import (
     scheduler_limits,
     workload_shape,
 )
+from batsim_google.simulation.schedulers import COMMAND, Scheduler, built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 SHAPES = Path(__file__).resolve().parents[1] / "fixtures" / "batsim_shapes"
 PLATFORMS, WORKLOADS = SHAPES / "platforms", SHAPES / "workloads"
@@ -74,18 +76,23 @@ def test_batsched_planners_are_said_to_reject_jobs_without_walltimes():
     assert scheduler_limits("command", EASY_BF, workload_shape([WORKLOADS / "delay_jobs.json"]), machines=4) == []
 
 
+def _preflight(scheduler: Scheduler, platform: str, workload: str):
+    inputs = RunInputs(PLATFORMS / platform, [WORKLOADS / workload])
+    return preflight(scheduler, inputs, SimulationSettings(energy_outputs=False))
+
+
 def test_what_batsim_cannot_run_is_refused():
-    hosts = read_hosts(PLATFORMS / "cluster_energy.xml")
     with pytest.raises(InputFileError, match=r"1 job\(s\) use profiles of type 'gpu_kernel', which Batsim 4.2.1"):
-        preflight(PLATFORMS / "cluster_energy.xml", hosts, [WORKLOADS / "unknown_profile_type.json"], "policy", None)
-    storage = read_hosts(PLATFORMS / "storage.xml")
+        _preflight(built_in(), "cluster_energy.xml", "unknown_profile_type.json")
     with pytest.raises(InputFileError, match=r"2 of 3 jobs have I/O profiles \(1 parallel_homogeneous_pfs"):
-        preflight(PLATFORMS / "storage.xml", storage, [WORKLOADS / "storage_profiles.json"], "policy", None)
+        _preflight(built_in(), "storage.xml", "storage_profiles.json")
     # another scheduler may map storage: not refused
-    preflight(PLATFORMS / "storage.xml", storage, [WORKLOADS / "storage_profiles.json"], "command", EASY_BF)
-    bad = read_hosts(PLATFORMS / "cabinets_no_master.xml")
+    easy_bf = Scheduler(COMMAND, EASY_BF)
+    assert _preflight(easy_bf, "storage.xml", "storage_profiles.json").machines == len(
+        [host for host in read_hosts(PLATFORMS / "storage.xml") if host.computes]
+    )
     with pytest.raises(InputFileError, match="no master host"):
-        preflight(PLATFORMS / "cabinets_no_master.xml", bad, [WORKLOADS / "delay_jobs.json"], "policy", None)
+        _preflight(built_in(), "cabinets_no_master.xml", "delay_jobs.json")
 
 
 def test_energy_is_measured_only_where_the_platform_has_an_energy_model():
@@ -141,6 +148,6 @@ def test_io_parts_of_composed_profiles_need_a_storage_host(tmp_path):
         json.dumps({"nb_res": 1, "jobs": [{"id": "1", "subtime": 0, "res": 1, "profile": "app"}], "profiles": profiles})
     )
     assert workload_shape([path]).profile_types == {"parallel_homogeneous_pfs": 1}
-    hosts = read_hosts(PLATFORMS / "hosts_full_routing.xml")
+    inputs = RunInputs(PLATFORMS / "hosts_full_routing.xml", [path])
     with pytest.raises(InputFileError, match=r"and the platform has no storage host \(role storage\)"):
-        preflight(PLATFORMS / "hosts_full_routing.xml", hosts, [path], "command", EASY_BF)
+        preflight(Scheduler(COMMAND, EASY_BF), inputs, SimulationSettings())
