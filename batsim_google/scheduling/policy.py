@@ -44,6 +44,12 @@ Semantics (the trace's format document and the ICCP study):
   free room: Borg runs the free tier on resources it reclaims, so in the trace a machine's requests
   pass its capacity by the free tier's and nearly every higher-priority placement lands beside
   free-tier tasks (then ``reclaim_on_placement`` evicts some of them);
+- with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
+  without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
+  priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);
+- a task that can start only by evicting (that, or preemption by requests) waits
+  ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's
+  preemptions come tens of seconds after the submission, its other placements in a couple;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
@@ -70,6 +76,7 @@ from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.power import PowerManager
+from batsim_google.scheduling.preemption import PreemptionWaits, room_overflow, victims_for_room
 from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
@@ -130,6 +137,8 @@ class CellPolicy(Policy):
         # the free tier's draws as they were
         self._group_eviction_rng = np.random.default_rng([config.reclaim_seed, 1])
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
+        self.preemption_waits = PreemptionWaits(config.preemption_delay)
+        self._victim_rng = np.random.default_rng([config.reclaim_seed, 2])  # a stream of its own
 
     @property
     def switch_guard(self) -> SwitchGuard | None:
@@ -231,7 +240,9 @@ class CellPolicy(Policy):
             self._stop([task], StopReason.USER_KILL, now)
         elif task.state is TaskState.STOPPING:
             task.stop_reason = StopReason.USER_KILL
-        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task) or self._unarrive(task)):
+        elif task.state is TaskState.PENDING and (
+            self._dequeue(task) or self._unpin(task) or self._unarrive(task) or self.preemption_waits.remove(task)
+        ):
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
@@ -265,6 +276,8 @@ class CellPolicy(Policy):
         if not self.finished and not self.horizon_reached:
             self._start_pinned(now)
             self._queue_arrived(now)
+            for task, queued_at in self.preemption_waits.ready(now):
+                self._enqueue(task, queued_at)
             self._schedule(now)
             if self.config.energy == "idle-sleep":
                 switches, recheck = self.power.adjust(self.pending, now)
@@ -304,22 +317,51 @@ class CellPolicy(Policy):
                 continue
             task = group.head
             allowed = freed_mask if queue.blocked[group.index] else None
-            machine = self.place(self.cluster, cpu, memory, allowed, task.request.priority > FREE_TIER)
+            machine, victims = self._place(task, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
                     continue
                 machine, victims = self.evictions.make_room(task, allowed)
-                self._stop(victims, StopReason.EVICTION, now)
             if machine < 0:
                 failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
-            self._dequeue(task)
-            self._start(task, machine, now)
-            self._reclaim_for(task, now)
+            if victims and self.preemption_waits.must_wait(task):
+                self._hold_for_preemption(task, now)
+            else:
+                self._stop(victims, StopReason.EVICTION, now)
+                self._dequeue(task)
+                self._start(task, machine, now)
+                self.preemption_waits.started(task)
+                self._reclaim_for(task, now)
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
+
+    def _place(self, task: Task, allowed: np.ndarray | None) -> tuple[int, list[Task]]:
+        """The machine for ``task`` and the tasks it evicts there (-1 when it fits nowhere without
+        preemption by requests): with ``pay_for_room``, a task above the free tier takes the free
+        tier's room only where it fits nowhere else, and evicts free-tier tasks to pay for it."""
+        cpu, memory = task.request.cpu, task.request.memory
+        above = task.request.priority > FREE_TIER
+        if not (above and self.config.pay_for_room and self.config.free_tier_room):
+            return self.place(self.cluster, cpu, memory, allowed, above), []
+        machine = self.place(self.cluster, cpu, memory, allowed, False)
+        if machine >= 0:
+            return machine, []
+        machine = self.place(self.cluster, cpu, memory, allowed, True)
+        if machine < 0:
+            return machine, []
+        free = [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
+        return machine, victims_for_room(free, *room_overflow(self.cluster, machine, cpu, memory), self._victim_rng)
+
+    def _hold_for_preemption(self, task: Task, now: float) -> None:
+        """Hold ``task``, which can start only by evicting, for the preemption delay; it is then
+        queued again where it was, and may evict."""
+        queued_at = task.queue_key[1]
+        self._dequeue(task)
+        task.state = TaskState.PENDING
+        self._wake_at(self.preemption_waits.hold(task, now, queued_at), now)
 
     def _start_pinned(self, now: float) -> None:
         """Start the tasks kept on their trace's machine there; one whose machine is not up
@@ -501,6 +543,8 @@ class CellPolicy(Policy):
         another aborts Batsim), reject what is queued, drop what is suspended."""
         self.horizon_reached = True
         self._queue_arrived(math.inf)
+        for task, queued_at in self.preemption_waits.ready(math.inf):
+            self._enqueue(task, queued_at)
         queued = list(self.pending)
         for task in queued:
             self._dequeue(task)

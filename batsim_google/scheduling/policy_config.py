@@ -95,6 +95,20 @@ class PolicyConfig:
         "machine's capacity: Borg runs the free tier on what it reclaims.",
         flags=("--free-tier-room/--no-free-tier-room",),
     )
+    pay_for_room: bool = _option(
+        True,
+        "With the free tier's room: a task above the free tier starts where it fits without evicting if it can, "
+        "else in the free tier's room, evicting free-tier tasks there (lowest priority first) until the "
+        "machine's requests are back within its capacity: Borg's preemption.",
+        flags=("--pay-for-room/--no-pay-for-room",),
+    )
+    preemption_delay: float = _option(
+        27.0,
+        "Seconds a task that can start only by evicting waits before it evicts and starts: in the trace, "
+        "Borg's preemptions come a median 28.7 s after the submission (with the placement latency); 0: at once.",
+        min=0,
+        unit="seconds",
+    )
     eviction_rate_normal: float = _option(
         1.6,
         "Evictions of normal tasks (Google priorities 2-8) per 1,000 task-hours running, besides "
