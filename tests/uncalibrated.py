@@ -1,5 +1,5 @@
 """The Google-cell scheduler without the behaviours calibrated on Borg (placement latency, the free
-tier's room and reclaims, the preemption's delay, the groups' evictions), for tests of one
+tier's room and reclaims, the preemption's delay, the machines by load, the groups' evictions), for tests of one
 mechanism, whose figures those delays and draws would blur."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ UNCALIBRATED = {
     "free_tier_room": False,
     "pay_for_room": False,
     "preemption_delay": 0.0,
+    "preempt_share": 0.0,
+    "machines_by_load": False,
     "eviction_rate_normal": 0.0,
     "eviction_rate_production": 0.0,
 }

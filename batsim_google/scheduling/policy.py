@@ -52,8 +52,9 @@ Semantics (the trace's format document and the ICCP study):
   preemptions come tens of seconds after the submission, its other placements in a couple;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
-  had it; the trace's machines are given the cell's machines in the order they first appear (the
-  ``n``-th on machine ``n`` modulo the cell's size). Its restarts are placed freely.
+  had it; the trace's machines are given the cell's machines by rank with ``machines_by_load``
+  (:mod:`.trace_machines`), else in the order they first appear (the ``n``-th on machine ``n``
+  modulo the cell's size). Its restarts are placed freely.
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -81,6 +82,7 @@ from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Ledger, Outcome, StopReason, Task, TaskState
+from batsim_google.scheduling.trace_machines import assign_by_load
 from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
@@ -345,15 +347,34 @@ class CellPolicy(Policy):
         cpu, memory = task.request.cpu, task.request.memory
         above = task.request.priority > FREE_TIER
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
-            return self.place(self.cluster, cpu, memory, allowed, above), []
+            machine = self.place(self.cluster, cpu, memory, allowed, above)
+            return machine, self._large_preempts(task, machine)
         machine = self.place(self.cluster, cpu, memory, allowed, False)
         if machine >= 0:
-            return machine, []
+            return machine, self._large_preempts(task, machine)
         machine = self.place(self.cluster, cpu, memory, allowed, True)
         if machine < 0:
             return machine, []
         free = [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
         return machine, victims_for_room(free, *room_overflow(self.cluster, machine, cpu, memory), self._victim_rng)
+
+    def _large_preempts(self, task: Task, machine: int) -> list[Task]:
+        """The free-tier tasks that ``task``, above the free tier and asking more memory than
+        ``preempt_memory``, evicts on ``machine``: at a seeded share ``preempt_share`` of its
+        tries (every try once it waited the preemption delay), enough to free its memory."""
+        config = self.config
+        memory = task.request.memory
+        if (
+            machine < 0
+            or not config.preempt_share
+            or memory <= config.preempt_memory
+            or task.request.priority <= FREE_TIER
+        ):
+            return []
+        free = [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
+        if not free or not (self.preemption_waits.waited(task) or self._victim_rng.random() < config.preempt_share):
+            return []
+        return victims_for_room(free, 0.0, memory, self._victim_rng)
 
     def _hold_for_preemption(self, task: Task, now: float) -> None:
         """Hold ``task``, which can start only by evicting, for the preemption delay; it is then
@@ -367,6 +388,8 @@ class CellPolicy(Policy):
         """Start the tasks kept on their trace's machine there; one whose machine is not up
         (failed, asleep) joins the queue instead."""
         pinned, self._pinned = self._pinned, []
+        if self.config.machines_by_load:
+            assign_by_load(self._trace_machines, pinned, self.cluster)
         usable = self.cluster.usable()
         for task in pinned:
             trace_machine = task.request.trace_machine

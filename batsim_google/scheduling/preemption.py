@@ -56,6 +56,10 @@ class PreemptionWaits:
             done.append((task, queued_at))
         return done
 
+    def waited(self, task: Task) -> bool:
+        """Whether ``task`` waited the delay and has not started since."""
+        return task in self._cleared
+
     def started(self, task: Task) -> None:
         """``task`` started; a later attempt of it waits again if it has to evict."""
         self._cleared.pop(task, None)
