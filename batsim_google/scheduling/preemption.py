@@ -1,17 +1,17 @@
-"""Preemption as Borg does it: it waits, and the task that preempts pays for its room.
+"""Preemption as Borg did it: it waits, and the task that preempts frees its room.
 
-In the trace's shared parts (docs/faithful-replay.md, "Bursts"), 90 % of the evictions come at the
-very instant (to the millisecond) a task is scheduled on their machine, and those placements waited
-a median 28.7 s from their submission when they came alone, against 1.9 s for the placements that
-evicted nothing: a placement that has to evict waits Borg's preemption delay. A big job's tasks
-that fit somewhere start together after a couple of seconds; the rest start by preempting, tens of
-seconds later. At such a placement Borg evicted the lowest priority first (98 % of the
-placements with a choice of priorities), some of the tasks there (a median 2 of 4), and not the
-youngest first (51 % of the evicted were among the youngest, 53 % by chance).
+In the trace's shared parts (docs/faithful-replay.md, "Bursts"; ``bench/borg_bursts.py``),
+14,466 of the 16,135 evictions come at the very millisecond a task is scheduled on their
+machine, and those placements waited a median 28.2 s from their submission (bursts of fewer than
+100 tasks) against 1.9 s for the placements that evicted nothing: a placement that has to evict
+waits Borg's preemption delay. A big job's tasks that fit somewhere start together after a few
+seconds; the rest start by preempting, tens of seconds later. At such a placement Borg evicted the
+lowest priority first (98.4 % of the placements with a choice of priorities), some of the tasks
+there (a median 2 of 4), and not the youngest first (51.2 % of the evicted were among the
+youngest, 53.0 % by chance).
 
 :class:`PreemptionWaits` holds the tasks that can start only by evicting for the delay;
-:func:`room_overflow` and :func:`victims_for_room` say what a task placed in the free tier's room
-evicts on its machine.
+:func:`room_overflow` and :func:`victims_for_room` say what a task evicts on its machine.
 """
 
 from __future__ import annotations
