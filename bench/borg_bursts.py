@@ -149,7 +149,11 @@ def report_memory(placed: pl.DataFrame, hours: int) -> None:
         order = pl.DataFrame({"memory asked": labels})
         print(order.join(table.join(by_hour, on="memory asked"), on="memory asked", how="left", maintain_order="left"))
     large = binned.filter(pl.col("memory") > 0.05)
-    print(f"above 0.05 of memory: {large['preempts'].mean():.3f} of {large.height:,} placements")
+    print(f"above 0.05 of memory: {large['preempts'].mean():.3f} of {large.height:,} placements; by their job's burst:")
+    for low, high, name in [(1, 1, "alone"), (2, 99, "2-99"), (100, 999, "100-999"), (1000, 10**9, "1,000+")]:
+        for size, group in (("above 0.05", large), ("at most 0.05", binned.filter(pl.col("memory") <= 0.05))):
+            burst = group.filter(pl.col("burst").is_between(low, high))
+            print(f"  {name:<8} {size:<13}: {burst['preempts'].mean() or 0:.3f} of {burst.height:,}")
 
 
 def report_victims(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
