@@ -4,7 +4,8 @@ Prints the figures behind the scheduler's preemption defaults (docs/faithful-rep
 "Bursts"): which placements evicted (an eviction on the same machine at the same millisecond),
 how long they waited against the others, by the size of their job's burst; the share of
 placements that preempt by the task's memory request; which tasks were evicted; how the big
-jobs' tasks started; and whether the machines' requests separate the placements that evicted.
+jobs' tasks started; whether the machines' requests separate the placements that evicted; the
+free tier's attempts never started and its waits after a mass eviction.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
@@ -266,6 +267,50 @@ def report_requests(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
     )
 
 
+def submissions(frame: pl.DataFrame, hours: int) -> pl.DataFrame:
+    """Attempts submitted in hours 0 to ``hours`` - 1 with their wait (null if the input never
+    schedules them), their next event and their priority group."""
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+    )
+    submitted = lifecycle.filter(
+        (pl.col("type") == TaskEvent.SUBMIT) & pl.col("t").is_between(0, hours * 3600, closed="left")
+    )
+    return submitted.with_columns(
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        pl.when(pl.col("priority") <= 1).then(pl.lit("free")).otherwise(pl.lit("other")).alias("group"),
+    )
+
+
+def report_free_tier(frame: pl.DataFrame, hours: int) -> None:
+    """The free tier's attempts never started, and its waits after a mass eviction."""
+    submitted = submissions(frame, hours)
+    free = submitted.filter(pl.col("group") == "free")
+    never = free.filter(pl.col("wait").is_null() & (pl.col("next_type").fill_null(-1) != TaskEvent.KILL))
+    top = never.group_by("job").len().sort("len", descending=True)
+    print(
+        f"free-tier attempts submitted in hours 0 to {hours - 1}: {free.height:,}; never scheduled in the input "
+        f"(nor killed pending): {never.height:,}, of {top.height} jobs, {top['len'][0]:,} of job {top['job'][0]}; "
+        f"waiting over 600 s: {(free['wait'] > 600).sum():,}"
+    )
+    minutes = (
+        frame.filter((pl.col("type") == TaskEvent.EVICT) & (pl.col("t") > 0))
+        .group_by((pl.col("t") // 60).cast(pl.Int64).alias("minute"))
+        .len()
+        .filter(pl.col("len") > 500)
+        .sort("minute")
+    )
+    print("minutes of more than 500 evictions:", ", ".join(f"{m} ({n:,})" for m, n in minutes.rows()))
+    after = {minute + lag for minute in minutes["minute"] for lag in range(3)}
+    near = pl.col("t").floordiv(60).cast(pl.Int64).is_in(list(after))
+    for name, group in (("within 3 min of one", free.filter(near)), ("the others", free.filter(~near))):
+        print(
+            f"  free-tier submissions {name}: {group.height:,}, wait 50th / 90th percentile "
+            f"{percentiles(group['wait'], (50, 90))} s, started within 60 s {(group['wait'] <= 60).sum() / group.height:.1%}"
+        )
+
+
 def largest_job(folder: Path) -> str:
     """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
     real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
@@ -308,6 +353,8 @@ def main() -> None:
     report_big_jobs(placed)
     print()
     report_requests(placed, stay)
+    print()
+    report_free_tier(frame, args.hours)
 
 
 if __name__ == "__main__":
