@@ -47,7 +47,10 @@ Semantics (the trace's format document and the ICCP study):
 - with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
   without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
   priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);
-- a task that can start only by evicting (that, or preemption by requests) waits
+- with ``preempt_share``, a task above the free tier asking more memory than ``preempt_memory``,
+  placed beside free-tier tasks, preempts them at that seeded share of its placements, freeing its
+  memory (:mod:`.preemption`): in the trace, large tasks preempted about half the time;
+- a task that can start only by evicting (those, or preemption by requests) waits
   ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's
   preemptions come tens of seconds after the submission, its other placements in a couple;
 - a task that carries the trace's machine it was running on at a replay's start
@@ -77,7 +80,12 @@ from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.power import PowerManager
-from batsim_google.scheduling.preemption import PreemptionWaits, room_overflow, victims_for_room
+from batsim_google.scheduling.preemption import (
+    PreemptionWaits,
+    large_task_victims,
+    room_overflow,
+    victims_for_room,
+)
 from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.sleep_log import SleepLog
 from batsim_google.scheduling.switch_guard import SwitchGuard
@@ -355,26 +363,25 @@ class CellPolicy(Policy):
         machine = self.place(self.cluster, cpu, memory, allowed, True)
         if machine < 0:
             return machine, []
-        free = [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
-        return machine, victims_for_room(free, *room_overflow(self.cluster, machine, cpu, memory), self._victim_rng)
+        overflow = room_overflow(self.cluster, machine, cpu, memory)
+        return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
 
     def _large_preempts(self, task: Task, machine: int) -> list[Task]:
-        """The free-tier tasks that ``task``, above the free tier and asking more memory than
-        ``preempt_memory``, evicts on ``machine``: at a seeded share ``preempt_share`` of its
-        tries (every try once it waited the preemption delay), enough to free its memory."""
+        """The free-tier tasks that ``task`` evicts on ``machine`` by its size (:func:`.large_task_victims`)."""
         config = self.config
-        memory = task.request.memory
-        if (
-            machine < 0
-            or not config.preempt_share
-            or memory <= config.preempt_memory
-            or task.request.priority <= FREE_TIER
-        ):
+        if machine < 0 or not config.preempt_share or task.request.priority <= FREE_TIER:
             return []
-        free = [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
-        if not free or not (self.preemption_waits.waited(task) or self._victim_rng.random() < config.preempt_share):
-            return []
-        return victims_for_room(free, 0.0, memory, self._victim_rng)
+        return large_task_victims(
+            task,
+            self._free_tier_on(machine),
+            self.preemption_waits.waited(task),
+            config.preempt_memory,
+            config.preempt_share,
+            self._victim_rng,
+        )
+
+    def _free_tier_on(self, machine: int) -> list[Task]:
+        return [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
 
     def _hold_for_preemption(self, task: Task, now: float) -> None:
         """Hold ``task``, which can start only by evicting, for the preemption delay; it is then
@@ -486,7 +493,7 @@ class CellPolicy(Policy):
         """Evict free-tier tasks from the machine ``task`` just started on, if it is above the free tier."""
         if not self.config.reclaim_on_placement or task.request.priority <= FREE_TIER:
             return
-        free = [v for v in self.evictions.tasks_on([task.machine]) if v.request.priority <= FREE_TIER]
+        free = self._free_tier_on(task.machine)
         if not free:
             return
         count = min(int(self._reclaim_rng.poisson(self.config.reclaim_on_placement)), len(free))

@@ -11,7 +11,8 @@ there (a median 2 of 4), and not the youngest first (51.2 % of the evicted were 
 youngest, 53.0 % by chance).
 
 :class:`PreemptionWaits` holds the tasks that can start only by evicting for the delay;
-:func:`room_overflow` and :func:`victims_for_room` say what a task evicts on its machine.
+:func:`large_task_victims`, :func:`room_overflow` and :func:`victims_for_room` say what a task
+evicts on its machine.
 """
 
 from __future__ import annotations
@@ -101,3 +102,16 @@ def victims_for_room(
         cpu_over -= candidates[i].request.cpu
         memory_over -= candidates[i].request.memory
     return chosen
+
+
+def large_task_victims(
+    task: Task, free_tier: list[Task], waited: bool, memory: float, share: float, rng: np.random.Generator
+) -> list[Task]:
+    """The tasks of ``free_tier`` (running on its machine) that ``task`` evicts for its size: if it
+    asks more than ``memory``, at a seeded ``share`` of its tries (every try once it ``waited``
+    the preemption delay), the lowest priority first until its memory request is freed. In the
+    trace, 54.3 % of the placements of tasks asking more than 0.05 of memory evicted, 0.1 to 0.8 %
+    of those asking at most 0.04 (but in hour 3's burst)."""
+    if task.request.memory <= memory or not free_tier or not (waited or rng.random() < share):
+        return []
+    return victims_for_room(free_tier, 0.0, task.request.memory, rng)
