@@ -1,6 +1,6 @@
 """A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
 placement latency, those that must preempt after the preemption delay, evicting the free tier
-where it holds the room they take."""
+where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``)."""
 
 from __future__ import annotations
 
@@ -62,3 +62,12 @@ def test_without_paying_for_room_the_burst_starts_at_once_past_the_capacity(tmp_
     out = simulate(tmp_path / "room", batsim_binary, pay_for_room=False, preemption_delay=DELAY)
     starts, evicted = starts_and_evictions(out)
     assert starts == pytest.approx([ARRIVAL + LATENCY] * 6, abs=0.1) and evicted == []
+
+
+def test_large_tasks_preempt_the_free_tier_after_the_delay_even_with_room(tmp_path, batsim_binary):
+    # the scheduler's default rule, at a share of 1 for a test that cannot pass by chance: the six
+    # tasks ask 0.5 of memory (past preempt_memory), so each preempts the free-tier tasks beside it
+    out = simulate(tmp_path / "large", batsim_binary, preempt_share=1.0, preempt_memory=0.05, preemption_delay=DELAY)
+    starts, evicted = starts_and_evictions(out)
+    assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 6, abs=0.1)
+    assert len(evicted) >= 6 and evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * len(evicted), abs=0.1)
