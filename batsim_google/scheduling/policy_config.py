@@ -129,7 +129,7 @@ class PolicyConfig:
         False,
         "A replay's machines of the trace get the cell's machines by rank, the most loaded (requested "
         "memory, then CPU) the largest, or in the order they first appear: the trace has no capacities.",
-        flags=("--machines-by-load/--machines-in-order",),
+        flags=("--machines-by-load/--no-machines-by-load",),
     )
     eviction_rate_normal: float = _option(
         1.6,
