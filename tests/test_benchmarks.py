@@ -67,6 +67,18 @@ def test_generator_benchmark_with_a_job_model(tmp_path):
         assert text in output
 
 
+def test_bursts_derivation_prints_the_preemption_figures(google_2011):
+    output = run_bench("bench.borg_bursts", "--trace", str(GOOGLE_2011))
+    for figure in (
+        "evictions at a placement's instant on their machine: 14,466 of 16,135",
+        "evicting, bursts of 1-99        : 18.5 / 23.2 / 28.2 / 32.8 / 40.9 (751)",
+        "above 0.05 of memory: 0.543 of 5,051 placements",
+        "never scheduled in the input (nor killed pending): 1,105, of 6 jobs, 986 of job 6218406404",
+        "the lowest went first in 98.4% of 2,169",
+    ):
+        assert figure in output
+
+
 def test_trace_benchmark(google_2011):
     output = run_bench("bench.trace", str(PART), "--rounds", "1")
     for measure in ("gunzip (floor)", "arrow csv", "read", "stats", "convert", "write JSON"):

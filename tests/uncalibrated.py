@@ -1,6 +1,6 @@
 """The Google-cell scheduler without the behaviours calibrated on Borg (placement latency, the free
-tier's room and reclaims, the groups' evictions), for tests of one mechanism, whose figures those
-delays and draws would blur."""
+tier's room and reclaims, the preemption's delay, the machines by load, the groups' evictions), for tests of one
+mechanism, whose figures those delays and draws would blur."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ UNCALIBRATED = {
     "placement_latency": 0.0,
     "reclaim_on_placement": 0.0,
     "free_tier_room": False,
+    "pay_for_room": False,
+    "preemption_delay": 0.0,
+    "preempt_share": 0.0,
+    "machines_by_load": False,
     "eviction_rate_normal": 0.0,
     "eviction_rate_production": 0.0,
 }

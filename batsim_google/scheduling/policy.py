@@ -44,10 +44,20 @@ Semantics (the trace's format document and the ICCP study):
   free room: Borg runs the free tier on resources it reclaims, so in the trace a machine's requests
   pass its capacity by the free tier's and nearly every higher-priority placement lands beside
   free-tier tasks (then ``reclaim_on_placement`` evicts some of them);
+- with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
+  without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
+  priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);
+- with ``preempt_share``, a task above the free tier asking more memory than ``preempt_memory``,
+  placed beside free-tier tasks, preempts them at that seeded share of its placements, freeing its
+  memory (:mod:`.preemption`): in the trace, large tasks preempted about half the time;
+- a task that can start only by evicting (those, or preemption by requests) waits
+  ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's
+  preemptions come tens of seconds after the submission, its other placements in a couple;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
-  had it; the trace's machines are given the cell's machines in the order they first appear (the
-  ``n``-th on machine ``n`` modulo the cell's size). Its restarts are placed freely.
+  had it; the trace's machines are given the cell's machines by rank with ``machines_by_load``
+  (:mod:`.trace_machines`), else in the order they first appear (the ``n``-th on machine ``n``
+  modulo the cell's size). Its restarts are placed freely.
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -70,9 +80,16 @@ from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
 from batsim_google.scheduling.power import PowerManager
+from batsim_google.scheduling.preemption import (
+    PreemptionWaits,
+    large_task_victims,
+    room_overflow,
+    victims_for_room,
+)
 from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Outcome, StopReason, Task, TaskState
+from batsim_google.scheduling.trace_machines import assign_by_load
 from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
@@ -125,6 +142,8 @@ class CellPolicy(Policy):
         # the free tier's draws as they were
         self._group_eviction_rng = np.random.default_rng([config.reclaim_seed, 1])
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
+        self.preemption_waits = PreemptionWaits(config.preemption_delay)
+        self._victim_rng = np.random.default_rng([config.reclaim_seed, 2])  # a stream of its own
 
     @property
     def switch_guard(self) -> SwitchGuard | None:
@@ -220,7 +239,9 @@ class CellPolicy(Policy):
             self._stop([task], StopReason.USER_KILL, now)
         elif task.state is TaskState.STOPPING:
             task.stop_reason = StopReason.USER_KILL
-        elif task.state is TaskState.PENDING and (self._dequeue(task) or self._unpin(task) or self._unarrive(task)):
+        elif task.state is TaskState.PENDING and (
+            self._dequeue(task) or self._unpin(task) or self._unarrive(task) or self.preemption_waits.remove(task)
+        ):
             self._decisions.append(Reject((task.job_id,)))
             self.ledger.end(task, Outcome.KILLED_BY_USER, now, "while pending")
         elif task.state is TaskState.SUSPENDED:
@@ -254,6 +275,8 @@ class CellPolicy(Policy):
         if not self.finished and not self.horizon_reached:
             self._start_pinned(now)
             self._queue_arrived(now)
+            for task, queued_at in self.preemption_waits.ready(now):
+                self._enqueue(task, queued_at)
             self._schedule(now)
             if self.config.energy == IDLE_SLEEP:
                 switches, recheck = self.power.adjust(self.pending, now)
@@ -293,27 +316,76 @@ class CellPolicy(Policy):
                 continue
             task = group.head
             allowed = freed_mask if queue.blocked[group.index] else None
-            machine = self.place(self.cluster, cpu, memory, allowed, task.request.priority > FREE_TIER)
+            machine, victims = self._place(task, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
                     queue.blocked[group.index] = False  # once machines have woken, tried everywhere again
                     continue
                 machine, victims = self.evictions.make_room(task, allowed)
-                self._stop(victims, StopReason.EVICTION, now)
             if machine < 0:
                 failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
-            self._dequeue(task)
-            self._start(task, machine, now)
-            self._reclaim_for(task, now)
+            if victims and self.preemption_waits.must_wait(task):
+                self._hold_for_preemption(task, now)
+            else:
+                self._stop(victims, StopReason.EVICTION, now)
+                self._dequeue(task)
+                self._start(task, machine, now)
+                self.preemption_waits.started(task)
+                self._reclaim_for(task, now)
             if group.tasks:
                 heapq.heappush(heads, (group.head.queue_key, group))
+
+    def _place(self, task: Task, allowed: np.ndarray | None) -> tuple[int, list[Task]]:
+        """The machine for ``task`` and the tasks it evicts there (-1 when it fits nowhere without
+        preemption by requests): with ``pay_for_room``, a task above the free tier takes the free
+        tier's room only where it fits nowhere else, and evicts free-tier tasks to pay for it."""
+        cpu, memory = task.request.cpu, task.request.memory
+        above = task.request.priority > FREE_TIER
+        if not (above and self.config.pay_for_room and self.config.free_tier_room):
+            machine = self.place(self.cluster, cpu, memory, allowed, above)
+            return machine, self._large_preempts(task, machine)
+        machine = self.place(self.cluster, cpu, memory, allowed, False)
+        if machine >= 0:
+            return machine, self._large_preempts(task, machine)
+        machine = self.place(self.cluster, cpu, memory, allowed, True)
+        if machine < 0:
+            return machine, []
+        overflow = room_overflow(self.cluster, machine, cpu, memory)
+        return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
+
+    def _large_preempts(self, task: Task, machine: int) -> list[Task]:
+        """The free-tier tasks that ``task`` evicts on ``machine`` by its size (:func:`.large_task_victims`)."""
+        config = self.config
+        if machine < 0 or not config.preempt_share or task.request.priority <= FREE_TIER:
+            return []
+        return large_task_victims(
+            task,
+            self._free_tier_on(machine),
+            self.preemption_waits.waited(task),
+            config.preempt_memory,
+            config.preempt_share,
+            self._victim_rng,
+        )
+
+    def _free_tier_on(self, machine: int) -> list[Task]:
+        return [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
+
+    def _hold_for_preemption(self, task: Task, now: float) -> None:
+        """Hold ``task``, which can start only by evicting, for the preemption delay; it is then
+        queued again where it was, and may evict."""
+        queued_at = task.queue_key[1]
+        self._dequeue(task)
+        task.state = TaskState.PENDING
+        self._wake_at(self.preemption_waits.hold(task, now, queued_at), now)
 
     def _start_pinned(self, now: float) -> None:
         """Start the tasks kept on their trace's machine there; one whose machine is not up
         (failed, asleep) joins the queue instead."""
         pinned, self._pinned = self._pinned, []
+        if self.config.machines_by_load:
+            assign_by_load(self._trace_machines, pinned, self.cluster)
         usable = self.cluster.usable()
         for task in pinned:
             trace_machine = task.request.trace_machine
@@ -410,7 +482,7 @@ class CellPolicy(Policy):
         """Evict free-tier tasks from the machine ``task`` just started on, if it is above the free tier."""
         if not self.config.reclaim_on_placement or task.request.priority <= FREE_TIER:
             return
-        free = [v for v in self.evictions.tasks_on([task.machine]) if v.request.priority <= FREE_TIER]
+        free = self._free_tier_on(task.machine)
         if not free:
             return
         count = min(int(self._reclaim_rng.poisson(self.config.reclaim_on_placement)), len(free))
@@ -490,6 +562,8 @@ class CellPolicy(Policy):
         another aborts Batsim), reject what is queued, drop what is suspended."""
         self.horizon_reached = True
         self._queue_arrived(math.inf)
+        for task, queued_at in self.preemption_waits.ready(math.inf):
+            self._enqueue(task, queued_at)
         queued = list(self.pending)
         for task in queued:
             self._dequeue(task)

@@ -1,0 +1,361 @@
+"""Derivation: how Borg placed bursts and preempted, from the trace's task_events parts.
+
+Prints the figures behind the scheduler's preemption defaults (docs/faithful-replay.md,
+"Bursts"): which placements evicted (an eviction on the same machine at the same millisecond),
+how long they waited against the others, by the size of their job's burst; the share of
+placements that preempt by the task's memory request; which tasks were evicted; how the big
+jobs' tasks started; whether the machines' requests separate the placements that evicted; the
+free tier's attempts never started and its waits after a mass eviction.
+
+    uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
+
+With ``--replays DIR ...`` (``validate-replay -o DIR`` folders), it prints instead each window's
+largest job (the most tasks submitted in the window, on the real side) and its median wait, real
+and simulated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from batsim_google.trace.schema import MICROSECONDS, TIME_OFFSET_S, TaskEvent
+
+COLUMNS = [
+    "time",
+    "missing",
+    "job",
+    "index",
+    "machine",
+    "type",
+    "user",
+    "class",
+    "priority",
+    "cpu",
+    "memory",
+    "disk",
+    "other",
+]
+ENDS = [TaskEvent.EVICT, TaskEvent.FAIL, TaskEvent.FINISH, TaskEvent.KILL, TaskEvent.LOST]
+MEMORY_BINS = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1]
+BIG_JOBS = [6251812952, 6252358260, 6251625636, 6252326772, 6251784940, 6252469765]
+
+
+def events(trace: Path) -> pl.DataFrame:
+    """The task events of every part, times in seconds from the trace's start (t = 0)."""
+    parts = sorted((trace / "task_events").glob("part-*.csv.gz"))
+    frame = pl.concat(pl.read_csv(part, has_header=False, new_columns=COLUMNS, infer_schema_length=0) for part in parts)
+    frame = frame.select(
+        (pl.col("time").cast(pl.Int64) / MICROSECONDS - TIME_OFFSET_S).alias("t"),
+        *(pl.col(name).cast(pl.Int64, strict=False) for name in ("job", "index", "machine", "type", "priority")),
+        *(pl.col(name).cast(pl.Float64, strict=False) for name in ("cpu", "memory")),
+    )
+    requests = [pl.col(name).fill_null(strategy="forward").over(["job", "index"]) for name in ("cpu", "memory")]
+    return frame.with_row_index("row").sort(["job", "index", "t", "row"]).with_columns(requests)
+
+
+def stays(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each SCHEDULE with the event that ended it (null while running at the input's end)."""
+    ended = frame.filter(pl.col("type").is_in([TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+    )
+    ends = pl.col("next_type").is_in(list(ENDS))
+    return ended.filter(pl.col("type") == TaskEvent.SCHEDULE).select(
+        "job",
+        "index",
+        "machine",
+        "priority",
+        "cpu",
+        "memory",
+        pl.col("t").alias("start"),
+        pl.when(ends).then(pl.col("next_t")).otherwise(float("inf")).alias("end"),
+        pl.when(ends).then(pl.col("next_type")).alias("end_type"),
+    )
+
+
+def millisecond(column: str) -> pl.Expr:
+    return (pl.col(column) * 1000).round().cast(pl.Int64).alias("ms")
+
+
+def placements(frame: pl.DataFrame, stay: pl.DataFrame) -> pl.DataFrame:
+    """Placements after t = 0 with their wait (from the attempt's submission) and the evictions on
+    their machine at the same millisecond (``evicted``)."""
+    evictions = (
+        stay.filter(pl.col("end_type") == TaskEvent.EVICT)
+        .with_columns(millisecond("end"))
+        .group_by(["machine", "ms"])
+        .agg(pl.len().alias("evicted"))
+    )
+    placed = stay.filter(pl.col("start") > 0).with_columns(millisecond("start"))
+    placed = placed.join(evictions, on=["machine", "ms"], how="left").with_columns(pl.col("evicted").fill_null(0))
+    submits = frame.filter(pl.col("type") == TaskEvent.SUBMIT).select("job", "index", pl.col("t").alias("submit"))
+    burst = submits.group_by(["job", pl.col("submit").round(0).alias("second")]).agg(pl.len().alias("burst"))
+    waits = (
+        placed.join(submits, on=["job", "index"])
+        .filter(pl.col("submit") <= pl.col("start"))
+        .group_by(["job", "index", "start"])
+        .agg(pl.col("submit").max())
+        .with_columns(pl.col("submit").round(0).alias("second"))
+        .join(burst, on=["job", "second"], how="left")
+    )
+    return placed.join(waits, on=["job", "index", "start"], how="left").with_columns(
+        (pl.col("start") - pl.col("submit")).alias("wait")
+    )
+
+
+def percentiles(values, points=(10, 25, 50, 75, 90)) -> str:
+    values = np.asarray(values, dtype=float)
+    values = values[~np.isnan(values)]
+    return " / ".join(f"{v:.1f}" for v in np.percentile(values, points)) if values.size else "-"
+
+
+def report_waits(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
+    evicting = placed.filter(pl.col("evicted") > 0)
+    at_placement = evicting.unique(["machine", "ms"])["evicted"].sum()
+    total = stay.filter((pl.col("end_type") == TaskEvent.EVICT) & (pl.col("end") > 0)).height
+    print(f"placements after t = 0: {placed.height:,}; evicting at their instant: {evicting.height:,}")
+    print(f"evictions at a placement's instant on their machine: {at_placement:,} of {total:,}")
+    print("wait (s) from submission, percentiles 10 / 25 / 50 / 75 / 90:")
+    print(f"  placements evicting nothing     : {percentiles(placed.filter(pl.col('evicted') == 0)['wait'])}")
+    for low, high, name in [(1, 99, "1-99"), (100, 999, "100-999"), (1000, 10**9, "1,000+")]:
+        group = evicting.filter(pl.col("burst").is_between(low, high))
+        print(f"  evicting, bursts of {name:<12}: {percentiles(group['wait'])} ({group.height:,})")
+    print(f"  evicting, all                   : {percentiles(evicting['wait'])} ({evicting.height:,})")
+
+
+def report_memory(placed: pl.DataFrame, hours: int) -> None:
+    placed = placed.filter(pl.col("start") < hours * 3600)
+    edges = [0.0, *MEMORY_BINS, np.inf]
+    labels = [f"{low:g}-{high:g}" for low, high in zip(edges[:-1], edges[1:], strict=True)]
+    bins = np.searchsorted(MEMORY_BINS, placed["memory"].fill_null(0.0).to_numpy(), side="left")
+    binned = placed.with_columns(
+        pl.Series("memory asked", [labels[b] for b in bins]),
+        (pl.col("start") // 3600).cast(pl.Int64).alias("hour"),
+        (pl.col("evicted") > 0).alias("preempts"),
+    )
+    table = binned.group_by("memory asked").agg(pl.len().alias("placements"), pl.col("preempts").mean())
+    by_hour = (
+        binned.sort("hour")
+        .group_by(["memory asked", "hour"], maintain_order=True)
+        .agg(pl.col("preempts").mean())
+        .pivot(on="hour", index="memory asked")
+    )
+    print(f"share of placements that evict, by memory asked (hours 0 to {hours - 1}, then per hour):")
+    with pl.Config(tbl_rows=20, tbl_hide_dataframe_shape=True, float_precision=3):
+        order = pl.DataFrame({"memory asked": labels})
+        print(order.join(table.join(by_hour, on="memory asked"), on="memory asked", how="left", maintain_order="left"))
+    large = binned.filter(pl.col("memory") > 0.05)
+    print(f"above 0.05 of memory: {large['preempts'].mean():.3f} of {large.height:,} placements; by their job's burst:")
+    for low, high, name in [(1, 1, "alone"), (2, 99, "2-99"), (100, 999, "100-999"), (1000, 10**9, "1,000+")]:
+        for size, group in (("above 0.05", large), ("at most 0.05", binned.filter(pl.col("memory") <= 0.05))):
+            burst = group.filter(pl.col("burst").is_between(low, high))
+            print(f"  {name:<8} {size:<13}: {burst['preempts'].mean() or 0:.3f} of {burst.height:,}")
+
+
+def report_victims(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
+    evicting = (
+        placed.filter(pl.col("evicted") > 0)
+        .group_by(["machine", "ms"])
+        .agg(pl.col("priority").max().alias("placed"), pl.col("start").first())
+    )
+    running = stay.select("machine", pl.col("priority").alias("p"), pl.col("start").alias("since"), "end", "end_type")
+    candidates = evicting.join(running, on="machine").filter(
+        (pl.col("since") < pl.col("start") - 1e-4)
+        & (pl.col("end") >= pl.col("start") - 1e-4)
+        & (pl.col("p") < pl.col("placed"))
+    )
+    candidates = candidates.with_columns(
+        ((pl.col("end_type") == TaskEvent.EVICT) & ((pl.col("end") - pl.col("start")).abs() < 2e-3)).alias("gone")
+    )
+    per = candidates.group_by(["machine", "ms"]).agg(pl.len().alias("candidates"), pl.col("gone").sum().alias("gone"))
+    print(
+        f"evicting placements: {per.height:,}; candidates (lower priorities there) median {per['candidates'].median():.0f}, "
+        f"evicted median {per['gone'].median():.0f}, mean {per['gone'].mean():.2f}; all evicted in {(per['candidates'] == per['gone']).mean():.1%}"
+    )
+    choice = candidates.join(per, on=["machine", "ms"]).filter(
+        (pl.col("gone_right") > 0) & (pl.col("gone_right") < pl.col("candidates"))
+    )
+    choice = choice.with_columns(
+        pl.col("since").rank("ordinal", descending=True).over(["machine", "ms"]).alias("youth")
+    )
+    gone = choice.filter(pl.col("gone"))
+    print(
+        f"  where some were kept: evicted among the youngest {(gone['youth'] <= gone['gone_right']).mean():.1%}, "
+        f"by chance {(gone['gone_right'] / gone['candidates']).mean():.1%}"
+    )
+    mixed = (
+        choice.group_by(["machine", "ms"])
+        .agg(
+            pl.col("p").filter(pl.col("gone")).max().alias("evicted_top"),
+            pl.col("p").filter(~pl.col("gone")).min().alias("kept_bottom"),
+            pl.col("p").n_unique().alias("levels"),
+        )
+        .filter(pl.col("levels") > 1)
+    )
+    print(
+        f"  with several priorities there: the lowest went first in {(mixed['evicted_top'] <= mixed['kept_bottom']).mean():.1%} of {mixed.height:,}"
+    )
+
+
+def report_big_jobs(placed: pl.DataFrame) -> None:
+    print("big jobs: tasks, memory asked; those started within 15 s of the submission, then the others:")
+    for job in BIG_JOBS:
+        tasks = placed.filter((pl.col("job") == job) & pl.col("wait").is_not_null())
+        if tasks.is_empty():
+            continue
+        first = tasks["submit"].min()
+        burst = tasks.filter(pl.col("submit") < first + 2)
+        early = burst.filter(pl.col("wait") < 15)
+        late = burst.filter(pl.col("wait") >= 15)
+        print(
+            f"  {job}: {burst.height:,} tasks at {first:,.0f} s, memory {burst['memory'].median():.4f}; "
+            f"{early.height:,} at {percentiles(early['wait'], (50,))} s ({(early['evicted'] > 0).mean():.0%} evicting); "
+            f"{late.height:,} at {percentiles(late['wait'], (10, 50, 90))} s ({(late['evicted'] > 0).mean():.0%} evicting)"
+            if late.height
+            else f"  {job}: {burst.height:,} tasks at {first:,.0f} s, memory {burst['memory'].median():.4f}; all at {percentiles(early['wait'], (50,))} s"
+        )
+
+
+def report_requests(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
+    """Whether a machine's requests with the new task passed what it held at placements that
+    evicted nothing: the limit a request-based preemption would need."""
+    running = stay.select(
+        "machine",
+        pl.col("start").alias("since"),
+        "end",
+        "end_type",
+        pl.col("cpu").alias("c"),
+        pl.col("memory").alias("m"),
+    )
+    sample = placed.filter(pl.col("start") < 4 * 3600).select("machine", "ms", "start", "cpu", "memory", "evicted")
+    held = (
+        sample.join(running, on="machine")
+        .filter(
+            (pl.col("since") < pl.col("start"))
+            & (
+                (pl.col("end") > pl.col("start"))
+                | ((pl.col("end_type") == TaskEvent.EVICT) & (pl.col("end") >= pl.col("start") - 1e-3))
+            )
+        )
+        .group_by(["machine", "ms"])
+        .agg(pl.col("c").sum().alias("held_cpu"), pl.col("m").sum().alias("held_memory"))
+    )
+    sample = (
+        sample.join(held, on=["machine", "ms"], how="left")
+        .fill_null(0.0)
+        .with_columns(
+            (pl.col("held_cpu") + pl.col("cpu")).alias("with_cpu"),
+            (pl.col("held_memory") + pl.col("memory")).alias("with_memory"),
+        )
+    )
+    quiet = (
+        sample.filter(pl.col("evicted") == 0)
+        .group_by("machine")
+        .agg(pl.col("with_cpu").max().alias("cpu_max"), pl.col("with_memory").max().alias("memory_max"))
+    )
+    evicting = sample.filter(pl.col("evicted") > 0).join(quiet, on="machine")
+    past = (evicting["with_cpu"] > evicting["cpu_max"]) | (evicting["with_memory"] > evicting["memory_max"])
+    print(
+        f"evicting placements whose machine, with the task, passed what it held at its placements evicting nothing: "
+        f"{past.mean():.1%} of {evicting.height:,} (CPU {(evicting['with_cpu'] > evicting['cpu_max']).mean():.1%}, "
+        f"memory {(evicting['with_memory'] > evicting['memory_max']).mean():.1%})"
+    )
+
+
+def submissions(frame: pl.DataFrame, hours: int) -> pl.DataFrame:
+    """Attempts submitted in hours 0 to ``hours`` - 1 with their wait (null if the input never
+    schedules them), their next event and their priority group."""
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+    )
+    submitted = lifecycle.filter(
+        (pl.col("type") == TaskEvent.SUBMIT) & pl.col("t").is_between(0, hours * 3600, closed="left")
+    )
+    return submitted.with_columns(
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        pl.when(pl.col("priority") <= 1).then(pl.lit("free")).otherwise(pl.lit("other")).alias("group"),
+    )
+
+
+def report_free_tier(frame: pl.DataFrame, hours: int) -> None:
+    """The free tier's attempts never started, and its waits after a mass eviction."""
+    submitted = submissions(frame, hours)
+    free = submitted.filter(pl.col("group") == "free")
+    never = free.filter(pl.col("wait").is_null() & (pl.col("next_type").fill_null(-1) != TaskEvent.KILL))
+    top = never.group_by("job").len().sort("len", descending=True)
+    print(
+        f"free-tier attempts submitted in hours 0 to {hours - 1}: {free.height:,}; never scheduled in the input "
+        f"(nor killed pending): {never.height:,}, of {top.height} jobs, {top['len'][0]:,} of job {top['job'][0]}; "
+        f"waiting over 600 s: {(free['wait'] > 600).sum():,}"
+    )
+    minutes = (
+        frame.filter((pl.col("type") == TaskEvent.EVICT) & (pl.col("t") > 0))
+        .group_by((pl.col("t") // 60).cast(pl.Int64).alias("minute"))
+        .len()
+        .filter(pl.col("len") > 500)
+        .sort("minute")
+    )
+    print("minutes of more than 500 evictions:", ", ".join(f"{m} ({n:,})" for m, n in minutes.rows()))
+    after = {minute + lag for minute in minutes["minute"] for lag in range(3)}
+    near = pl.col("t").floordiv(60).cast(pl.Int64).is_in(list(after))
+    for name, group in (("within 3 min of one", free.filter(near)), ("the others", free.filter(~near))):
+        print(
+            f"  free-tier submissions {name}: {group.height:,}, wait 50th / 90th percentile "
+            f"{percentiles(group['wait'], (50, 90))} s, started within 60 s {(group['wait'] <= 60).sum() / group.height:.1%}"
+        )
+
+
+def largest_job(folder: Path) -> str:
+    """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
+    real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
+    real = real.with_columns(pl.col("task").str.split("_").list.first().cast(pl.Int64).alias("job"))
+    sizes = real.group_by("job").agg(pl.col("task").n_unique().alias("tasks")).sort(["tasks", "job"], descending=True)
+    job, tasks = sizes.row(0)
+    workload = json.loads((folder / "workload.json").read_text())["jobs"]
+    ours = {f"w0!{entry['id']}" for entry in workload if entry.get("google_job") == job}
+    simulated = pl.read_parquet(folder / "simulated_attempts.parquet").filter(pl.col("task").is_in(list(ours)))
+
+    def median_wait(frame: pl.DataFrame) -> float:
+        waits = frame.filter(pl.col("submit") > -np.inf)["start"] - frame.filter(pl.col("submit") > -np.inf)["submit"]
+        return float(waits.drop_nans().median()) if waits.len() else float("nan")
+
+    return (
+        f"{folder.name}: job {job}, {tasks:,} tasks; median wait real {median_wait(real.filter(pl.col('job') == job)):.1f} s, "
+        f"simulated {median_wait(simulated):.1f} s ({simulated.height:,} attempts)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, default=Path("../shared/data/google-2011"))
+    parser.add_argument("--hours", type=int, default=4)
+    parser.add_argument("--replays", type=Path, nargs="+", default=[])
+    args = parser.parse_args()
+    if args.replays:
+        for folder in args.replays:
+            print(largest_job(folder))
+        return
+    frame = events(args.trace)
+    stay = stays(frame)
+    placed = placements(frame, stay)
+    report_waits(placed, stay)
+    print()
+    report_memory(placed, args.hours)
+    print()
+    report_victims(placed, stay)
+    print()
+    report_big_jobs(placed)
+    print()
+    report_requests(placed, stay)
+    print()
+    report_free_tier(frame, args.hours)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
+placement latency, those that must preempt after the preemption delay, evicting the free tier
+where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``)."""
+
+from __future__ import annotations
+
+import pytest
+from cell_scenarios import PLATFORM, rows, task, workload
+from uncalibrated import UNCALIBRATED
+
+from batsim_google.simulation.run import run_google_cell
+
+pytestmark = pytest.mark.batsim
+FREE, NORMAL = 1 / 12, 5 / 12
+LATENCY, DELAY, ARRIVAL = 2.0, 27.0, 100.0
+
+
+def burst_jobs() -> list[dict]:
+    """Ten free-tier tasks of a quarter machine fill the 4-machine cell (capacity 3) but for half a
+    machine; at t = 100 a normal job of six half-machine tasks arrives."""
+    jobs = [task(i, 0, 1000, priority=FREE, cpu=0.25, memory=0.25) for i in range(10)]
+    return jobs + [task(10 + i, ARRIVAL, 200, priority=NORMAL, cpu=0.5, memory=0.5) for i in range(6)]
+
+
+def simulate(folder, batsim_binary, **policy) -> dict[str, dict]:
+    folder.mkdir(parents=True, exist_ok=True)
+    summary = run_google_cell(
+        PLATFORM,
+        [workload(folder / "workload.json", burst_jobs())],
+        folder / "out",
+        {**UNCALIBRATED, "placement_latency": LATENCY, "free_tier_room": True, **policy},
+        timeout=120,
+        batsim=batsim_binary,
+    ).summary
+    assert summary["balanced"]
+    return {row["job_id"]: row for row in rows(folder / "out" / "out_jobs.csv")}
+
+
+def starts_and_evictions(out: dict[str, dict]) -> tuple[list[float], list[float]]:
+    """The big job's start times, and the times free-tier tasks were evicted (killed by Batsim)."""
+    starts = sorted(float(out[str(10 + i)]["starting_time"]) for i in range(6))
+    evicted = sorted(
+        float(row["finish_time"])
+        for job, row in out.items()
+        if row["final_state"] == "COMPLETED_KILLED" and job.isdigit() and int(job) < 10
+    )
+    return starts, evicted
+
+
+def test_a_big_job_on_a_loaded_cell_preempts_after_the_delay(tmp_path, batsim_binary):
+    out = simulate(tmp_path / "borg", batsim_binary, pay_for_room=True, preemption_delay=DELAY)
+    starts, evicted = starts_and_evictions(out)
+    # the task that fits in the half machine left starts after the latency, the five others wait
+    assert starts[0] == pytest.approx(ARRIVAL + LATENCY, abs=0.1)
+    assert starts[1:] == pytest.approx([ARRIVAL + LATENCY + DELAY] * 5, abs=0.1)
+    # they take the whole free tier's room: all ten free-tier tasks go, at the preempting starts
+    assert evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * 10, abs=0.1)
+    assert all(row["final_state"] == "COMPLETED_SUCCESSFULLY" for job, row in out.items() if "#" in job)
+
+
+def test_without_paying_for_room_the_burst_starts_at_once_past_the_capacity(tmp_path, batsim_binary):
+    out = simulate(tmp_path / "room", batsim_binary, pay_for_room=False, preemption_delay=DELAY)
+    starts, evicted = starts_and_evictions(out)
+    assert starts == pytest.approx([ARRIVAL + LATENCY] * 6, abs=0.1) and evicted == []
+
+
+def test_large_tasks_preempt_the_free_tier_after_the_delay_even_with_room(tmp_path, batsim_binary):
+    # the scheduler's default rule, at a share of 1 for a test that cannot pass by chance: the six
+    # tasks ask 0.5 of memory (past preempt_memory), so each preempts the free-tier tasks beside it
+    out = simulate(tmp_path / "large", batsim_binary, preempt_share=1.0, preempt_memory=0.05, preemption_delay=DELAY)
+    starts, evicted = starts_and_evictions(out)
+    assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 6, abs=0.1)
+    assert len(evicted) >= 6 and evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * len(evicted), abs=0.1)
