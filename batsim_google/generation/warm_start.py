@@ -28,7 +28,8 @@ same way: the warm start scales with ``nb_res`` through them, with the arrival s
 others. Warm tasks draw their requests from the request law's tasks running at an instant when it
 has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
 shipped law), since the long-lived tasks a cell holds at once request more than the average task
-submitted.
+submitted; a class with a CPU band (``cpu_range``) draws its band of the submitted tasks' law, as
+its arrivals do, so that its warm tasks are the ones its arrivals keep in the cell.
 """
 
 from __future__ import annotations
@@ -152,7 +153,12 @@ def warm_start(
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
     for index, task_class in enumerate(model.classes):
         members = class_index == index
-        cpu[members], memory[members] = requests.running(task_class.kind).sample(int(counts[index]), rng)
+        law = (
+            requests.running(task_class.kind)
+            if task_class.cpu_range is None
+            else requests.for_class(task_class, f"classes[{index}]")
+        )
+        cpu[members], memory[members] = law.sample(int(counts[index]), rng)
     size = len(class_index)
     return TaskBatch(
         np.arange(size), np.zeros(size), class_index, np.ones(size, dtype=np.int64), makespan, priority, cpu, memory

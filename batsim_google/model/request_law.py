@@ -14,13 +14,16 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.output_files import write_text
 from batsim_google.parameters import load_json_law
+
+if TYPE_CHECKING:
+    from batsim_google.model.workload_model import TaskClass
 
 DEFAULT_LAW = "requests.json"
 #: The entry of the requests of the tasks running at an instant (in the shipped law, those running
@@ -48,6 +51,16 @@ class EmpiricalRequests:
         index = rng.choice(len(self.count), size=size, p=self.count / self.count.sum())
         return self.cpu[index], self.memory[index]
 
+    def within(self, cpu_range: tuple[float, float] | None, where: str) -> EmpiricalRequests:
+        """The pairs whose CPU is in ``[low, high)`` (all of them without a range); ``where``
+        names the range in the refusal of an empty one."""
+        if cpu_range is None:
+            return self
+        kept = (self.cpu >= cpu_range[0]) & (self.cpu < cpu_range[1])
+        if not kept.any():
+            raise ParameterError(f"{where}: the request law has no CPU request in [{cpu_range[0]:g}, {cpu_range[1]:g})")
+        return EmpiricalRequests(self.cpu[kept], self.memory[kept], self.count[kept])
+
 
 @dataclass(frozen=True)
 class RequestLaw:
@@ -64,6 +77,10 @@ class RequestLaw:
         the long-lived ones are over-represented, and they request more (at the trace's start,
         0.0563 CPU on average against 0.0243 for Kill-ended tasks)."""
         return self.kinds.get(RUNNING) or self.for_kind(kind)
+
+    def for_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
+        """The requests a class's submitted tasks draw: its kind's, within its CPU range."""
+        return self.for_kind(task_class.kind).within(task_class.cpu_range, f"{where}.cpu_range")
 
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:
