@@ -28,8 +28,10 @@ same way: the warm start scales with ``nb_res`` through them, with the arrival s
 others. Warm tasks draw their requests from the request law's tasks running at an instant when it
 has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
 shipped law), since the long-lived tasks a cell holds at once request more than the average task
-submitted; a class with a CPU band (``cpu_range``) draws its band of the submitted tasks' law, as
-its arrivals do, so that its warm tasks are the ones its arrivals keep in the cell.
+submitted; a class with a CPU band (``cpu_range``) draws the running tasks' requests within its
+band: narrow bands of CPU request keep the CPU its arrivals bring (each band's rate x mean
+lifetime is its share of the start), while the memory of the arrivals within a band is lower
+than the running tasks' (see docs/generating.md).
 """
 
 from __future__ import annotations
@@ -153,11 +155,7 @@ def warm_start(
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
     for index, task_class in enumerate(model.classes):
         members = class_index == index
-        law = (
-            requests.running(task_class.kind)
-            if task_class.cpu_range is None
-            else requests.for_class(task_class, f"classes[{index}]")
-        )
+        law = requests.running_in_class(task_class, f"classes[{index}].cpu_range")
         cpu[members], memory[members] = law.sample(int(counts[index]), rng)
     size = len(class_index)
     return TaskBatch(

@@ -82,6 +82,17 @@ class RequestLaw:
         """The requests a class's submitted tasks draw: its kind's, within its CPU range."""
         return self.for_kind(task_class.kind).within(task_class.cpu_range, f"{where}.cpu_range")
 
+    def running_in_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
+        """The requests of a class's tasks running at an instant: :meth:`running` within its CPU
+        range, or its submitted tasks' (:meth:`for_class`) when the running ones have none there."""
+        running = self.running(task_class.kind)
+        if task_class.cpu_range is None:
+            return running
+        low, high = task_class.cpu_range
+        if np.any((running.cpu >= low) & (running.cpu < high)):
+            return running.within(task_class.cpu_range, where)
+        return self.for_class(task_class, where)
+
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:
             return self.kinds[kind]
