@@ -1,8 +1,9 @@
 """How the ``google-2011-cell`` preset is made from the shared data (docs/model-files.md).
 
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
-   parts 00000-00002: task, service and resident classes, job-level arrivals, the warm start's
-   population (``per_machine``); every task the parts submit in the rates and jobs.
+   parts 00000-00002: a task class and service classes in bands of CPU request, job-level
+   arrivals, each service band holding its share of the parts' start; every task the parts submit
+   in the rates and jobs.
 2. The month's rhythm and level: the weekly profile of the month's job submissions
    (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
    the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job

@@ -18,12 +18,15 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 A table with ``censored`` and ``resident`` rows (the tasks an input window cuts, :mod:`.censored`)
 gets censored fits: a class with censored rows has its lifetimes fitted by censored maximum
 likelihood (log-normal, gamma, exponential, Lomax; best by AIC, since the Kaplan-Meier KS only sees
-the window), and the tasks running at the input's start make a ``resident`` class (kind service)
-of their own: its law from their residual lives, and as many per machine as the other classes'
-stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
-start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
-again (frequency 0). When the other classes' stationary tasks outnumber the start's, the mean
-lifetime of the class holding the most of them is set by the start instead (:func:`_keeping_the_start`).
+the window), and the cell is taken as stationary: the tasks running at the input's start are what
+the classes' arrivals keep in it. So the classes that hold the cell have their mean lifetimes set by
+the start (Little's law: rate x mean lifetime = the tasks they hold; :func:`_holding_the_start`),
+either way, and no task of the start is left to a class that would not be submitted again (it
+would leave the cell and never come back: a generated cell would empty). The tasks running at an
+instant request more than those submitted (the long-lived ones are the larger), so the class
+holding the cell (the services) is split into bands of CPU and memory request (:func:`_in_request_bands`), each
+with its rate and lifetime and holding its band's share of the start: the warm start's CPU is
+then the one the arrivals keep.
 An input that does not open on the trace's start (a later part: the tasks running at its start
 show no SUBMIT, and those that show no event at all are invisible) cannot tell how long its
 longest-lived tasks live, the tail beyond its span: there the trace's own start,
@@ -62,7 +65,7 @@ from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Cr
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.vocabulary import Grouping
 from batsim_google.model.widths import group_bounds, group_names
-from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel
+from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel, in_ranges
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_START_TASKS
 from batsim_google.trace.row_accounting import RowAccount
 
@@ -74,8 +77,6 @@ CONSTANT_CLASS = "in a class whose makespans are all equal (no continuous law)"
 MIN_GROUP_TASKS = MIN_CLASS_TASKS
 #: Fewest jobs job-level arrivals are fitted from (two positive job gaps at least).
 MIN_JOBS = 3
-#: The class of the tasks running at the input's start.
-RESIDENT = "resident"
 
 
 @dataclass(frozen=True)
@@ -116,15 +117,14 @@ class ClassFit:
     widths: WidthFit | None = None
     #: Rows whose lifetime is a lower bound (censored fits only).
     censored: int = 0
-    #: A resident class's tasks per machine at the input's start beyond the other classes'.
-    per_machine: float | None = None
     #: The class's share of the CPU the input's rows request (when the input gives requests).
     cpu_share: float | None = None
     #: Tasks submitted in the input without a lifetime, drawn into this class (counted in its
     #: frequency, the rates, the jobs and its CPU share; not in ``tasks`` nor its laws).
     without_lifetime: int = 0
-    #: A band of CPU requests (``TaskClass.cpu_range``) the class's tasks request within.
+    #: The band of requests (``TaskClass.cpu_range``, ``memory_range``) the class's tasks request within.
     cpu_range: tuple[float, float] | None = None
+    memory_range: tuple[float, float] | None = None
     #: The tasks of the input's start the class holds in the stationary cell (rate x mean
     #: lifetime, Little's law), when the start set its mean lifetime.
     population: float | None = None
@@ -146,8 +146,8 @@ class ClassFit:
                 mass,
                 mass / law.median(),
                 self.priority.rate,
-                per_machine=self.per_machine,
                 cpu_range=self.cpu_range,
+                memory_range=self.memory_range,
                 **widths,
             )
         return TaskClass(
@@ -158,8 +158,8 @@ class ClassFit:
             None,
             self.priority.rate,
             makespan=law,
-            per_machine=self.per_machine,
             cpu_range=self.cpu_range,
+            memory_range=self.memory_range,
             **widths,
         )
 
@@ -417,8 +417,9 @@ def _start_populations(
         return {class_fits[index].name: start_tasks - others} if start_tasks > others else {}
     others = float(np.delete(counts, banded).sum())
     cpu = residents["cpu_request"].fill_null(0.0).to_numpy()
+    memory = residents["memory_request"].fill_null(0.0).to_numpy()
     shares = {
-        class_fits[i].name: float(np.mean((cpu >= class_fits[i].cpu_range[0]) & (cpu < class_fits[i].cpu_range[1])))
+        class_fits[i].name: float(np.mean(in_ranges(cpu, memory, class_fits[i].cpu_range, class_fits[i].memory_range)))
         for i in banded
     }
     return {name: share * max(start_tasks - others, 0.0) for name, share in shares.items() if share > 0}
@@ -440,7 +441,7 @@ def _holding_the_start(
     the longest-lived tasks least (most of it lies in the tail beyond the window), so it is that
     mean which gives way, either way: a log-normal of the mean that makes the stationary tasks the
     start's, sigma by censored likelihood (:func:`holding_populations`). With CPU bands
-    (:func:`_in_cpu_bands`), each band holds its share of the start, so that the cell's requested
+    (:func:`_in_request_bands`), each band holds its share of the start, so that the cell's requested
     CPU is the start's too."""
     from batsim_google.generation.warm_start import warm_counts
 
@@ -470,24 +471,20 @@ def _holding_the_start(
 
 
 #: How many bands of CPU requests the class holding the cell is split into (at the quantiles of
-#: the start's requests), fewer when a band would have too few tasks to fit.
+#: the start's requests), and of memory within each (at the quantiles of the band's start), fewer
+#: when a band would have too few tasks to fit.
 CPU_BANDS = 6
+MEMORY_BANDS = 3
 #: The top band's upper bound: past the largest request (1, the largest machine).
 TOP_OF_THE_BANDS = 1.000001
 
+Range = tuple[float, float]
 
-def _in_cpu_bands(labelled: pl.DataFrame, residents: pl.DataFrame, name: str) -> tuple[pl.DataFrame, list]:
-    """``labelled`` with the rows of class ``name`` split into CPU bands (``name-1``, ...): the
-    bounds at the quantiles of the start's CPU requests, adjacent bands merged until each has
-    :data:`MIN_CLASS_TASKS` rows whose lifetimes differ; and the bands' (name, range).
 
-    The tasks running at an instant request more than those submitted (0.057 CPU on average at the
-    trace's start, 0.024 for the tasks Kill ends): the long-lived ones, which the cell holds, are
-    the larger. One class cannot keep both the start's tasks and its CPU; bands can, each with its
-    own rate and lifetime."""
-    cpu = residents["cpu_request"].drop_nulls().to_numpy()
-    inner = np.unique(np.quantile(cpu, np.arange(1, CPU_BANDS) / CPU_BANDS)) if len(cpu) else np.array([])
-    own = labelled.filter(pl.col("class") == name)["cpu_request"].fill_null(0.0).to_numpy()
+def _bounds(start: np.ndarray, own: np.ndarray, count: int) -> list[float]:
+    """Bounds of ``count`` bands at the quantiles of ``start``, adjacent bands merged until each
+    holds :data:`MIN_CLASS_TASKS` of ``own`` (one band, [0, top), when they cannot)."""
+    inner = np.unique(np.quantile(start, np.arange(1, count) / count)) if len(start) else np.array([])
     bounds = [0.0, *(float(b) for b in inner if b > 0.0), TOP_OF_THE_BANDS]
     while len(bounds) > 2:
         counts = np.histogram(own, bounds)[0]
@@ -495,14 +492,40 @@ def _in_cpu_bands(labelled: pl.DataFrame, residents: pl.DataFrame, name: str) ->
             break
         low = int(np.argmin(counts))
         del bounds[low if low == len(counts) - 1 else low + 1]  # merge the band with the next one up
-    if len(bounds) == 2:
-        return labelled, []
-    band = np.clip(np.searchsorted(bounds, own, side="right") - 1, 0, len(bounds) - 2)
-    names = np.array([f"{name}-{b + 1}" for b in range(len(bounds) - 1)])
+    return bounds
+
+
+def _in_request_bands(
+    labelled: pl.DataFrame, residents: pl.DataFrame, name: str
+) -> tuple[pl.DataFrame, dict[str, tuple[Range, Range]]]:
+    """``labelled`` with the rows of class ``name`` split into bands of requests (``name-1``, ...):
+    CPU bands at the quantiles of the start's CPU requests, memory bands within each at the
+    quantiles of its start's memory; and each band's (CPU range, memory range).
+
+    The tasks running at an instant request more than those submitted (0.057 CPU on average at the
+    trace's start, 0.024 for the tasks Kill ends): the long-lived ones, which the cell holds, are
+    the larger. One class cannot keep both the start's tasks and its requests; bands can, each with
+    its own rate and lifetime."""
+    requests = residents.select(pl.col("cpu_request", "memory_request").fill_null(0.0))
+    start_cpu, start_memory = requests["cpu_request"].to_numpy(), requests["memory_request"].to_numpy()
+    rows = labelled["class"].to_numpy() == name
+    own = labelled.select(pl.col("cpu_request", "memory_request").fill_null(0.0).cast(pl.Float64))
+    own_cpu, own_memory = own["cpu_request"].to_numpy()[rows], own["memory_request"].to_numpy()[rows]
+    bands: dict[str, tuple[Range, Range]] = {}
+    band = np.zeros(len(own_cpu), dtype=np.int64)
+    cpu_bounds = _bounds(start_cpu, own_cpu, CPU_BANDS)
+    for cpu_range in zip(cpu_bounds, cpu_bounds[1:]):
+        in_cpu = (own_cpu >= cpu_range[0]) & (own_cpu < cpu_range[1])
+        started = (start_cpu >= cpu_range[0]) & (start_cpu < cpu_range[1])
+        memory_bounds = _bounds(start_memory[started], own_memory[in_cpu], MEMORY_BANDS)
+        for memory_range in zip(memory_bounds, memory_bounds[1:]):
+            band[in_cpu & (own_memory >= memory_range[0]) & (own_memory < memory_range[1])] = len(bands)
+            bands[f"{name}-{len(bands) + 1}"] = (cpu_range, memory_range)
+    if len(bands) == 1:
+        return labelled, {}
     column = labelled["class"].to_numpy().astype(object)
-    column[column == name] = names[band]
-    relabelled = labelled.with_columns(pl.Series("class", column.astype(str)))
-    return relabelled, [(str(n), (bounds[b], bounds[b + 1])) for b, n in enumerate(names)]
+    column[rows] = np.array(list(bands))[band]
+    return labelled.with_columns(pl.Series("class", column.astype(str))), bands
 
 
 def _with_cpu_shares(
@@ -519,13 +542,13 @@ def _with_cpu_shares(
     holders = [c for c in class_fits if c.population]
     if residents is not None and holders:
         requested = residents["cpu_request"].fill_null(0.0).to_numpy()
+        memory = residents["memory_request"].fill_null(0.0).to_numpy()
         held = sum(c.population for c in holders)
         for c in holders:
             if c.cpu_range is None:
                 share = float(requested.sum()) * c.population / held
             else:
-                low, high = c.cpu_range
-                share = float(requested[(requested >= low) & (requested < high)].sum())
+                share = float(requested[in_ranges(requested, memory, c.cpu_range, c.memory_range)].sum())
             cpu[c.name] = float(cpu.get(c.name) or 0.0) + share
     return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
 
@@ -606,12 +629,11 @@ def fit_model(
     else:
         names, kinds = ["task", "service"], ["task", "service"]
         labelled = table.frame.with_columns(pl.col("kind").alias("class"))
-    bands: dict[str, tuple[float, float]] = {}
+    bands: dict[str, tuple[Range, Range]] = {}
     if residents is not None and residents.height >= MIN_CLASS_TASKS and "cpu_request" in labelled.columns:
         holder = names[kinds.index("service")] if classes == "apriori" else None
         if holder is not None:
-            labelled, banded = _in_cpu_bands(labelled, residents, holder)
-            bands = dict(banded)
+            labelled, bands = _in_request_bands(labelled, residents, holder)
             if bands:
                 at = names.index(holder)
                 names = [*names[:at], *bands, *names[at + 1 :]]
@@ -656,7 +678,8 @@ def fit_model(
                 groups,
             ),
             without_lifetime=per_class[n] - sizes[n],
-            cpu_range=bands.get(n),
+            cpu_range=bands[n][0] if n in bands else None,
+            memory_range=bands[n][1] if n in bands else None,
         )
         for n, kind in kept
     ]

@@ -157,7 +157,7 @@ def _draw_attributes(
         priority = draw_priorities(np.array([c.priority_rate for c in classes])[class_index], rng)
     cpu = np.empty(size)
     memory = np.empty(size)
-    if any(c.cpu_range is not None for c in classes):  # requests by class (their CPU bands)
+    if any(c.cpu_range or c.memory_range for c in classes):  # requests by class (their bands)
         for index, task_class in enumerate(classes):
             members = class_index == index
             if members.any():

@@ -28,10 +28,10 @@ same way: the warm start scales with ``nb_res`` through them, with the arrival s
 others. Warm tasks draw their requests from the request law's tasks running at an instant when it
 has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
 shipped law), since the long-lived tasks a cell holds at once request more than the average task
-submitted; a class with a CPU band (``cpu_range``) draws the running tasks' requests within its
-band: narrow bands of CPU request keep the CPU its arrivals bring (each band's rate x mean
-lifetime is its share of the start), while the memory of the arrivals within a band is lower
-than the running tasks' (see docs/generating.md).
+submitted. A model with bands of requests (``cpu_range``, ``memory_range``: a fit's) draws
+every class's warm tasks from its submitted tasks' law, its band of it, as its arrivals do: the
+warm tasks are then the ones the arrivals keep in the cell (a fit sets each band's rate x mean
+lifetime to its share of the start, so that the bands together hold the running tasks' requests).
 """
 
 from __future__ import annotations
@@ -153,9 +153,10 @@ def warm_start(
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
+    banded = any(c.cpu_range or c.memory_range for c in model.classes)
     for index, task_class in enumerate(model.classes):
         members = class_index == index
-        law = requests.running_in_class(task_class, f"classes[{index}].cpu_range")
+        law = requests.for_class(task_class, f"classes[{index}]") if banded else requests.running(task_class.kind)
         cpu[members], memory[members] = law.sample(int(counts[index]), rng)
     size = len(class_index)
     return TaskBatch(

@@ -51,14 +51,19 @@ class EmpiricalRequests:
         index = rng.choice(len(self.count), size=size, p=self.count / self.count.sum())
         return self.cpu[index], self.memory[index]
 
-    def within(self, cpu_range: tuple[float, float] | None, where: str) -> EmpiricalRequests:
-        """The pairs whose CPU is in ``[low, high)`` (all of them without a range); ``where``
-        names the range in the refusal of an empty one."""
-        if cpu_range is None:
+    def within(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
+        """The pairs in ``task_class``'s request ranges (all of them without); ``where`` names the
+        class in the refusal of an empty band."""
+        from batsim_google.model.workload_model import in_ranges
+
+        if task_class.cpu_range is None and task_class.memory_range is None:
             return self
-        kept = (self.cpu >= cpu_range[0]) & (self.cpu < cpu_range[1])
+        kept = in_ranges(self.cpu, self.memory, task_class.cpu_range, task_class.memory_range)
         if not kept.any():
-            raise ParameterError(f"{where}: the request law has no CPU request in [{cpu_range[0]:g}, {cpu_range[1]:g})")
+            raise ParameterError(
+                f"{where}: the request law has no request in cpu_range {task_class.cpu_range} and "
+                f"memory_range {task_class.memory_range}"
+            )
         return EmpiricalRequests(self.cpu[kept], self.memory[kept], self.count[kept])
 
 
@@ -79,19 +84,8 @@ class RequestLaw:
         return self.kinds.get(RUNNING) or self.for_kind(kind)
 
     def for_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
-        """The requests a class's submitted tasks draw: its kind's, within its CPU range."""
-        return self.for_kind(task_class.kind).within(task_class.cpu_range, f"{where}.cpu_range")
-
-    def running_in_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
-        """The requests of a class's tasks running at an instant: :meth:`running` within its CPU
-        range, or its submitted tasks' (:meth:`for_class`) when the running ones have none there."""
-        running = self.running(task_class.kind)
-        if task_class.cpu_range is None:
-            return running
-        low, high = task_class.cpu_range
-        if np.any((running.cpu >= low) & (running.cpu < high)):
-            return running.within(task_class.cpu_range, where)
-        return self.for_class(task_class, where)
+        """The requests a class's submitted tasks draw: its kind's, within its ranges."""
+        return self.for_kind(task_class.kind).within(task_class, where)
 
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:

@@ -51,7 +51,16 @@ def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
     return np.log(mass / disparity), np.sqrt(2.0 * np.log(disparity))
 
 
-__all__ = ["KINDS", "Kind", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
+__all__ = [
+    "KINDS",
+    "Kind",
+    "TaskClass",
+    "WorkloadModel",
+    "in_ranges",
+    "load_model",
+    "model_from_mapping",
+    "save_model",
+]
 
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
@@ -75,8 +84,9 @@ class TaskClass:
     ``makespan_by_group`` draws its makespan from that group's law instead, the others from the
     class's law.
 
-    ``cpu_range``: ``(low, high)``, the class's CPU requests: its tasks draw their requests from
-    their kind's request law restricted to ``low <= cpu < high``. A cell's running tasks are not a
+    ``cpu_range``, ``memory_range``: ``(low, high)``, the class's CPU and memory requests: its tasks
+    draw their requests from their kind's request law restricted to ``low <= cpu < high`` (and the
+    same of memory). A cell's running tasks are not a
     sample of its submissions: the long-lived ones, which a cell holds most of, request more. A
     fit splits the class holding the cell into such bands, each with its own lifetime and rate, so
     that each band's rate x mean lifetime holds the tasks and the CPU of its band at the start
@@ -101,6 +111,7 @@ class TaskClass:
     makespan_by_group: Mapping[str, Law] = field(default_factory=dict)
     per_machine: float | None = None
     cpu_range: tuple[float, float] | None = None
+    memory_range: tuple[float, float] | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -123,9 +134,11 @@ class TaskClass:
                 math.isfinite(self.per_machine) and self.per_machine >= 0.0,
                 "a finite number >= 0",
             )
-        if self.cpu_range is not None:
-            low, high = self.cpu_range
-            require(f"{where}.cpu_range", list(self.cpu_range), 0.0 <= low < high, "[low, high] with 0 <= low < high")
+        for key, bounds in (("cpu_range", self.cpu_range), ("memory_range", self.memory_range)):
+            if bounds is not None:
+                require(
+                    f"{where}.{key}", list(bounds), 0.0 <= bounds[0] < bounds[1], "[low, high] with 0 <= low < high"
+                )
         if self.width is not None:
             self.width.check(f"{where}.width")
             for index, value in enumerate(self.width.values):
@@ -202,6 +215,8 @@ class TaskClass:
             mapping["per_machine"] = self.per_machine
         if self.cpu_range is not None:
             mapping["cpu_range"] = list(self.cpu_range)
+        if self.memory_range is not None:
+            mapping["memory_range"] = list(self.memory_range)
         if self.groups is not None:
             mapping["groups"] = self.groups
             mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
@@ -309,6 +324,7 @@ _CLASS_KEYS = {
     "makespan_by_group",
     "per_machine",
     "cpu_range",
+    "memory_range",
 }
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous", "jobs"}
 
@@ -328,10 +344,22 @@ def _width(raw: Any, where: str) -> Empirical | None:
     return Empirical.from_mapping(raw, where)
 
 
-def _cpu_range(raw: Any, where: str) -> tuple[float, float] | None:
+def in_ranges(
+    cpu: np.ndarray, memory: np.ndarray, cpu_range: tuple[float, float] | None, memory_range: tuple[float, float] | None
+) -> np.ndarray:
+    """Which (cpu, memory) requests lie in both half-open ranges (None: any)."""
+    kept = np.ones(np.shape(cpu), dtype=bool)
+    for values, bounds in ((cpu, cpu_range), (memory, memory_range)):
+        if bounds is not None:
+            kept &= (np.asarray(values) >= bounds[0]) & (np.asarray(values) < bounds[1])
+    return kept
+
+
+def _range(raw: Any, where: str) -> tuple[float, float] | None:
     if raw is None:
         return None
-    values = numbers({"cpu_range": raw}, "cpu_range", where.removesuffix("cpu_range"))
+    key = where.rsplit(".", 1)[-1]
+    values = numbers({key: raw}, key, where.removesuffix(key))
     if len(values) != 2:
         raise ParameterError(f"{where} must be [low, high] (got {list(values)})")
     return values[0], values[1]
@@ -373,7 +401,8 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 groups=raw.get("groups"),
                 makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
                 per_machine=_optional_number(raw, "per_machine", where, False),
-                cpu_range=_cpu_range(raw.get("cpu_range"), f"classes[{index}].cpu_range"),
+                cpu_range=_range(raw.get("cpu_range"), f"classes[{index}].cpu_range"),
+                memory_range=_range(raw.get("memory_range"), f"classes[{index}].memory_range"),
             )
         )
     interarrival = data.get("interarrival")

@@ -177,8 +177,12 @@ def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
     assert warm["tasks"] == pytest.approx(start["tasks"], rel=0.1)
     classes = load_model(model).classes
     assert [c.name for c in classes] == list(shares) and len(classes) > 3
-    bands = [c.cpu_range for c in classes if c.cpu_range is not None]  # the services, in CPU bands
-    assert bands[0][0] == 0.0 and all(a[1] == b[0] for a, b in zip(bands, bands[1:])) and bands[-1][1] > 1
+    # the services, in bands of CPU request and of memory within each, covering every request
+    cpu = sorted({c.cpu_range for c in classes if c.cpu_range is not None})
+    assert cpu[0][0] == 0.0 and all(a[1] == b[0] for a, b in zip(cpu, cpu[1:])) and cpu[-1][1] > 1
+    for band in cpu:
+        memory = sorted(c.memory_range for c in classes if c.cpu_range == band)
+        assert memory[0][0] == 0.0 and all(a[1] == b[0] for a, b in zip(memory, memory[1:])) and memory[-1][1] > 1
     assert warm["cpu"] == pytest.approx(start["cpu"], rel=0.1)
 
 

@@ -8,8 +8,11 @@ import numpy as np
 import pytest
 
 from batsim_google.generation.population import generated_population
+from batsim_google.model.job_arrivals import JobClass
+from batsim_google.model.laws import Empirical
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import TaskClass
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 #: Hours 0 and 20-24 of a day: the level at the start and at the day's end.
@@ -34,11 +37,15 @@ def test_the_cell_preset_holds_its_level_over_a_day(seed):
 
 
 def test_a_cell_whose_warm_start_its_arrivals_do_not_keep_drifts():
-    """The same model without its CPU bands: its warm start holds the running tasks' CPU, its
-    arrivals the submitted tasks' (less than half of it per task): the CPU falls past the tolerance."""
+    """The preset with a class of residents (a fifth of the cell) that is never submitted again,
+    as fits made before the start was held by Little's law had: they leave, and the level falls
+    past the tolerance."""
     cell = preset("google-2011-cell")
-    unbanded = replace(cell, classes=tuple(replace(c, cpu_range=None) for c in cell.classes))
-    assert _level_at_the_end(unbanded, 1)["cpu"] < 1.0 - TOLERANCE
+    residents = TaskClass("resident", "service", 0.0, 20_000.0, 10.0, 1.0, per_machine=3.0)
+    single = JobClass(0.0, Empirical((1.0,), (1.0,)), (*(0.0 for _ in cell.classes), 1.0))
+    jobs = replace(cell.jobs, classes=(*(replace(c, mix=(*c.mix, 0.0)) for c in cell.jobs.classes), single))
+    drifting = replace(cell, classes=(*cell.classes, residents), jobs=jobs)
+    assert _level_at_the_end(drifting, 1)["tasks"] < 1.0 - TOLERANCE
 
 
 def test_the_population_counts_each_task_over_its_lifetime():
