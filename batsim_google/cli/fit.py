@@ -130,10 +130,12 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
 )
 @click.option(
     "--censored/--no-censored",
-    default=False,
+    default=True,
     show_default=True,
-    help="Google trace: also the tasks the input cuts (running at its start or end), with censored lifetime fits "
-    "and a resident class (see docs/fitting.md).",
+    help="Google trace: also the tasks the input cuts (running at its start or end), with censored lifetime fits, "
+    "and a stationary cell: the classes' arrivals keep the tasks and CPU running at the input's start (Little's "
+    "law, services in bands of CPU request; see docs/fitting.md). --no-censored fits only the tasks submitted and "
+    "ended in the input.",
 )
 @click.option(
     "--speed",
@@ -162,7 +164,7 @@ def fit_command(
     from batsim_google.fitting.fidelity import fidelity_report
     from batsim_google.fitting.job_arrivals import describe_job_profile
     from batsim_google.fitting.model_fit import fit_model
-    from batsim_google.fitting.report import describe, without_lifetime_summary, write_report
+    from batsim_google.fitting.report import describe, stationarity_summary, without_lifetime_summary, write_report
     from batsim_google.model.workload_model import save_model
 
     if classes == "apriori" and k is not None:
@@ -196,6 +198,8 @@ def fit_command(
     save_model(result.model, output)
     table = result.table
     click.echo(f"fit table: {table.rows.summary()}")
+    if note := stationarity_summary(result):
+        click.echo(note)
     if note := without_lifetime_summary(result):
         click.echo(note)
     for c in result.classes:
@@ -213,11 +217,10 @@ def fit_command(
             click.echo(f"  censored: {c.censored} of its lifetimes outlive the input (lower bounds), fitted as such")
         if c.best.note:
             click.echo(f"  lifetime law: {c.best.note}")
-        if c.per_machine is not None:
-            click.echo(
-                f"  residents: {c.per_machine:.4g} per machine at the input's start beyond the other classes' "
-                "stationary tasks (the warm start's; not submitted again)"
-            )
+        if c.cpu_range is not None:
+            click.echo(f"  CPU requests in [{c.cpu_range[0]:.4g}, {c.cpu_range[1]:.4g})")
+        if c.population is not None:
+            click.echo(f"  holds {c.population:,.0f} tasks of the start (its rate x mean lifetime)")
         if c.priority.note:
             click.echo(f"  note: {c.priority.note}", err=True)
         if c.widths is not None:
@@ -307,6 +310,8 @@ def fit_command(
             f"requested load over the input's span, generated against input: CPU within {cpu_error:.1%}, "
             f"memory within {memory_error:.1%} (mean absolute error over the input's mean{load.span_note})"
         )
+        if note := load.day_note():
+            click.echo(note)
     if report:
         write_report(report, result, str(source), check, load)
         click.echo(f"wrote report {report}")

@@ -1,18 +1,20 @@
 """How the ``google-2011-cell`` preset is made from the shared data (docs/model-files.md).
 
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
-   parts 00000-00002: task, service and resident classes, job-level arrivals, the warm start's
-   population (``per_machine``); every task the parts submit in the rates and jobs.
+   parts 00000-00002: a task class and service classes in bands of CPU request, job-level
+   arrivals, each service band holding its share of the parts' start; every task the parts submit
+   in the rates and jobs.
 2. The month's rhythm and level: the weekly profile of the month's job submissions
    (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
    the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job
    rate is the month's: the parts' 4 hours are a quiet Sunday evening (0.76 times the month's
    mean rate), which as the mean of a week would leave every generated hour a quarter short.
-3. The start kept: at the month's rate, Little's law would put more stationary tasks in the cell
-   than the parts' start holds. The services' mean lifetime, which a 4-hour window hardly fixes
-   (most of it lies in the tail beyond the window), is set so that the stationary tasks plus the
-   residents are the start's tasks; their sigma is refitted by censored likelihood given that mean
-   (:func:`~.model_fit.lifetime_keeping_the_start`, which the fit applies at the parts' rate).
+3. The start kept at the month's rate: the services, in bands of CPU requests, are the classes that
+   hold the cell; each band's mean lifetime, which a 4-hour window hardly fixes (most of it lies in
+   the tail beyond the window), is set so that its stationary tasks (rate x mean lifetime, Little's
+   law) are its share of the start's tasks, the fit's, now at the month's rate; their sigma is
+   refitted by censored likelihood given that mean (:func:`~.model_fit.holding_populations`, which
+   the fit applies at the parts' rate). The warm start is then the cell the arrivals keep.
 
 ``python -m batsim_google.fitting.cell_preset DATA OUTPUT`` writes it (DATA holds ``google-2011``
 and ``google-2011-month``); the package ships the result as ``data/google-2011-cell.toml``.
@@ -27,12 +29,11 @@ from pathlib import Path
 
 import polars as pl
 
-from batsim_google.fitting.model_fit import ModelFit, fit_model, lifetime_keeping_the_start
+from batsim_google.fitting.model_fit import ModelFit, fit_model, holding_populations
 from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_job_profile
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.model.laws import Law, law_from_mapping
 from batsim_google.model.workload_model import WorkloadModel, save_model
-from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.row_accounting import RowAccount
 
 NAME = "google-2011-cell"
@@ -67,15 +68,12 @@ def at_the_months_level(model: WorkloadModel, jobs_per_second: float) -> Workloa
     )
 
 
-def services_keeping_the_start(model: WorkloadModel, fit: ModelFit, start_tasks: int) -> WorkloadModel:
-    """``model`` whose service class's mean lifetime makes the warm start hold ``start_tasks``
-    (Little's law: the other classes' stationary tasks and the residents are kept)."""
-    index = next(i for i, c in enumerate(model.classes) if c.name == SERVICE)
-    service = model.classes[index]
-    rows = fit.table.frame.filter((pl.col("class") == SERVICE) & pl.col("makespan").is_not_null())
-    law = lifetime_keeping_the_start(model, index, rows, start_tasks, GOOGLE_2011_MACHINES).law
-    refitted = replace(service, mass=law.mean(), disparity=law.mean() / law.median(), makespan=None)
-    return replace(model, classes=tuple(refitted if i == index else c for i, c in enumerate(model.classes)))
+def holding_the_start(model: WorkloadModel, fit: ModelFit) -> WorkloadModel:
+    """``model`` whose classes that hold the cell keep the tasks the fit gave them at the start at
+    ``model``'s rates (Little's law; :func:`~.model_fit.holding_populations`)."""
+    populations = {c.name: c.population for c in fit.classes if c.population is not None}
+    rows = fit.table.frame.filter(pl.col("makespan").is_not_null())
+    return holding_populations(model, populations, rows)[0]
 
 
 def cell_preset(data: Path) -> WorkloadModel:
@@ -88,7 +86,7 @@ def cell_preset(data: Path) -> WorkloadModel:
     rhythm = month.profile
     model = replace(fit.model, arrival_profile=rhythm, jobs=replace(fit.model.jobs, profile=rhythm))
     model = at_the_months_level(model, mean_rate(month))
-    return services_keeping_the_start(model, fit, fit.start.tasks)
+    return holding_the_start(model, fit)
 
 
 if __name__ == "__main__":

@@ -224,7 +224,10 @@ def fit_censored(sample: CensoredSample, family_name: str) -> CensoredFit:
         raise InputFileError("censored fit: fewer than 2 lifetimes")
 
     def negative(theta: np.ndarray) -> float:
-        value = log_likelihood(family, theta, sample)
+        try:
+            value = log_likelihood(family, theta, sample)
+        except OverflowError:  # a simplex step far out (a small sample's flat likelihood)
+            return 1e300
         return -value if math.isfinite(value) else 1e300
 
     start = family.start(_start_sample(sample))

@@ -12,6 +12,11 @@ and the tasks its classes keep (what no class holds, and the tasks without a lif
 model generates with its classes' lifetimes, are not in it). An input that does not open on the
 trace's start has no residents: the tasks running before it are unknown, so the generated side
 leaves out its warm start too, and both sides are the tasks submitted over the span.
+
+With a start, the warm-started cell is also followed over a generated day, hour by hour
+(:mod:`batsim_google.generation.population`): a model whose arrivals keep its warm start holds its
+level; one whose tasks or CPU leave it by more than :data:`DRIFT_TOLERANCE` over the day's last
+hours is flagged as drifting.
 """
 
 from __future__ import annotations
@@ -23,12 +28,19 @@ import polars as pl
 
 from batsim_google.fitting.model_fit import StartLoad
 from batsim_google.generation.generator import generate
+from batsim_google.generation.population import Population, generated_population
 from batsim_google.generation.warm_start import warm_start
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
 
 #: Instants the load is taken at, evenly over the input's span (its first and last submissions included).
 LOAD_POINTS = 241
+#: The generated day the level is followed over, hour by hour (s), and its last hours, whose mean
+#: against the start says whether the cell drifts.
+DAY_HOURS = np.arange(0, 25) * 3600.0
+LAST_HOURS = 5
+#: How far the last hours' mean may be from the start before the cell is said to drift.
+DRIFT_TOLERANCE = 0.1
 
 
 @dataclass(frozen=True)
@@ -60,6 +72,36 @@ class LoadFidelity:
     seed: int
     #: Whether the input has a start (residents) and the generated side its warm start.
     with_start: bool = True
+    #: The warm-started cell over a generated day, hour by hour (with a start only).
+    day: Population | None = None
+
+    def day_level(self) -> dict[str, float] | None:
+        """The mean over the day's last hours of the tasks and CPU, over the start's (None without a day)."""
+        if self.day is None:
+            return None
+        return {
+            "tasks": float(self.day.tasks[-LAST_HOURS:].mean() / self.day.tasks[0]),
+            "cpu": float(self.day.cpu[-LAST_HOURS:].mean() / self.day.cpu[0]),
+        }
+
+    @property
+    def drifts(self) -> bool:
+        """Whether the generated cell's tasks or CPU leave the start's level by more than
+        :data:`DRIFT_TOLERANCE` over the day's last hours."""
+        level = self.day_level()
+        return level is not None and any(abs(value - 1.0) > DRIFT_TOLERANCE for value in level.values())
+
+    def day_note(self) -> str:
+        """One line on the generated day ('' without)."""
+        level = self.day_level()
+        if level is None:
+            return ""
+        verdict = "DRIFTS" if self.drifts else "holds its level"
+        return (
+            f"generated cell over a day (seed {self.seed}, no contention): at hours {24 - LAST_HOURS + 1}-24, "
+            f"{level['tasks']:.3f}x the start's tasks and {level['cpu']:.3f}x its CPU: {verdict} "
+            f"(tolerance {DRIFT_TOLERANCE:.0%})"
+        )
 
     @property
     def span_note(self) -> str:
@@ -81,6 +123,22 @@ class LoadFidelity:
             "times": self.input.times.tolist(),
             "input": {"cpu": self.input.cpu.tolist(), "memory": self.input.memory.tolist()},
             "generated": {"cpu": self.generated.cpu.tolist(), "memory": self.generated.memory.tolist()},
+            **(
+                {}
+                if self.day is None
+                else {
+                    "day": {
+                        "hours": (self.day.times / 3600.0).tolist(),
+                        "tasks": self.day.tasks.tolist(),
+                        "cpu": self.day.cpu.tolist(),
+                        "memory": self.day.memory.tolist(),
+                        "submitted_per_hour": self.day.submitted.tolist(),
+                        "level": self.day_level(),
+                        "drifts": self.drifts,
+                        "tolerance": DRIFT_TOLERANCE,
+                    }
+                }
+            ),
         }
 
 
@@ -152,4 +210,5 @@ def load_fidelity(
         machines,
         seed,
         residents.height > 0,
+        generated_population(model, requests, seed, DAY_HOURS, machines) if residents.height else None,
     )

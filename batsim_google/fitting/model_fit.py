@@ -18,12 +18,15 @@ fitted on all the class's tasks (counted in the fit, never dropped).
 A table with ``censored`` and ``resident`` rows (the tasks an input window cuts, :mod:`.censored`)
 gets censored fits: a class with censored rows has its lifetimes fitted by censored maximum
 likelihood (log-normal, gamma, exponential, Lomax; best by AIC, since the Kaplan-Meier KS only sees
-the window), and the tasks running at the input's start make a ``resident`` class (kind service)
-of their own: its law from their residual lives, and as many per machine as the other classes'
-stationary tasks (rate x mean lifetime, Little's law) leave unexplained, so that the model's warm
-start holds as many tasks as the input's start did (:func:`_resident_fit`); they are not submitted
-again (frequency 0). When the other classes' stationary tasks outnumber the start's, the mean
-lifetime of the class holding the most of them is set by the start instead (:func:`_keeping_the_start`).
+the window), and the cell is taken as stationary: the tasks running at the input's start are what
+the classes' arrivals keep in it. So the classes that hold the cell have their mean lifetimes set by
+the start (Little's law: rate x mean lifetime = the tasks they hold; :func:`_holding_the_start`),
+either way, and no task of the start is left to a class that would not be submitted again (it
+would leave the cell and never come back: a generated cell would empty). The tasks running at an
+instant request more than those submitted (the long-lived ones are the larger), so the class
+holding the cell (the services) is split into bands of CPU and memory request (:func:`_in_request_bands`), each
+with its rate and lifetime and holding its band's share of the start: the warm start's CPU is
+then the one the arrivals keep.
 An input that does not open on the trace's start (a later part: the tasks running at its start
 show no SUBMIT, and those that show no event at all are invisible) cannot tell how long its
 longest-lived tasks live, the tail beyond its span: there the trace's own start,
@@ -59,11 +62,10 @@ from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profi
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
 from batsim_google.fitting.table import NO_LIFETIME, TaskTable, task_table
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Criterion, ProfileChoice
-from batsim_google.model.job_arrivals import JobClass
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.vocabulary import Grouping
 from batsim_google.model.widths import group_bounds, group_names
-from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel
+from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel, in_ranges
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_START_TASKS
 from batsim_google.trace.row_accounting import RowAccount
 
@@ -75,8 +77,6 @@ CONSTANT_CLASS = "in a class whose makespans are all equal (no continuous law)"
 MIN_GROUP_TASKS = MIN_CLASS_TASKS
 #: Fewest jobs job-level arrivals are fitted from (two positive job gaps at least).
 MIN_JOBS = 3
-#: The class of the tasks running at the input's start.
-RESIDENT = "resident"
 
 
 @dataclass(frozen=True)
@@ -117,13 +117,17 @@ class ClassFit:
     widths: WidthFit | None = None
     #: Rows whose lifetime is a lower bound (censored fits only).
     censored: int = 0
-    #: A resident class's tasks per machine at the input's start beyond the other classes'.
-    per_machine: float | None = None
     #: The class's share of the CPU the input's rows request (when the input gives requests).
     cpu_share: float | None = None
     #: Tasks submitted in the input without a lifetime, drawn into this class (counted in its
     #: frequency, the rates, the jobs and its CPU share; not in ``tasks`` nor its laws).
     without_lifetime: int = 0
+    #: The band of requests (``TaskClass.cpu_range``, ``memory_range``) the class's tasks request within.
+    cpu_range: tuple[float, float] | None = None
+    memory_range: tuple[float, float] | None = None
+    #: The tasks of the input's start the class holds in the stationary cell (rate x mean
+    #: lifetime, Little's law), when the start set its mean lifetime.
+    population: float | None = None
 
     def task_class(self) -> TaskClass:
         law = self.best.law
@@ -142,7 +146,8 @@ class ClassFit:
                 mass,
                 mass / law.median(),
                 self.priority.rate,
-                per_machine=self.per_machine,
+                cpu_range=self.cpu_range,
+                memory_range=self.memory_range,
                 **widths,
             )
         return TaskClass(
@@ -153,7 +158,8 @@ class ClassFit:
             None,
             self.priority.rate,
             makespan=law,
-            per_machine=self.per_machine,
+            cpu_range=self.cpu_range,
+            memory_range=self.memory_range,
             **widths,
         )
 
@@ -372,94 +378,178 @@ def _drawn_into_classes(
     )
 
 
-def lifetime_keeping_the_start(
-    model: WorkloadModel, index: int, rows: pl.DataFrame, start_tasks: float, machines: int
-) -> CensoredFit | None:
-    """The log-normal lifetime of ``model``'s class ``index`` (fitted on its ``rows``, censored
-    ones included) whose mean makes the warm start on ``machines`` hold ``start_tasks``, the other
-    classes' tasks kept (Little's law: rate x mean); None when the others hold as many already."""
-    from batsim_google.generation.warm_start import class_rates, warm_counts
+def holding_populations(
+    model: WorkloadModel, populations: dict[str, float], rows: pl.DataFrame
+) -> tuple[WorkloadModel, dict[str, CensoredFit]]:
+    """``model`` whose classes named in ``populations`` have the log-normal lifetime whose mean
+    makes their stationary tasks (rate x mean, Little's law) that many, sigma by censored
+    likelihood on their ``rows`` (a ``class`` column names them); and those fits."""
+    from batsim_google.generation.warm_start import class_rates
 
-    others = np.delete(warm_counts(model, 1.0, machines), index).sum()
-    mean = (start_tasks - others) / class_rates(model)[index]
-    if not mean > 0:
-        return None
-    censored = rows["censored"].to_numpy() if "censored" in rows.columns else np.zeros(rows.height, dtype=bool)
-    return fit_lognormal_of_mean(CensoredSample.of(rows["makespan"].to_numpy(), ~censored), mean)
+    rates = class_rates(model)
+    classes, fits = list(model.classes), {}
+    for index, task_class in enumerate(model.classes):
+        if task_class.name not in populations:
+            continue
+        own = rows.filter(pl.col("class") == task_class.name)
+        censored = own["censored"].to_numpy() if "censored" in own.columns else np.zeros(own.height, dtype=bool)
+        sample = CensoredSample.of(own["makespan"].to_numpy(), ~censored)
+        fit = fit_lognormal_of_mean(sample, populations[task_class.name] / rates[index])
+        fits[task_class.name] = fit
+        mean = fit.law.mean()
+        classes[index] = replace(task_class, mass=mean, disparity=mean / fit.law.median(), makespan=None)
+    return replace(model, classes=tuple(classes)), fits
 
 
-def _keeping_the_start(
+def _start_populations(
+    class_fits: list[ClassFit], model: WorkloadModel, residents: pl.DataFrame | None, start_tasks: float
+) -> dict[str, float]:
+    """The tasks of the start each class holding it keeps: the classes in CPU bands share what the
+    others' stationary tasks leave of the start by their bands' shares of the residents; without
+    bands, the longest-held class keeps it all."""
+    from batsim_google.generation.warm_start import warm_counts
+
+    counts = warm_counts(model)
+    banded = [i for i, c in enumerate(class_fits) if c.cpu_range is not None]
+    if not banded:
+        index = int(np.argmax(counts))
+        others = float(np.delete(counts, index).sum())
+        return {class_fits[index].name: start_tasks - others} if start_tasks > others else {}
+    others = float(np.delete(counts, banded).sum())
+    cpu = residents["cpu_request"].fill_null(0.0).to_numpy()
+    memory = residents["memory_request"].fill_null(0.0).to_numpy()
+    shares = {
+        class_fits[i].name: float(np.mean(in_ranges(cpu, memory, class_fits[i].cpu_range, class_fits[i].memory_range)))
+        for i in banded
+    }
+    return {name: share * max(start_tasks - others, 0.0) for name, share in shares.items() if share > 0}
+
+
+def _holding_the_start(
     class_fits: list[ClassFit],
     model: WorkloadModel,
     labelled: pl.DataFrame,
+    residents: pl.DataFrame | None,
     start_tasks: int,
-    machines: int,
     whose: str = "the input's start",
 ) -> tuple[list[ClassFit], WorkloadModel]:
-    """The fits and model, the longest-held class's mean lifetime set by the input's start when
-    the classes' stationary tasks (rate x mean lifetime) outnumber the tasks running at it.
+    """The fits and model whose stationary tasks are the start's: the mean lifetimes of the
+    classes that hold the cell set by Little's law (rate x mean lifetime = the tasks they hold at
+    the start), so that the cell a generated workload starts from is the one its arrivals keep.
 
     The start is a measurement of rate x mean lifetime; a window of a few hours fixes the mean of
     the longest-lived tasks least (most of it lies in the tail beyond the window), so it is that
-    mean which gives way: a log-normal of the mean that makes the stationary tasks the start's,
-    sigma by censored likelihood (:func:`lifetime_keeping_the_start`)."""
+    mean which gives way, either way: a log-normal of the mean that makes the stationary tasks the
+    start's, sigma by censored likelihood (:func:`holding_populations`). With CPU bands
+    (:func:`_in_request_bands`), each band holds its share of the start, so that the cell's requested
+    CPU is the start's too."""
     from batsim_google.generation.warm_start import warm_counts
 
-    counts = warm_counts(model, 1.0, machines)
-    if counts.sum() <= start_tasks:
-        return class_fits, model
-    index = int(np.argmax(counts))
-    fit = class_fits[index]
-    kept = lifetime_keeping_the_start(model, index, labelled.filter(pl.col("class") == fit.name), start_tasks, machines)
-    if kept is None:
-        return class_fits, model
+    before = warm_counts(model).sum()
+    populations = _start_populations(class_fits, model, residents, start_tasks)
+    model, kept = holding_populations(model, populations, labelled)
     note = (
-        f"mean set by the tasks at {whose}, {start_tasks:,} (Little's law; at the free fit's mean the "
-        f"classes' stationary tasks were {counts.sum():,.0f})"
+        f"mean set by the tasks at {whose}, {start_tasks:,} (Little's law; at the free fits' means the "
+        f"classes' stationary tasks were {before:,.0f})"
     )
-    law_fit = LawFit("lognormal-censored-of-mean", kept.law, kept.ks, kept.loglik, kept.aic, 0.0, note)
-    mean = kept.law.mean()
-    refitted = replace(fit, fits=[*fit.fits, law_fit], best=law_fit, mass=mean, disparity=mean / kept.law.median())
-    fits = [refitted if i == index else c for i, c in enumerate(class_fits)]
-    classes = tuple(refitted.task_class() if i == index else c for i, c in enumerate(model.classes))
-    return fits, replace(model, classes=classes)
+    fits = []
+    for fit in class_fits:
+        if fit.name in kept:
+            law = kept[fit.name]
+            law_fit = LawFit("lognormal-censored-of-mean", law.law, law.ks, law.loglik, law.aic, 0.0, note)
+            mean = law.law.mean()
+            fit = replace(
+                fit,
+                fits=[*fit.fits, law_fit],
+                best=law_fit,
+                mass=mean,
+                disparity=mean / law.law.median(),
+                population=populations[fit.name],
+            )
+        fits.append(fit)
+    return fits, model
 
 
-def _resident_fit(residents: pl.DataFrame, model: WorkloadModel, machines: int) -> ClassFit:
-    """The tasks running at the input's start as a class: their lifetime law from their residual
-    lives (the equilibrium likelihood) and their number per machine. The other classes' stationary
-    tasks (rate x mean lifetime, Little's law) explain part of the start's population; the
-    residents are the rest, over the input's ``machines``. They are not submitted again (frequency
-    0): a window shows how long they have left, not how often such tasks come, and a
-    law fitted on a few hours' residual lives cannot say what their mean lifetime is."""
-    from batsim_google.generation.warm_start import warm_counts
+#: How many bands of CPU requests the class holding the cell is split into (at the quantiles of
+#: the start's requests), and of memory within each (at the quantiles of the band's start), fewer
+#: when a band would have too few tasks to fit.
+CPU_BANDS = 6
+MEMORY_BANDS = 3
+#: The top band's upper bound: past the largest request (1, the largest machine).
+TOP_OF_THE_BANDS = 1.000001
 
-    fit = _fit_censored_class(RESIDENT, "service", residents, 0.0)
-    unexplained = max(residents.height - float(warm_counts(model).sum()), 0.0)
-    return replace(fit, per_machine=unexplained / machines)
+Range = tuple[float, float]
 
 
-def _with_resident(model: WorkloadModel, resident: ClassFit) -> WorkloadModel:
-    """``model`` with the resident class (and, with jobs, a job class of none of the jobs)."""
-    jobs = model.jobs
-    if jobs is not None:
-        job_classes = tuple(replace(c, mix=(*c.mix, 0.0)) for c in jobs.classes)
-        single = JobClass(0.0, Empirical((1.0,), (1.0,)), (*(0.0 for _ in model.classes), 1.0))
-        jobs = replace(jobs, classes=(*job_classes, single))
-    return replace(model, classes=(*model.classes, resident.task_class()), jobs=jobs)
+def _bounds(start: np.ndarray, own: np.ndarray, count: int) -> list[float]:
+    """Bounds of ``count`` bands at the quantiles of ``start``, adjacent bands merged until each
+    holds :data:`MIN_CLASS_TASKS` of ``own`` (one band, [0, top), when they cannot)."""
+    inner = np.unique(np.quantile(start, np.arange(1, count) / count)) if len(start) else np.array([])
+    bounds = [0.0, *(float(b) for b in inner if b > 0.0), TOP_OF_THE_BANDS]
+    while len(bounds) > 2:
+        counts = np.histogram(own, bounds)[0]
+        if counts.min() >= MIN_CLASS_TASKS:
+            break
+        low = int(np.argmin(counts))
+        del bounds[low if low == len(counts) - 1 else low + 1]  # merge the band with the next one up
+    return bounds
+
+
+def _in_request_bands(
+    labelled: pl.DataFrame, residents: pl.DataFrame, name: str
+) -> tuple[pl.DataFrame, dict[str, tuple[Range, Range]]]:
+    """``labelled`` with the rows of class ``name`` split into bands of requests (``name-1``, ...):
+    CPU bands at the quantiles of the start's CPU requests, memory bands within each at the
+    quantiles of its start's memory; and each band's (CPU range, memory range).
+
+    The tasks running at an instant request more than those submitted (0.057 CPU on average at the
+    trace's start, 0.024 for the tasks Kill ends): the long-lived ones, which the cell holds, are
+    the larger. One class cannot keep both the start's tasks and its requests; bands can, each with
+    its own rate and lifetime."""
+    requests = residents.select(pl.col("cpu_request", "memory_request").fill_null(0.0))
+    start_cpu, start_memory = requests["cpu_request"].to_numpy(), requests["memory_request"].to_numpy()
+    rows = labelled["class"].to_numpy() == name
+    own = labelled.select(pl.col("cpu_request", "memory_request").fill_null(0.0).cast(pl.Float64))
+    own_cpu, own_memory = own["cpu_request"].to_numpy()[rows], own["memory_request"].to_numpy()[rows]
+    bands: dict[str, tuple[Range, Range]] = {}
+    band = np.zeros(len(own_cpu), dtype=np.int64)
+    cpu_bounds = _bounds(start_cpu, own_cpu, CPU_BANDS)
+    for cpu_range in zip(cpu_bounds, cpu_bounds[1:]):
+        in_cpu = (own_cpu >= cpu_range[0]) & (own_cpu < cpu_range[1])
+        started = (start_cpu >= cpu_range[0]) & (start_cpu < cpu_range[1])
+        memory_bounds = _bounds(start_memory[started], own_memory[in_cpu], MEMORY_BANDS)
+        for memory_range in zip(memory_bounds, memory_bounds[1:]):
+            band[in_cpu & (own_memory >= memory_range[0]) & (own_memory < memory_range[1])] = len(bands)
+            bands[f"{name}-{len(bands) + 1}"] = (cpu_range, memory_range)
+    if len(bands) == 1:
+        return labelled, {}
+    column = labelled["class"].to_numpy().astype(object)
+    column[rows] = np.array(list(bands))[band]
+    return labelled.with_columns(pl.Series("class", column.astype(str))), bands
 
 
 def _with_cpu_shares(
     class_fits: list[ClassFit], labelled: pl.DataFrame, residents: pl.DataFrame | None, everything: pl.DataFrame
 ) -> list[ClassFit]:
     """Each class's share of the CPU the input's valid rows request (the rest: the rows no class
-    kept, e.g. classes too small to fit)."""
+    kept, e.g. classes too small to fit); the start's tasks count in the classes that hold them:
+    a CPU band's residents in its band, else all in the classes holding the start, by their shares
+    of it."""
     total = float(everything["cpu_request"].sum())
     if not total > 0:
         return class_fits
     cpu = dict(labelled.group_by("class").agg(pl.col("cpu_request").sum()).iter_rows())
-    if residents is not None:
-        cpu[RESIDENT] = float(residents["cpu_request"].sum())
+    holders = [c for c in class_fits if c.population]
+    if residents is not None and holders:
+        requested = residents["cpu_request"].fill_null(0.0).to_numpy()
+        memory = residents["memory_request"].fill_null(0.0).to_numpy()
+        held = sum(c.population for c in holders)
+        for c in holders:
+            if c.cpu_range is None:
+                share = float(requested.sum()) * c.population / held
+            else:
+                share = float(requested[in_ranges(requested, memory, c.cpu_range, c.memory_range)].sum())
+            cpu[c.name] = float(cpu.get(c.name) or 0.0) + share
     return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
 
 
@@ -539,6 +629,15 @@ def fit_model(
     else:
         names, kinds = ["task", "service"], ["task", "service"]
         labelled = table.frame.with_columns(pl.col("kind").alias("class"))
+    bands: dict[str, tuple[Range, Range]] = {}
+    if residents is not None and residents.height >= MIN_CLASS_TASKS and "cpu_request" in labelled.columns:
+        holder = names[kinds.index("service")] if classes == "apriori" else None
+        if holder is not None:
+            labelled, bands = _in_request_bands(labelled, residents, holder)
+            if bands:
+                at = names.index(holder)
+                names = [*names[:at], *bands, *names[at + 1 :]]
+                kinds = [*kinds[:at], *(kinds[at] for _ in bands), *kinds[at + 1 :]]
     sizes = dict(labelled.group_by("class").len().iter_rows())
     small = [n for n in names if 0 < sizes.get(n, 0) < MIN_CLASS_TASKS]
     if small and strict:
@@ -579,6 +678,8 @@ def fit_model(
                 groups,
             ),
             without_lifetime=per_class[n] - sizes[n],
+            cpu_range=bands[n][0] if n in bands else None,
+            memory_range=bands[n][1] if n in bands else None,
         )
         for n, kind in kept
     ]
@@ -603,17 +704,14 @@ def fit_model(
         jobs=None if job_fit is None else job_fit.jobs,
     )
     if residents is not None and residents.height >= MIN_CLASS_TASKS:
-        class_fits, model = _keeping_the_start(class_fits, model, labelled, residents.height, machines)
-        resident = _resident_fit(residents, model, machines)
-        class_fits.append(resident)
-        model = _with_resident(model, resident)
+        class_fits, model = _holding_the_start(class_fits, model, labelled, residents, residents.height)
     elif residents is not None:  # a censored fit of an input that does not open on the trace's start
-        class_fits, model = _keeping_the_start(
+        class_fits, model = _holding_the_start(
             class_fits,
             model,
             labelled,
+            None,
             round(GOOGLE_2011_START_TASKS * machines / GOOGLE_2011_MACHINES),
-            machines,
             "the trace's start on as many machines (the input does not open on it, so its own start is unknown)",
         )
     start, lifeless_cpu, reasons = None, None, {}

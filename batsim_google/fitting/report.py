@@ -92,7 +92,8 @@ def report_mapping(fit: ModelFit, source: str, fidelity: Fidelity | None = None)
                 **({"cpu_share": c.cpu_share} if c.cpu_share is not None else {}),
                 **({"without_lifetime": c.without_lifetime} if c.without_lifetime else {}),
                 **({"censored": c.censored} if c.censored else {}),
-                **({"per_machine": c.per_machine} if c.per_machine is not None else {}),
+                **({"cpu_range": list(c.cpu_range)} if c.cpu_range is not None else {}),
+                **({"population": c.population} if c.population is not None else {}),
                 "fits": [f.to_mapping() for f in c.fits],
                 **({"widths": _widths_mapping(c.widths)} if c.widths is not None else {}),
             }
@@ -229,6 +230,25 @@ def _widths_lines(name: str, widths: WidthFit) -> list[str]:
     return lines
 
 
+def stationarity_summary(fit: ModelFit) -> str | None:
+    """What a fit that holds a start assumed, in one line (None when it held none)."""
+    held = [c for c in fit.classes if c.population is not None]
+    if not held:
+        return None
+    bands = sum(c.cpu_range is not None for c in held)
+    start = (
+        "the input's start"
+        if fit.start is not None and fit.start.tasks
+        else "the trace's start (the input's own is unknown)"
+    )
+    return (
+        f"assumed a stationary cell: the {sum(c.population for c in held):,.0f} tasks of {start} beyond the other "
+        f"classes' are held by {', '.join(c.name for c in held)} (rate x mean lifetime, Little's law"
+        + (f"; {bands} bands of CPU and memory request, so that the start's CPU is held too" if bands else "")
+        + "); a warm start is then the cell the arrivals keep"
+    )
+
+
 def without_lifetime_summary(fit: ModelFit) -> str | None:
     """What the fit did with the tasks submitted without a lifetime (None without any)."""
     if not fit.without_lifetime:
@@ -275,10 +295,12 @@ def render_markdown(fit: ModelFit, source: str, fidelity: Fidelity | None = None
         for c in fit.classes
         if c.cpu_share is not None
     ]
+    lines += [f"- {note}"] if (note := stationarity_summary(fit)) else []
     lines += [
-        f"- {c.name}: {_g(c.per_machine)} per machine at the input's start beyond the other classes' stationary tasks"
+        f"- {c.name}: holds {c.population:,.0f} tasks of the start"
+        + (f", CPU requests in [{c.cpu_range[0]:.4g}, {c.cpu_range[1]:.4g})" if c.cpu_range is not None else "")
         for c in fit.classes
-        if c.per_machine is not None
+        if c.population is not None
     ]
     lines += _without_lifetime_lines(fit)
     for c in fit.classes:
@@ -438,6 +460,17 @@ def load_lines(load: LoadFidelity | None) -> str:
             f"| {load.input.times[i] / HOUR:.2f} | {load.input.cpu[i]:,.1f} | {load.generated.cpu[i]:,.1f} | "
             f"{load.input.memory[i]:,.1f} | {load.generated.memory[i]:,.1f} |"
         )
+    if load.day is not None:
+        lines += [
+            "",
+            f"- {load.day_note()}",
+            "",
+            "| hour | tasks | CPU | submitted in the hour before |",
+            "| --- | --- | --- | --- |",
+        ]
+        for index, hour in enumerate(load.day.times / HOUR):
+            submitted = f"{load.day.submitted[index - 1]:,}" if index else "-"
+            lines.append(f"| {hour:.0f} | {load.day.tasks[index]:,.0f} | {load.day.cpu[index]:,.1f} | {submitted} |")
     return "\n".join(lines) + "\n"
 
 

@@ -155,13 +155,20 @@ def _draw_attributes(
     makespan = draw_by_class(laws, law_index, rng)
     if priority is None:
         priority = draw_priorities(np.array([c.priority_rate for c in classes])[class_index], rng)
-    kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
     cpu = np.empty(size)
     memory = np.empty(size)
-    for k, kind in enumerate(KINDS):
-        members = kind_index == k
-        if members.any():
-            cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
+    if any(c.cpu_range or c.memory_range for c in classes):  # requests by class (their bands)
+        for index, task_class in enumerate(classes):
+            members = class_index == index
+            if members.any():
+                law = requests.for_class(task_class, f"classes[{index}]")
+                cpu[members], memory[members] = law.sample(int(members.sum()), rng)
+    else:  # by kind, as models without bands always drew
+        kind_index = np.array([KINDS.index(c.kind) for c in classes])[class_index]
+        for k, kind in enumerate(KINDS):
+            members = kind_index == k
+            if members.any():
+                cpu[members], memory[members] = requests.for_kind(kind).sample(int(members.sum()), rng)
     return TaskBatch(ids, subtime, class_index, width, makespan, priority, cpu, memory, job)
 
 
@@ -206,8 +213,8 @@ def generate(
         raise ParameterError(f"duration must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {duration})")
     if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
         raise ParameterError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
-    for kind in {c.kind for c in model.classes}:
-        requests.for_kind(kind)
+    for index, task_class in enumerate(model.classes):
+        requests.for_class(task_class, f"classes[{index}]")
     job_sizes = None if model.jobs is None else JobSizes.of(model.jobs, model.arrival_profile)
     produced, clock = 0, 0.0
     while tasks is None or produced < tasks:

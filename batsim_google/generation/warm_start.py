@@ -28,7 +28,10 @@ same way: the warm start scales with ``nb_res`` through them, with the arrival s
 others. Warm tasks draw their requests from the request law's tasks running at an instant when it
 has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
 shipped law), since the long-lived tasks a cell holds at once request more than the average task
-submitted.
+submitted. A model with bands of requests (``cpu_range``, ``memory_range``: a fit's) draws
+every class's warm tasks from its submitted tasks' law, its band of it, as its arrivals do: the
+warm tasks are then the ones the arrivals keep in the cell (a fit sets each band's rate x mean
+lifetime to its share of the start, so that the bands together hold the running tasks' requests).
 """
 
 from __future__ import annotations
@@ -150,9 +153,11 @@ def warm_start(
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
+    banded = any(c.cpu_range or c.memory_range for c in model.classes)
     for index, task_class in enumerate(model.classes):
         members = class_index == index
-        cpu[members], memory[members] = requests.running(task_class.kind).sample(int(counts[index]), rng)
+        law = requests.for_class(task_class, f"classes[{index}]") if banded else requests.running(task_class.kind)
+        cpu[members], memory[members] = law.sample(int(counts[index]), rng)
     size = len(class_index)
     return TaskBatch(
         np.arange(size), np.zeros(size), class_index, np.ones(size, dtype=np.int64), makespan, priority, cpu, memory

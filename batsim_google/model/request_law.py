@@ -14,13 +14,16 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.output_files import write_text
 from batsim_google.parameters import load_json_law
+
+if TYPE_CHECKING:
+    from batsim_google.model.workload_model import TaskClass
 
 DEFAULT_LAW = "requests.json"
 #: The entry of the requests of the tasks running at an instant (in the shipped law, those running
@@ -48,6 +51,21 @@ class EmpiricalRequests:
         index = rng.choice(len(self.count), size=size, p=self.count / self.count.sum())
         return self.cpu[index], self.memory[index]
 
+    def within(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
+        """The pairs in ``task_class``'s request ranges (all of them without); ``where`` names the
+        class in the refusal of an empty band."""
+        from batsim_google.model.workload_model import in_ranges
+
+        if task_class.cpu_range is None and task_class.memory_range is None:
+            return self
+        kept = in_ranges(self.cpu, self.memory, task_class.cpu_range, task_class.memory_range)
+        if not kept.any():
+            raise ParameterError(
+                f"{where}: the request law has no request in cpu_range {task_class.cpu_range} and "
+                f"memory_range {task_class.memory_range}"
+            )
+        return EmpiricalRequests(self.cpu[kept], self.memory[kept], self.count[kept])
+
 
 @dataclass(frozen=True)
 class RequestLaw:
@@ -64,6 +82,10 @@ class RequestLaw:
         the long-lived ones are over-represented, and they request more (at the trace's start,
         0.0563 CPU on average against 0.0243 for Kill-ended tasks)."""
         return self.kinds.get(RUNNING) or self.for_kind(kind)
+
+    def for_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
+        """The requests a class's submitted tasks draw: its kind's, within its ranges."""
+        return self.for_kind(task_class.kind).within(task_class, where)
 
     def for_kind(self, kind: str) -> EmpiricalRequests:
         try:

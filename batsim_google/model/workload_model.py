@@ -33,7 +33,7 @@ from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
 from batsim_google.output_files import write_text
-from batsim_google.parameters import known_keys, number, read_parameter_file, require, table
+from batsim_google.parameters import known_keys, number, numbers, read_parameter_file, require, table
 
 #: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
 #: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).
@@ -51,7 +51,16 @@ def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
     return np.log(mass / disparity), np.sqrt(2.0 * np.log(disparity))
 
 
-__all__ = ["KINDS", "Kind", "TaskClass", "WorkloadModel", "load_model", "model_from_mapping", "save_model"]
+__all__ = [
+    "KINDS",
+    "Kind",
+    "TaskClass",
+    "WorkloadModel",
+    "in_ranges",
+    "load_model",
+    "model_from_mapping",
+    "save_model",
+]
 
 Kind = Literal["task", "service"]
 KINDS: tuple[Kind, ...] = ("task", "service")
@@ -75,6 +84,14 @@ class TaskClass:
     ``makespan_by_group`` draws its makespan from that group's law instead, the others from the
     class's law.
 
+    ``cpu_range``, ``memory_range``: ``(low, high)``, the class's CPU and memory requests: its tasks
+    draw their requests from their kind's request law restricted to ``low <= cpu < high`` (and the
+    same of memory). A cell's running tasks are not a
+    sample of its submissions: the long-lived ones, which a cell holds most of, request more. A
+    fit splits the class holding the cell into such bands, each with its own lifetime and rate, so
+    that each band's rate x mean lifetime holds the tasks and the CPU of its band at the start
+    (:mod:`batsim_google.fitting.model_fit`).
+
     ``per_machine``: a class of *resident* tasks, already running when a workload starts (the
     long-lived services a cell holds): how many there are per machine in the steady state. The warm
     start (:mod:`batsim_google.generation.warm_start`) puts that many per resource at time 0, on
@@ -93,6 +110,8 @@ class TaskClass:
     groups: Grouping | None = None
     makespan_by_group: Mapping[str, Law] = field(default_factory=dict)
     per_machine: float | None = None
+    cpu_range: tuple[float, float] | None = None
+    memory_range: tuple[float, float] | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -115,6 +134,11 @@ class TaskClass:
                 math.isfinite(self.per_machine) and self.per_machine >= 0.0,
                 "a finite number >= 0",
             )
+        for key, bounds in (("cpu_range", self.cpu_range), ("memory_range", self.memory_range)):
+            if bounds is not None:
+                require(
+                    f"{where}.{key}", list(bounds), 0.0 <= bounds[0] < bounds[1], "[low, high] with 0 <= low < high"
+                )
         if self.width is not None:
             self.width.check(f"{where}.width")
             for index, value in enumerate(self.width.values):
@@ -189,6 +213,10 @@ class TaskClass:
             mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
         if self.per_machine is not None:
             mapping["per_machine"] = self.per_machine
+        if self.cpu_range is not None:
+            mapping["cpu_range"] = list(self.cpu_range)
+        if self.memory_range is not None:
+            mapping["memory_range"] = list(self.memory_range)
         if self.groups is not None:
             mapping["groups"] = self.groups
             mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
@@ -295,6 +323,8 @@ _CLASS_KEYS = {
     "groups",
     "makespan_by_group",
     "per_machine",
+    "cpu_range",
+    "memory_range",
 }
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous", "jobs"}
 
@@ -312,6 +342,27 @@ def _width(raw: Any, where: str) -> Empirical | None:
             f"{where}.law must be {Empirical.name!r}, values with their weights (got {raw.get('law')!r})"
         )
     return Empirical.from_mapping(raw, where)
+
+
+def in_ranges(
+    cpu: np.ndarray, memory: np.ndarray, cpu_range: tuple[float, float] | None, memory_range: tuple[float, float] | None
+) -> np.ndarray:
+    """Which (cpu, memory) requests lie in both half-open ranges (None: any)."""
+    kept = np.ones(np.shape(cpu), dtype=bool)
+    for values, bounds in ((cpu, cpu_range), (memory, memory_range)):
+        if bounds is not None:
+            kept &= (np.asarray(values) >= bounds[0]) & (np.asarray(values) < bounds[1])
+    return kept
+
+
+def _range(raw: Any, where: str) -> tuple[float, float] | None:
+    if raw is None:
+        return None
+    key = where.rsplit(".", 1)[-1]
+    values = numbers({key: raw}, key, where.removesuffix(key))
+    if len(values) != 2:
+        raise ParameterError(f"{where} must be [low, high] (got {list(values)})")
+    return values[0], values[1]
 
 
 def _laws_by_group(raw: Any, where: str) -> dict[str, Law]:
@@ -350,6 +401,8 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 groups=raw.get("groups"),
                 makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
                 per_machine=_optional_number(raw, "per_machine", where, False),
+                cpu_range=_range(raw.get("cpu_range"), f"classes[{index}].cpu_range"),
+                memory_range=_range(raw.get("memory_range"), f"classes[{index}].memory_range"),
             )
         )
     interarrival = data.get("interarrival")

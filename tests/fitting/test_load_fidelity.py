@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -15,6 +16,7 @@ from batsim_google.fitting.fit_figures import write_plots
 from batsim_google.fitting.load_fidelity import input_load, load_fidelity, running_load
 from batsim_google.fitting.model_fit import fit_model
 from batsim_google.fitting.report import load_lines, write_report
+from batsim_google.generation.population import Population
 from batsim_google.model.request_law import load_request_law
 
 WINDOW = 4 * 3600.0
@@ -32,8 +34,9 @@ def test_running_load_sums_the_tasks_running_at_each_instant():
 
 def _cell(seed: int) -> pl.DataFrame:
     """What a 4-hour window sees of a stationary cell (see test_censored_classes): the tasks running
-    at its start (residents: requests of tasks running at an instant) and those submitted in it
-    (requests of their kind), from the shipped request law."""
+    at its start (residents) and those submitted in it, requests of their kind from the shipped
+    request law (independent of the lifetimes: the residents request what the submitted tasks do,
+    or the cell would not be stationary)."""
     rng, law = np.random.default_rng(seed), load_request_law()
     frames = []
     for kind, rate, mu, sigma in STREAMS:
@@ -46,7 +49,6 @@ def _cell(seed: int) -> pl.DataFrame:
         origin = np.where(resident, 0.0, starts)
         ended = ends <= WINDOW
         cpu, memory = law.for_kind(kind).sample(len(starts), rng)
-        cpu[resident], memory[resident] = law.running(kind).sample(int(resident.sum()), rng)
         frames.append(
             pl.DataFrame(
                 {
@@ -107,7 +109,8 @@ def test_a_model_blind_to_the_cut_tasks_is_told_apart(cell):
     kept = cell.filter(~pl.col("censored") & ~pl.col("resident")).drop("censored", "resident")
     naive = fit_model(kept, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
     load = load_fidelity(cell, naive.model, load_request_law(), MACHINES, seed=1)
-    assert load.warm_start.cpu < 0.5 * load.input_start.cpu
+    assert load.warm_start.tasks < 0.5 * load.input_start.tasks
+    assert load.warm_start.cpu < 0.7 * load.input_start.cpu
     assert min(load.errors) > 0.3
 
 
@@ -137,3 +140,21 @@ def test_fit_censored_prints_and_reports_the_load(cell, tmp_path):
     assert outcome.exit_code == 0, outcome.output
     assert "requested load over the input's span, generated against input: CPU within" in outcome.output
     assert "## Requested load" in report.read_text() and (figures / "load.png").exists()
+
+
+def _with_day(load, cpu_end: float, tasks_end: float):
+    """``load`` with a generated day whose CPU and tasks go linearly from 100 to the ends given."""
+    hours = np.arange(25) * 3600.0
+    day = Population(hours, np.linspace(100, tasks_end, 25), np.linspace(100, cpu_end, 25), np.ones(25), np.ones(24))
+    return replace(load, day=day)
+
+
+def test_the_drift_flag(cell, censored_fit):
+    load = load_fidelity(cell, censored_fit.model, load_request_law(), MACHINES, seed=1)
+    assert load.day is not None and not load.drifts  # the censored fit holds its level
+    assert "holds its level" in load.day_note()
+    assert _with_day(load, 85.0, 100.0).drifts  # the CPU falls: last hours at 0.88
+    assert _with_day(load, 100.0, 125.0).drifts  # the tasks climb
+    assert not _with_day(load, 95.0, 104.0).drifts
+    assert "DRIFTS" in _with_day(load, 85.0, 100.0).day_note()
+    assert load.to_mapping()["day"]["drifts"] is False
