@@ -10,9 +10,11 @@ end, flagged ``censored`` and counted apart:
 
 - scheduled in the input: from its schedule (from the window start if it was running there) to the
   input's end; its real wait is known, and the replay carries its load as long as the trace shows it;
-- never scheduled in the input (still pending at its end): from its submission to the input's end,
-  the longest it can have run; it competes for room as it did in the real cell, and the simulated
-  scheduler starts it or not (the trace says it did not start within the input).
+- submitted in the window and never scheduled in the input (still pending at its end): from its
+  submission to the input's end, the longest it can have run; it competes for room as it did in
+  the real cell, and the simulated scheduler starts it or not (the trace says it did not start
+  within the input). Pending at the window start and never scheduled, it is left out
+  (:mod:`.initial_state` says why).
 
 Censored records are services: they outlived what was read, like the KILL-ended ones, with which a
 selection of end events keeps or leaves them out. Logs without an input's end on their records

@@ -21,7 +21,7 @@ Every record reaching the converter is either written or excluded for the first 
 so that ``records = written + excluded``: submitted outside the window (and, with the initial
 state, not alive at its start), with a synthesized event
 (when those are dropped), still open at the end of the input (censored, when ``kill`` is not
-selected), end event not selected, never scheduled (and ended: killed or failed while pending),
+selected), pending at the start and never scheduled in the input, end event not selected, never scheduled (and ended: killed or failed while pending),
 makespan unknown (SWF: an unknown run time),
 priority group not selected, scheduling class not selected, no CPU or memory request, (logs with
 processor counts) processor count unknown or zero, more processors than ``nb_res``, run on a
@@ -184,6 +184,8 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
         rules.append(("synthesized record dropped", synthesized))
     rules += [
         ("still open at the end of the input", (pl.col("end_event").is_null() | censored(columns)) & ~censored_kept),
+        # Borg left them waiting through the whole input (:mod:`.initial_state`)
+        ("pending at the start, never scheduled in the input", initial & censored(columns) & ~scheduled_in_input()),
         (
             "end event not selected",
             ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False) & ~censored_kept,

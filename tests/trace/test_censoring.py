@@ -22,7 +22,7 @@ def _trace(folder):
     lines = [
         (1, 1, 0, E.SUBMIT),
         (2, 1, 0, E.SCHEDULE),  # running at the start, never ends
-        (3, 1, 1, E.SUBMIT),  # pending at the start, never scheduled
+        (3, 1, 1, E.SUBMIT),  # pending at the start, never scheduled: left out
         (4, 1, 2, E.SUBMIT),  # pending at the start, scheduled at 30 s, never ends
         (25, 2, 0, E.SUBMIT),
         (27, 2, 0, E.SCHEDULE),  # scheduled in the window, never ends
@@ -68,7 +68,6 @@ def test_records_whose_end_is_not_in_the_input_last_until_it_and_are_flagged(con
     (jobs, data), _ = converted
     expected = {  # key: (subtime, delay, kind, censored, never scheduled, wait)
         (1, 0): (0, INPUT_END - START, "service", 1, 0, 1),  # running: from the start
-        (1, 1): (0, INPUT_END - START, "service", 1, 1, None),  # never scheduled: from its submission, the start
         (1, 2): (0, INPUT_END - 30, "service", 1, 0, 26),  # pending: from its schedule
         (2, 0): (5, INPUT_END - 27, "service", 1, 0, 2),  # its real wait is known
         (2, 1): (10, INPUT_END - 30, "service", 1, 1, None),  # from its submission
@@ -87,16 +86,17 @@ def test_the_account_adds_up_and_counts_the_censored_apart(converted):
     _, account = converted
     assert account.excluded == {
         "submitted outside the window": 2,  # jobs 3 and 4
+        "pending at the start, never scheduled in the input": 1,
         "never scheduled": 1,  # killed while pending: its end is in the input
         "end event not selected": 1,  # evicted
     }
     assert account.records == 11 == account.written + sum(account.excluded.values())
-    assert account.written == 7
-    assert account.initial == {"running": 1, "pending": 2, "censored": 3}
+    assert account.written == 6
+    assert account.initial == {"running": 1, "pending": 1, "censored": 2}
     assert account.censored == {"scheduled": 1, "never scheduled": 1}
     assert account.to_json()["censored"] == {"scheduled": 1, "never scheduled": 1}
     assert account.summary("attempt").endswith(
-        "; initial state (written, submitted at the window start): running 1, pending 2, of which censored at "
-        "the input's end 3; submitted in the window and censored at the input's end (written): scheduled 1, "
+        "; initial state (written, submitted at the window start): running 1, pending 1, of which censored at "
+        "the input's end 2; submitted in the window and censored at the input's end (written): scheduled 1, "
         "never scheduled 1"
     )
