@@ -43,9 +43,15 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.model.priority import unit_priority
+from batsim_google.trace.censoring import (
+    INPUT_END,
+    NEVER_SCHEDULED,
+    SCHEDULED,
+    censored,
+    censored_delay,
+    scheduled_in_input,
+)
 from batsim_google.trace.eviction_chains import fold_evictions
-from batsim_google.trace.censoring import INPUT_END, NEVER_SCHEDULED, SCHEDULED, censored, censored_delay
-from batsim_google.trace.censoring import scheduled_in_input
 from batsim_google.trace.initial_state import RUNNING, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild

@@ -12,7 +12,7 @@ submitted at the window start, flagged ``initial``:
 A record whose end is not in the input is *censored* (:mod:`.censoring`): it lasts until the
 input's end (the last time read) from the start (running) or from its schedule (pending). A pending
 one never scheduled in the input is left out: Borg left it waiting through the whole input (at the
-trace's start, 10,831 tasks of a few jobs, 835 CPU against the 7,493 of the tasks running), and a
+trace's start, 10,830 tasks of 9 jobs, 835 CPU against the 7,493 of the tasks running), and a
 simulated scheduler, which knows nothing of why, would run it at once.
 """
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 from trace_files import event, seconds_us, write_part
 
-from batsim_google.cli import main
 from batsim_google.trace.convert import Selection, convert_trace
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
