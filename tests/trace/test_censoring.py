@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 from trace_files import event, seconds_us, write_part
 
+from batsim_google.cli import main
 from batsim_google.trace.convert import Selection, convert_trace
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
@@ -98,3 +100,23 @@ def test_the_account_adds_up_and_counts_the_censored_apart(converted):
         "the input's end 2; submitted in the window and censored at the input's end (written): scheduled 1, "
         "never scheduled 1"
     )
+
+
+def test_without_kill_the_censored_records_are_left_out_with_the_kill_ended_ones(tmp_path):
+    _trace(tmp_path / "trace")
+    out = tmp_path / "w.json"
+    command = ["trace", "convert", str(tmp_path / "trace"), "-o", str(out), "--start", "20", "--end", "60"]
+    result = CliRunner().invoke(main, [*command, "--end-event", "finish"])
+    assert result.exit_code == 0, result.output
+    jobs, _ = _jobs(out)
+    assert list(jobs) == [(2, 2)]  # the only FINISH-ended one
+    assert (
+        "attempts 11 = written 1 + excluded 10 (still open at the end of the input: 5, end event not selected: 3, "
+        "submitted outside the window: 2)" in result.output
+    )
+    assert "submitted in the window and censored" not in result.output
+    assert "rows read 21 = used 21 + skipped 0" in result.output
+
+    result = CliRunner().invoke(main, command)  # kill among the end events, as by default
+    assert result.exit_code == 0, result.output
+    assert "scheduled 1, never scheduled 1" in result.output and "written 6" in result.output
