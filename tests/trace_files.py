@@ -55,10 +55,11 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
 
     Returns the ended attempts (key, submit, schedule, end, end event, priority, scheduling class)
     and, per task, its event count and final state, and its attempt still open at the end
-    (``open``: key -> submit and schedule times).
+    (``open``: key -> submit and schedule times), and the input's end (``last_time``: the time of
+    the last row).
     """
     state, current, events = {}, {}, {}
-    attempts = []
+    attempts, time = [], -math.inf
     for path in sorted((folder / "task_events").glob("part-*.csv.gz")):
         with gzip.open(path, "rt", newline="") as handle:
             for row in csv.reader(handle):
@@ -85,4 +86,4 @@ def reference_lifecycles(folder) -> tuple[list[tuple], dict]:
                     attempts.append(
                         (key, attempt["submit"], attempt["schedule"], time, int(code), int(row[8]), int(row[7]))
                     )
-    return attempts, {"events": events, "state": state, "open": current}
+    return attempts, {"events": events, "state": state, "open": current, "last_time": time}

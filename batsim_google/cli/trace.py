@@ -153,7 +153,8 @@ def trace_stats(
     "end_events",
     multiple=True,
     type=click.Choice(list(END_EVENT_NAMES)),
-    help="Keep jobs ended by these events (repeatable; default: finish, kill).",
+    help="Keep jobs ended by these events (repeatable; default: finish, kill). Records whose end is not in the "
+    "input (censored at its end, written as services) go with kill.",
 )
 @click.option(
     "--scheduling-class",

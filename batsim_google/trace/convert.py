@@ -8,7 +8,10 @@ observed duration (the model paper's reading of Kill-ended tasks, Section 4.2); 
 (FAIL, EVICT, LOST, when selected) are ``task`` s of the time they ran.
 
 With ``initial_state``, the records alive at the window start are written too, submitted at the
-start (:mod:`.initial_state`): the cell does not start empty.
+start (:mod:`.initial_state`): the cell does not start empty. A record of the window whose end is
+not in the input is written *censored*, as a service lasting until the input's end
+(:mod:`.censoring`), with the KILL-ended records: a selection of end events without ``kill``
+leaves both out.
 
 With ``faithful`` (attempts only), every end event is kept, evicted attempts are folded into the
 next attempt of their task (:mod:`.eviction_chains`) and the records running at the start carry
@@ -17,8 +20,9 @@ their ``trace_machine``, on which the scheduler keeps them.
 Every record reaching the converter is either written or excluded for the first of these reasons,
 so that ``records = written + excluded``: submitted outside the window (and, with the initial
 state, not alive at its start), with a synthesized event
-(when those are dropped), still open at the end of the input, end event not selected, never
-scheduled, makespan unknown (in the trace: scheduled before the window or ended after it),
+(when those are dropped), still open at the end of the input (censored, when ``kill`` is not
+selected), pending at the start and never scheduled in the input, end event not selected, never scheduled (and ended: killed or failed while pending),
+makespan unknown (SWF: an unknown run time),
 priority group not selected, scheduling class not selected, no CPU or memory request, (logs with
 processor counts) processor count unknown or zero, more processors than ``nb_res``, run on a
 machine sampled out (scaled replays, :mod:`.sampling`).
@@ -39,8 +43,16 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import TIME_DECIMALS, WorkloadWriter
 from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.model.priority import unit_priority
+from batsim_google.trace.censoring import (
+    INPUT_END,
+    NEVER_SCHEDULED,
+    SCHEDULED,
+    censored,
+    censored_delay,
+    scheduled_in_input,
+)
 from batsim_google.trace.eviction_chains import fold_evictions
-from batsim_google.trace.initial_state import INPUT_END, RUNNING, censored, initial_delay, initial_flag
+from batsim_google.trace.initial_state import RUNNING, initial_delay, initial_flag
 from batsim_google.trace.lifecycle import TaskLifecycles
 from batsim_google.trace.rebuild import rebuild
 from batsim_google.trace.row_accounting import RowAccount
@@ -124,6 +136,8 @@ class JobAccount:
     excluded: Counter = field(default_factory=Counter)
     #: Written records of the initial state: running, pending, and censored (of those two).
     initial: Counter = field(default_factory=Counter)
+    #: Written records submitted in the window and censored: scheduled in the input, or never.
+    censored: Counter = field(default_factory=Counter)
 
     @property
     def records(self) -> int:
@@ -138,10 +152,20 @@ class JobAccount:
                 f"; initial state (written, submitted at the window start): running {self.initial['running']}, "
                 f"pending {self.initial['pending']}, of which censored at the input's end {self.initial['censored']}"
             )
+        if self.censored:
+            line += (
+                f"; submitted in the window and censored at the input's end (written): scheduled "
+                f"{self.censored[SCHEDULED]}, never scheduled {self.censored[NEVER_SCHEDULED]}"
+            )
         return line
 
     def to_json(self) -> dict[str, Any]:
-        return {"written": self.written, "excluded": dict(self.excluded), "initial": dict(self.initial)}
+        return {
+            "written": self.written,
+            "excluded": dict(self.excluded),
+            "initial": dict(self.initial),
+            "censored": dict(self.censored),
+        }
 
 
 def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[tuple[str, pl.Expr]]:
@@ -152,7 +176,7 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
     priorities = [p for group in groups for p in group]
     initial = pl.col("initial").is_not_null()
     # censored records are written as services: kept with the KILL-ended ones
-    censored_kept = censored() & pl.lit("kill" in selection.end_events)
+    censored_kept = censored(columns) & pl.lit("kill" in selection.end_events)
     rules = [
         (
             "submitted outside the window",
@@ -165,13 +189,15 @@ def _exclusions(selection: Selection, nb_res: int, columns: list[str]) -> list[t
         )
         rules.append(("synthesized record dropped", synthesized))
     rules += [
-        ("still open at the end of the input", pl.col("end_event").is_null() & ~censored_kept),
+        ("still open at the end of the input", (pl.col("end_event").is_null() | censored(columns)) & ~censored_kept),
+        # Borg left them waiting through the whole input (:mod:`.initial_state`)
+        ("pending at the start, never scheduled in the input", initial & censored(columns) & ~scheduled_in_input()),
         (
             "end event not selected",
             ~pl.col("end_event").is_in([END_EVENTS[e] for e in selection.end_events]).fill_null(False) & ~censored_kept,
         ),
-        ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null()),
-        ("makespan unknown", pl.col("makespan").is_null() & ~initial),
+        ("never scheduled", pl.col("schedule").is_null() & pl.col("makespan").is_null() & ~censored_kept),
+        ("makespan unknown", pl.col("makespan").is_null() & ~initial & ~censored_kept),
         (
             "priority group not selected",
             ~pl.col("priority").is_in(priorities).fill_null(len(groups) == len(PRIORITY_GROUPS)),
@@ -204,21 +230,30 @@ def select_records(records: pl.DataFrame, selection: Selection, nb_res: int, acc
             account.excluded[name] += count
     kept = labelled.filter(pl.col("excluded_by").is_null()).drop("excluded_by")
     account.written += kept.height
+    is_censored = censored(kept.columns)
     if selection.initial_state:
         for name, count in kept.group_by("initial").len().iter_rows():
             if name is not None:
                 account.initial[name] += count
-        account.initial["censored"] += kept.select(censored().sum()).item()
+        account.initial["censored"] += kept.select((pl.col("initial").is_not_null() & is_censored).sum()).item()
+    in_window = kept.filter(pl.col("initial").is_null() & is_censored)
+    if in_window.height:
+        scheduled = in_window.select(scheduled_in_input().sum()).item()
+        account.censored[SCHEDULED] += scheduled
+        account.censored[NEVER_SCHEDULED] += in_window.height - scheduled
     return kept
 
 
 def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.DataFrame:
     """Selected records -> the writer's job columns (``id``, ``subtime``, ``delay`` and extras)."""
     initial = pl.col("initial").is_not_null()
+    is_censored = censored(records.columns)
     delay = pl.col("makespan")
-    if selection.initial_state:  # only then do records carry the input's end
+    if INPUT_END in records.columns:  # trace records: those whose end is not in the input last until it
+        delay = pl.when(is_censored).then(censored_delay(selection.submit_column)).otherwise(delay)
+    if selection.initial_state:
         delay = pl.when(initial).then(initial_delay(selection.start)).otherwise(delay)
-    service = ((pl.col("end_event") == TaskEvent.KILL).fill_null(False) | censored()) & pl.lit(
+    service = ((pl.col("end_event") == TaskEvent.KILL).fill_null(False) | is_censored) & pl.lit(
         selection.kill_is_service
     )
     kind = pl.when(service).then(pl.lit("service")).otherwise(pl.lit("task"))
@@ -250,7 +285,12 @@ def to_jobs(records: pl.DataFrame, selection: Selection, first_id: int) -> pl.Da
         pl.col("wait").round(TIME_DECIMALS),
     ]
     if selection.initial_state:
-        columns += [pl.col("initial"), pl.when(initial).then(censored().cast(pl.Int8)).alias("censored")]
+        columns.append(pl.col("initial"))
+    if INPUT_END in records.columns:
+        columns += [
+            is_censored.cast(pl.Int8).alias("censored"),
+            (~scheduled_in_input()).cast(pl.Int8).alias("never_scheduled"),  # censored: pending at the input's end
+        ]
     if selection.faithful and selection.pin_running:
         columns.append(pl.when(pl.col("initial") == RUNNING).then(pl.col("machine_id")).alias("trace_machine"))
     return records.select(columns)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
 import json
-from collections import deque
 
 import numpy as np
 import pytest
@@ -22,14 +20,6 @@ START, END = 7000.0, 8000.0
 
 def _delay(data: dict, job: dict) -> float:
     return job["walltime"] if job["kind"] == "service" else data["profiles"][job["profile"]]["delay"]
-
-
-def _last_time(google_2011) -> float:
-    """The input's end: the time of the last row of the last part (read plainly)."""
-    last_part = sorted((google_2011 / "task_events").glob("part-*.csv.gz"))[-1]
-    with gzip.open(last_part, "rt") as handle:
-        (line,) = deque(handle, maxlen=1)
-    return int(line.split(",")[0]) / 1e6 - 600
 
 
 @pytest.fixture(scope="module")
@@ -68,24 +58,45 @@ def test_tasks_running_at_a_window_start_inside_a_part_last_the_time_they_had_le
     assert len(expected["running"]) > 5000  # the window opens on a loaded cell
 
 
-def test_tasks_whose_end_is_not_in_the_input_are_censored_at_its_end(window, google_2011, trace_reference):
+def test_tasks_whose_end_is_not_in_the_input_are_censored_at_its_end(window, trace_reference):
     data, jobs = window
-    input_end = _last_time(google_2011)
-    still_open = trace_reference[1]["open"]
-    running = sorted(
-        key
-        for key, attempt in still_open.items()
-        if attempt["submit"] < START and attempt["schedule"] is not None and attempt["schedule"] < START
+    input_end = trace_reference[1]["last_time"]
+    still_open = trace_reference[1]["open"]  # key -> the submit and schedule of its open attempt
+
+    def began(attempt: dict) -> float:
+        """Where a censored record's time starts: the start (running there), its schedule, or its
+        submission (submitted in the window, never scheduled)."""
+        if attempt["schedule"] is not None:
+            return max(attempt["schedule"], START)
+        return attempt["submit"]
+
+    def flag(attempt: dict) -> str | None:
+        if attempt["submit"] >= START:
+            return None
+        return "running" if attempt["schedule"] < START else "pending"
+
+    # pending at the start and never scheduled in the input: left out
+    written = {key: attempt for key, attempt in still_open.items() if attempt["submit"] < END}
+    left_out = [key for key, attempt in written.items() if attempt["submit"] < START and attempt["schedule"] is None]
+    for key in left_out:
+        del written[key]
+    assert jobs.excluded["pending at the start, never scheduled in the input"] == len(left_out) > 1000
+    expected = sorted((key, input_end - began(attempt), flag(attempt)) for key, attempt in written.items())
+    censored = sorted(
+        ((job["job_id"], job["task_index"]), job["walltime"], job.get("initial"))
+        for job in data["jobs"]
+        if job["censored"]
     )
-    censored = [job for job in data["jobs"] if job.get("censored")]
-    assert sorted((job["job_id"], job["task_index"]) for job in censored if job["initial"] == "running") == running
-    assert len(running) > 100_000
-    for job in censored:
-        began = START if job["initial"] == "running" else None
-        if began is not None:
-            assert job["walltime"] == pytest.approx(input_end - START, abs=1e-5)
-        assert job["kind"] == "service" and job["subtime"] == 0
-    assert jobs.initial["censored"] == len(censored)
+    assert [key for key, _, _ in censored] == [key for key, _, _ in expected]
+    assert np.allclose([d for _, d, _ in censored], [d for _, d, _ in expected], rtol=0, atol=1e-5)
+    assert [flag for _, _, flag in censored] == [flag for _, _, flag in expected]
+    assert sum(flag == "running" for _, _, flag in censored) > 100_000
+    initial = [job for job in data["jobs"] if job["censored"] and job["initial"]]
+    in_window = [job for job in data["jobs"] if job["censored"] and not job["initial"]]
+    assert all(job["kind"] == "service" and job["subtime"] == 0 for job in initial)
+    assert all(job["kind"] == "service" and 0 <= job["subtime"] < END - START for job in in_window)
+    assert jobs.initial["censored"] == len(initial) and sum(jobs.censored.values()) == len(in_window) > 0
+    assert jobs.censored["never scheduled"] == sum(job["wait"] is None for job in in_window)
     assert jobs.initial["running"] + jobs.initial["pending"] == sum(1 for job in data["jobs"] if job.get("initial"))
     assert "censored at the input's end" in jobs.summary("attempt")
 
@@ -139,7 +150,9 @@ def test_initial_state_of_a_small_trace_and_the_option_to_leave_it_out(tmp_path)
     )
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "none.json").read_text())
-    assert [job["task_index"] for job in data["jobs"]] == [4] and "initial" not in data["jobs"][0]
+    # job 2, submitted at the input's end, is censored there (tests/trace/test_censoring.py)
+    assert [(job["job_id"], job["task_index"]) for job in data["jobs"]] == [(1, 4), (2, 0)]
+    assert "initial" not in data["jobs"][0] and [job["censored"] for job in data["jobs"]] == [0, 1]
     assert "initial state" not in result.output
 
 

@@ -53,8 +53,9 @@ def _load(data: dict) -> dict[str, float]:
         "cpu": sum(job["cpu"] for job in running),
         "memory": sum(job["memory"] for job in running),
     }
+    ran = [job for job in jobs if not job["never_scheduled"]]  # the others never ran in the trace
     for t in (250, 500, 750):
-        load[f"cpu at {t} s"] = sum(job["cpu"] for job in jobs if lifetime(job)[0] <= t < lifetime(job)[1])
+        load[f"cpu at {t} s"] = sum(job["cpu"] for job in ran if lifetime(job)[0] <= t < lifetime(job)[1])
     return load
 
 

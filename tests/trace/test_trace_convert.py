@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from trace_files import event, seconds_us, write_part
 
 from batsim_google.cli import main
+from batsim_google.generation.batsim_json import MIN_DELAY
 from batsim_google.trace.convert import Selection, convert_trace
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent as E
@@ -35,11 +36,20 @@ def makespan(data: dict, job: dict) -> float:
 
 def test_window_jobs_are_the_reference_attempts(window, trace_reference):
     data, jobs, rows = window
+    attempts, tasks = trace_reference
     expected = sorted(
         (key[0], key[1], submit - START, end - schedule)
-        for key, submit, schedule, end, code, _, _ in trace_reference[0]
+        for key, submit, schedule, end, code, _, _ in attempts
         if START <= submit < END and code in (E.FINISH, E.KILL) and schedule is not None
     )
+    # open at the input's end: censored there, from their schedule (or submission if never scheduled)
+    censored = sorted(
+        (key[0], key[1], attempt["submit"] - START, tasks["last_time"] - (attempt["schedule"] or attempt["submit"]))
+        for key, attempt in tasks["open"].items()
+        if START <= attempt["submit"] < END
+    )
+    assert len(censored) > 10 and sum(jobs.censored.values()) == len(censored)
+    expected = sorted(expected + censored)
     ours = sorted((job["job_id"], job["task_index"], job["subtime"], makespan(data, job)) for job in data["jobs"])
     assert len(ours) == len(expected) > 5000
     assert [row[:2] for row in ours] == [row[:2] for row in expected]
@@ -53,7 +63,8 @@ def test_window_jobs_carry_the_generator_fields(window):
     assert [job["id"] for job in data["jobs"]] == list(range(len(data["jobs"])))
     for job in data["jobs"]:
         assert 0 <= job["subtime"] < END - START and job["res"] == 1
-        assert job["kind"] == job["class"] == ("service" if job["end_event"] == "kill" else "task")
+        assert job["kind"] == job["class"] == ("service" if job["end_event"] == "kill" or job["censored"] else "task")
+        assert job["censored"] == (job["end_event"] is None)  # the end of every other is in the input
         if job["kind"] == "service":  # runs until stopped at the end of its observed lifetime
             assert job["profile"] == "service" and job["walltime"] > 0
         else:
@@ -118,8 +129,12 @@ def test_reading_stops_once_the_window_is_complete(tmp_path):
     assert len(data["jobs"]) == 5 and [job["subtime"] for job in data["jobs"]] == [0, 1, 2, 3, 4]
     assert [data["profiles"][job["profile"]]["delay"] for job in data["jobs"]] == [19.5, 19.5, 19.5, 19.5, 19.5]
     assert rows.read == len(part0) and rows.balanced  # part 1 was never needed
-    data, _, rows = _convert([tmp_path], tmp_path / "all.json", start=0)
-    assert rows.read == len(part0) + len(part1) and len(data["jobs"]) == 5
+    data, jobs, rows = _convert([tmp_path], tmp_path / "all.json", start=0)
+    assert rows.read == len(part0) + len(part1) and len(data["jobs"]) == 55
+    # part 1's tasks are pending at the input's end (149 s): censored there, from their submission
+    # (the last, submitted at the end, for the shortest time a job lasts)
+    pending = [job["walltime"] for job in data["jobs"] if job["job_id"] == 2]
+    assert pending == [max(49 - t, MIN_DELAY) for t in range(50)] and jobs.censored["never scheduled"] == 50
 
 
 def test_convert_command(google_2011, tmp_path):
