@@ -10,6 +10,8 @@ import click
 
 from batsim_google.cli.common import (
     BATSIM_OPTION,
+    SEED,
+    WORKERS,
     checked_output_folder,
     fail,
     fail_usage,
@@ -20,7 +22,7 @@ from batsim_google.cli.common import (
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
 
 _WORKERS = click.option(
-    "--jobs", "workers", type=click.IntRange(min=1), help="Simulations at once on this machine [default: one per core]."
+    "--jobs", "workers", type=WORKERS, help="Simulations at once on this machine [default: one per core]."
 )
 _DASK = click.option(
     "--dask",
@@ -173,14 +175,14 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 )
 @click.option(
     "--replications",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10**4),
     default=10,
     show_default=True,
     help="Workloads generated from the model and simulated.",
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the first replication (then SEED+1, ...).",

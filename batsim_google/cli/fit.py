@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, fail_usage, show_progress
+from batsim_google.cli.common import SEED, checked_output_file, checked_output_folder, fail, fail_usage, show_progress
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
 from batsim_google.model.vocabulary import GROUPINGS
 
@@ -77,7 +77,7 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
 )
 @click.option(
     "--k",
-    type=click.IntRange(min=2),
+    type=click.IntRange(2, 1000),
     help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).",
 )
 @click.option(
@@ -104,7 +104,7 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
 @click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTER_NAMES)}).")
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of k-means, the silhouette sample and the fidelity check.",

@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 
@@ -37,6 +36,7 @@ def scheduler_options(command: Callable) -> Callable:
 
 def parse_scheduler(text: str, options_json: str, needs_json: str | None):
     """The Scheduler ``--scheduler`` names; a click.BadParameter says what is wrong."""
+    from batsim_google.parameters import parse_text
     from batsim_google.simulation.schedulers import SOCKET, Scheduler, declared_needs
 
     kind, equals, value = text.partition("=")
@@ -45,9 +45,9 @@ def parse_scheduler(text: str, options_json: str, needs_json: str | None):
             f"must be KIND=VALUE with KIND one of {', '.join(KINDS)} (got {text!r})", param_hint="--scheduler"
         )
     try:
-        options = json.loads(options_json)
-        needs = None if needs_json is None else json.loads(needs_json)
-    except json.JSONDecodeError as error:
+        options = parse_text(options_json, ".json")
+        needs = None if needs_json is None else parse_text(needs_json, ".json")
+    except ValueError as error:
         raise click.BadParameter(
             f"--scheduler-options and --scheduler-needs take JSON: {error}", param_hint="--scheduler"
         ) from error

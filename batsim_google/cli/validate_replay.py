@@ -6,24 +6,25 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail
+from batsim_google.cli.common import SEED, WORKERS, NumberRange, fail
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
 @click.command("validate-replay")
 @click.argument("trace_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--start", type=click.FloatRange(min=0), required=True, help="Window start (s of the trace).")
-@click.option("--end", type=click.FloatRange(min=0, min_open=True), required=True, help="Window end (s of the trace).")
+@click.option("--start", type=NumberRange(min=0, max=MAX_TIME_S), required=True, help="Window start (s of the trace).")
+@click.option(
+    "--end", type=NumberRange(min=0, min_open=True, max=MAX_TIME_S), required=True, help="Window end (s of the trace)."
+)
 @click.option(
     "--sample-cell",
     type=click.IntRange(1, GOOGLE_2011_MACHINES),
     help=f"Replay on a sampled cell of N machines (of the {GOOGLE_2011_MACHINES:,}); default: the whole cell.",
 )
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --sample-cell's machines."
-)
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample-cell's machines.")
 @click.option(
     "--place-again",
     is_flag=True,
@@ -42,7 +43,7 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 )
 @policy_options
 @simulation_options("simulated time")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
+@click.option("--workers", type=WORKERS, default=1, show_default=True, help="Threads reading the trace.")
 def validate_replay_command(
     trace_dir,
     start,

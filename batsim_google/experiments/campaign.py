@@ -59,7 +59,7 @@ from batsim_google.errors import ParameterError
 from batsim_google.experiments.window import window_of
 from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.model.presets import PRESETS
-from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
+from batsim_google.parameters import MAX_MACHINES, MAX_SEED, is_number, known_keys, read_parameter_file, table
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
@@ -169,14 +169,22 @@ def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = Fals
     return value
 
 
+def _machines(raw: Mapping[str, Any], where: str) -> int:
+    """A cell's machine count, at most :data:`~batsim_google.parameters.MAX_MACHINES`."""
+    cell = _positive(raw, "cell", where, integer=True)
+    if cell > MAX_MACHINES:
+        raise ParameterError(f"{where}.cell must be at most {MAX_MACHINES} machines (got {cell!r})")
+    return cell
+
+
 def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
     seeds = raw.get("seeds", [0])
     if (
         not isinstance(seeds, list)
         or not seeds
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+        or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds)
     ):
-        raise ParameterError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
+        raise ParameterError(f"{where}.seeds must be a non-empty list of integers in 0..2^64-1 (got {seeds!r})")
     if len(set(seeds)) != len(seeds):
         raise ParameterError(f"{where}.seeds repeats a seed (got {seeds!r})")
     return tuple(seeds)
@@ -204,9 +212,7 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
         if "energy" in raw:
             raise ParameterError(f"{where}.energy applies to a cell, not to a platform file")
         return PlatformSpec(name, file=_path(raw, "file", where, base))
-    return PlatformSpec(
-        name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base)
-    )
+    return PlatformSpec(name, cell=_machines(raw, where), energy=_path(raw, "energy", where, base))
 
 
 def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
