@@ -220,17 +220,20 @@ def validate_command(
     progress,
 ) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
-    import tomllib
-
     from batsim_google.experiments.validation import validate
     from batsim_google.experiments.window import window_of
+    from batsim_google.parameters import parse_text
     from batsim_google.scheduling.policy_config import PolicyConfig
 
     checked_output_folder(output, original, platform, model_file)
     try:
-        policy = PolicyConfig.from_mapping(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
+        raw = parse_text(f"policy = {policy_text}", ".toml")["policy"]
+    except ValueError as error:
+        fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
+    try:
+        policy = PolicyConfig.from_mapping(raw, "--policy")
         window_of(warmup, policy.horizon)  # a window that leaves nothing is refused before any run
-    except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
+    except (AttributeError, TypeError) as error:
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
     with _resumable():
         result = validate(

@@ -37,6 +37,8 @@ WORKLOAD = "workload.json"
 PLATFORM = "platform.xml"
 RUN = "run"
 REPORT = "replay_validation.json"
+#: The shortest window: CPU in use is compared minute by minute (:func:`.replay_fidelity.cpu_per_minute`).
+MIN_WINDOW_S = 60.0
 ATTEMPTS = {"real": "real_attempts.parquet", "simulated": "simulated_attempts.parquet"}
 
 
@@ -61,6 +63,11 @@ def validate_replay(
 
     if not 0 <= start < end or not math.isfinite(end):
         raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
+    if end - start < MIN_WINDOW_S:
+        raise ParameterError(
+            f"the window [--start, --end) must last at least {MIN_WINDOW_S:g} s (got {end - start:g} s): CPU in use "
+            "is compared minute by minute"
+        )
     output = output_folder(output)
     duration = end - start
     if policy.get("horizon", 0.0) not in (0.0, duration):

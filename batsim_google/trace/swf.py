@@ -2,8 +2,8 @@
 
 An SWF log has ``;`` header comments and one line of 18 white-space separated numbers per job,
 ``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html); any other
-negative number, one of 2^63 or more, or a fraction in a count (processors, job or user
-numbers, status), is out of range (the line is skipped, counted). Each job
+negative number, one of 2^63 or more, a time past 2^42 s or a fraction in a count (processors,
+job or user numbers, status), is out of range (the line is skipped, counted). Each job
 becomes one record of the trace's attempt table (:data:`trace.attempts.ATTEMPT_SCHEMA`), so the
 same converter writes it as a Batsim workload: submit = submit time, schedule = submit + wait,
 makespan = run time, ``res`` = allocated processors (else requested), status 1/0/5 -> FINISH/FAIL/
@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from batsim_google.errors import InputFileError
-from batsim_google.parameters import MAX_MACHINES
+from batsim_google.parameters import MAX_MACHINES, MAX_TIME_S
 from batsim_google.trace.attempts import ATTEMPT_SCHEMA
 from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
 from batsim_google.trace.row_accounting import RowAccount
@@ -58,6 +58,8 @@ UNKNOWN = -1
 LARGEST = 2.0**63
 #: Fields that count whole things: a fraction there is out of range too.
 COUNTS = ("job_number", "allocated_processors", "requested_processors", "status", "user_id", "group_id")
+#: Fields that are times, seconds: past :data:`~batsim_google.parameters.MAX_TIME_S` (2^42 s) out of range.
+TIMES = ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time", "think_time")
 #: A UTF-8 byte order mark, which some editors put at a file's start: skipped.
 BOM = "\ufeff"
 _HEADER_FIELD = re.compile(r";\s?([A-Za-z]\w*):(.*)$")
@@ -113,6 +115,8 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
             out_of_range |= (numbers_read < 0) & (numbers_read != UNKNOWN) | (numbers_read >= LARGEST)
             if name in COUNTS:
                 out_of_range |= np.isfinite(numbers_read) & (numbers_read != np.round(numbers_read))
+            if name in TIMES:
+                out_of_range |= numbers_read > MAX_TIME_S
         out_of_range &= ~bad
         unknown_submit = np.isnan(values["submit_time"]) & ~bad & ~out_of_range
         kept = numbers[good]
@@ -124,7 +128,7 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
                 (
                     kept[out_of_range],
                     "value out of range",
-                    f"negative other than {UNKNOWN}, 2^63 or more, or a fraction of a count",
+                    f"negative other than {UNKNOWN}, 2^63 or more, a time past 2^42 s or a fraction of a count",
                 ),
                 (kept[unknown_submit], "unknown submit time", ""),
                 (

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -276,6 +278,12 @@ CASES = [
         ["validate-replay", "{d}/trace", "--start", "1e15", "--end", "2e15", "-o", "{d}/out"],
         ["--start", "1000000000000000.0", "range"],
     ),
+    (
+        "trace-stats-bin-tiny",
+        {TRACE_PART: trace()},
+        ["trace", "stats", "{d}/trace", "--bin", "1e-300"],
+        ["--bin 1e-300", "samples"],
+    ),
     # --- platforms (SimGrid XML) ---
     (
         "radical-huge",
@@ -338,6 +346,44 @@ CASES = [
         ["t.csv:2", "subtime"],
     ),
     ("table-key-twice-json", {"t.json": "{}"}, fit("{d}/t.json"), ["t.json"]),
+    (
+        "model-interarrival-median",
+        {
+            "m.toml": re.sub(
+                r"\[interarrival\].*?\n(?=\[)",
+                '[interarrival]\nlaw = "exponential"\nrate = 1e-300\n',
+                MODEL_SNIPPET,
+                count=1,
+                flags=re.DOTALL,
+            )
+        },
+        ["generate", "--model", "{d}/m.toml", "--tasks", "5", "-o", W],
+        ["m.toml", "interarrival", "median"],
+    ),
+    (
+        "fit-speed-inf",
+        {"w.json": GOOD_WORKLOAD},
+        [*fit(W), "--speed", "1e400"],
+        ["--speed", "finite"],
+    ),
+    (
+        "table-makespan-1e300",
+        {"t.csv": "subtime,makespan,kind,priority\n0,1e300,task,0.5\n"},
+        [*fit("{d}/t.csv"), "--strict"],
+        ["t.csv:1", "makespan", "2^42"],
+    ),
+    (
+        "table-width-huge",
+        {"t.csv": "subtime,makespan,kind,priority,width\n0,10,task,0.5,1e300\n"},
+        [*fit("{d}/t.csv"), "--strict"],
+        ["t.csv:1", "width"],
+    ),
+    (
+        "table-cpu-request-negative",
+        {"t.csv": "subtime,makespan,kind,priority,cpu_request\n0,10,task,0.5,-5\n"},
+        [*fit("{d}/t.csv"), "--strict"],
+        ["t.csv:1", "cpu_request"],
+    ),
     # --- SWF logs ---
     (
         "swf-maxprocs-1e23",
@@ -352,6 +398,12 @@ CASES = [
         ["x.swf:3", "a fraction of a count"],
     ),
     ("swf-bom", {"x.swf": "\ufeff; MaxProcs: 4\n" + SWF_JOB}, ["swf", "convert", "{d}/x.swf", "-o", W], None),
+    (
+        "swf-run-time-1e15",
+        {"x.swf": SWF_HEADER + SWF_JOB.replace(" 10 100 4 ", " 10 1000000000000000 4 ")},
+        ["swf", "convert", "{d}/x.swf", "--strict", "-o", W],
+        ["x.swf:3", "a time past 2^42 s"],
+    ),
     # --- traces ---
     (
         "trace-convert-cpu-negative",
@@ -382,7 +434,9 @@ def _write(folder: Path, files: dict[str, str | bytes]) -> None:
 def test_a_bad_input_ends_in_one_error_line_naming_it(tmp_path, files, command, words):
     _write(tmp_path, files)
     started = time.monotonic()
-    result = CliRunner().invoke(main, [part.replace("{d}", str(tmp_path)) for part in command])
+    with warnings.catch_warnings():  # a warning on the way (numpy's overflows) is noise before the line
+        warnings.simplefilter("error", RuntimeWarning)
+        result = CliRunner().invoke(main, [part.replace("{d}", str(tmp_path)) for part in command])
     assert time.monotonic() - started < AT_ONCE_S
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     output = result.output
@@ -429,3 +483,13 @@ def test_parts_missing_between_two_given_ones_are_said(tmp_path):
         path.write_bytes(trace())
     result = CliRunner().invoke(main, ["trace", "convert", str(tmp_path / "trace"), "-o", str(tmp_path / "w.json")])
     assert "part(s) 1 missing between part 0 and part 2" in result.output, result.output
+
+
+def test_a_replay_window_shorter_than_a_minute_is_refused_as_such(tmp_path):
+    (tmp_path / TRACE_PART).parent.mkdir(parents=True)
+    (tmp_path / TRACE_PART).write_bytes(trace())
+    command = ["validate-replay", str(tmp_path / "trace"), "--start", "100", "--end", "100.000001"]
+    result = CliRunner().invoke(main, [*command, "-o", str(tmp_path / "out")])
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert result.exit_code == 2 and len(errors) == 1, result.output
+    assert "must last at least 60 s" in errors[0] and "horizon" not in errors[0]
