@@ -32,6 +32,9 @@ MAX_TASKS = 10**9
 #: The most machines a platform or cell may have: 10^6, 80 times the 2011 cell (12,583); a platform
 #: of more would take gigabytes to write and SimGrid more to load.
 MAX_MACHINES = 10**6
+#: The largest ``arrival_scale`` (the factor of inter-arrival times): 10^6 stretches the whole cell's
+#: arrivals onto one machine 80 times over; past it the first submissions would pass 2^42 s.
+MAX_ARRIVAL_SCALE = 1e6
 #: The largest seed: seeds are unsigned 64-bit integers (numpy's and polars' generators take them).
 MAX_SEED = 2**64 - 1
 #: The deepest nesting of arrays and objects a JSON or TOML input may have. The package's files nest

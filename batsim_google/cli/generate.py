@@ -21,7 +21,7 @@ from batsim_google.cli.common import (
     walltime_options,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
-from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
+from batsim_google.parameters import MAX_ARRIVAL_SCALE, MAX_TASKS, MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
 
@@ -55,7 +55,7 @@ from batsim_google.units import DAY
 )
 @click.option(
     "--arrival-scale",
-    type=NumberRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True, max=MAX_ARRIVAL_SCALE),
     default=1.0,
     show_default=True,
     help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.",

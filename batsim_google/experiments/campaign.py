@@ -49,6 +49,7 @@ once per seed and platform size, and the policies all run on the same inputs.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,14 +58,25 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.window import window_of
+from batsim_google.generation.batsim_json import MAX_GRAIN
 from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.model.presets import PRESETS
-from batsim_google.parameters import MAX_MACHINES, MAX_SEED, is_number, known_keys, read_parameter_file, table
+from batsim_google.parameters import (
+    MAX_ARRIVAL_SCALE,
+    MAX_MACHINES,
+    MAX_SEED,
+    MAX_TASKS,
+    MAX_TIME_S,
+    is_number,
+    known_keys,
+    read_parameter_file,
+    table,
+)
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from batsim_google.simulation.schedulers import Scheduler, policy_scheduler
 from batsim_google.units import DAY
 
@@ -158,23 +170,23 @@ def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | No
     return path.resolve()
 
 
-def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = False) -> Any:
+def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = False, most: float = math.inf) -> Any:
+    """``raw[key]``, a positive number (an integer if ``integer``) at most ``most``, or None."""
     value = raw.get(key)
     if value is None:
         return None
-    if not is_number(value) or value <= 0 or (integer and not isinstance(value, int)):
+    if not is_number(value) or not 0 < value <= most or (integer and not isinstance(value, int)):
+        bound = f", at most {most:g}" if math.isfinite(most) else ""
         raise ParameterError(
-            f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})"
+            f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'}{bound} "
+            f"(got {value!r})"
         )
     return value
 
 
 def _machines(raw: Mapping[str, Any], where: str) -> int:
     """A cell's machine count, at most :data:`~batsim_google.parameters.MAX_MACHINES`."""
-    cell = _positive(raw, "cell", where, integer=True)
-    if cell > MAX_MACHINES:
-        raise ParameterError(f"{where}.cell must be at most {MAX_MACHINES} machines (got {cell!r})")
-    return cell
+    return _positive(raw, "cell", where, integer=True, most=MAX_MACHINES)
 
 
 def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
@@ -194,8 +206,11 @@ def _arrival_scale(raw: Mapping[str, Any], where: str) -> float | str:
     value = raw.get("arrival_scale", 1.0)
     if value == CELL_LOAD:
         return CELL_LOAD
-    if not is_number(value) or value <= 0:
-        raise ParameterError(f'{where}.arrival_scale must be a positive number or "{CELL_LOAD}" (got {value!r})')
+    if not is_number(value) or not 0 < value <= MAX_ARRIVAL_SCALE:
+        raise ParameterError(
+            f'{where}.arrival_scale must be a positive number at most {MAX_ARRIVAL_SCALE:g} or "{CELL_LOAD}" '
+            f"(got {value!r})"
+        )
     return float(value)
 
 
@@ -272,10 +287,10 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         name,
         preset=raw.get("preset"),
         model=_path(raw, "model", where, base),
-        tasks=_positive(raw, "tasks", where, integer=True),
-        duration=_positive(raw, "duration", where),
+        tasks=_positive(raw, "tasks", where, integer=True, most=MAX_TASKS),
+        duration=_positive(raw, "duration", where, most=MAX_TIME_S),
         seeds=_seeds(raw, where),
-        grain=_positive(raw, "grain", where),
+        grain=_positive(raw, "grain", where, most=MAX_GRAIN),
         requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
         walltime=walltime,
@@ -297,7 +312,7 @@ def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Fail
             if problem:
                 raise ParameterError(f"{where}.{key} {problem}")
             law[field] = float(raw[key])
-    horizon = _positive(raw, "horizon", where)
+    horizon = _positive(raw, "horizon", where, most=MAX_TIME_S)
     return FailureSpec(
         name,
         law=FailureLaw(**law),
@@ -352,7 +367,7 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
-    timeout = _positive(data, "timeout", "")
+    timeout = _positive(data, "timeout", "", most=MAX_TIMEOUT_S)
     warmup = 0.0 if data.get("warmup", 0) == 0 else float(_positive(data, "warmup", ""))
     horizon = _positive(data, "horizon", "")
     platforms = _entries(data, "platforms", _platform, base)

@@ -213,6 +213,31 @@ CASES = [
         ["compare", "{d}/c.json", "-o", "{d}/out"],
         ["c.json", "'platforms'", "twice"],
     ),
+    (
+        "campaign-tasks-1e13",
+        {"c.toml": campaign(workloads='g = {preset = "google", tasks = 10000000000000}')},
+        ["compare", "{d}/c.toml", "-o", "{d}/out"],
+        ["c.toml", "workloads.g.tasks", "at most"],
+    ),
+    (
+        "campaign-duration-1e300",
+        {"c.toml": campaign(workloads='g = {preset = "google", duration = 1e300}')},
+        ["compare", "{d}/c.toml", "-o", "{d}/out"],
+        ["c.toml", "workloads.g.duration", "at most"],
+    ),
+    (
+        "campaign-arrival-scale-1e300",
+        {"c.toml": campaign(workloads='g = {preset = "google", tasks = 10, arrival_scale = 1e300}')},
+        ["compare", "{d}/c.toml", "-o", "{d}/out"],
+        ["c.toml", "workloads.g.arrival_scale", "at most"],
+    ),
+    (
+        "campaign-timeout-1e300",
+        {"c.toml": "timeout = 1e300\n" + campaign()},
+        ["compare", "{d}/c.toml", "-o", "{d}/out"],
+        ["c.toml", "timeout", "at most"],
+    ),
+    ("run-timeout-huge", {"w.json": GOOD_WORKLOAD}, run(W, "--timeout", "1e300"), ["--timeout", "1e+300"]),
     # --- options at their type's limits ---
     (
         "trace-convert-seed-2^64",
@@ -345,7 +370,6 @@ CASES = [
         [*fit("{d}/t.csv"), "--strict"],
         ["t.csv:2", "subtime"],
     ),
-    ("table-key-twice-json", {"t.json": "{}"}, fit("{d}/t.json"), ["t.json"]),
     (
         "model-interarrival-median",
         {
