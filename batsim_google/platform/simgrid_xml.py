@@ -287,7 +287,8 @@ def pstate_watts(host: PlatformHost) -> tuple[tuple[float, float, float], ...] |
         return _parse_watts(value)
     except ValueError:
         raise InputFileError(
-            f"host {host.name}: wattage_per_state {value!r}: a pstate is not idle:full or idle:epsilon:full"
+            f"host {host.name}: wattage_per_state {value!r}: a pstate is not idle:full or idle:epsilon:full "
+            "(finite watts >= 0)"
         ) from None
 
 
@@ -296,7 +297,7 @@ def _parse_watts(value: str) -> tuple[tuple[float, float, float], ...]:
     states = []
     for state in value.split(","):
         watts = [float(part) for part in state.split(":")]
-        if len(watts) not in (2, 3):
+        if len(watts) not in (2, 3) or not all(0 <= watt < math.inf for watt in watts):
             raise ValueError(state)
         states.append((watts[0], watts[0], watts[1]) if len(watts) == 2 else (watts[0], watts[1], watts[2]))
     return tuple(states)
@@ -318,7 +319,10 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
         match = _SPEED.match(part)
         if match is None or match.group(2) not in _UNITS:
             raise InputFileError(f"{where}: unreadable speed {part.strip()!r} (SimGrid's units: f, Gf, Gflops...)")
-        speeds.append(float(match.group(1)) * _UNITS[match.group(2)])
+        speed = float(match.group(1)) * _UNITS[match.group(2)]
+        if not 0 < speed < math.inf:
+            raise InputFileError(f"{where}: speed {part.strip()!r} must be a finite number of flop/s > 0")
+        speeds.append(speed)
     return tuple(speeds)
 
 

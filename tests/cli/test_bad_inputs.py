@@ -357,6 +357,12 @@ CASES = [
         ["metrics", str(FIXTURES / "run4"), "--platform", "{d}/p.xml"],
         ["p.xml", "cluster 'c'", "memory_capacity", "inf"],
     ),
+    (
+        "host-speed-inf",
+        {"p.xml": platform_xml().replace('speed="1Gf"', 'speed="1e400f"', 1), "w.json": GOOD_WORKLOAD},
+        run(W, platform="{d}/p.xml"),
+        ["p.xml", "cluster 'c'", "speed", "1e400f"],
+    ),
     # --- task tables ---
     (
         "table-job-id-2^64",
@@ -517,3 +523,12 @@ def test_a_replay_window_shorter_than_a_minute_is_refused_as_such(tmp_path):
     errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert result.exit_code == 2 and len(errors) == 1, result.output
     assert "must last at least 60 s" in errors[0] and "horizon" not in errors[0]
+
+
+@pytest.mark.parametrize("watts", ["nan:100", "100:inf", "-5:100"])
+def test_a_pstate_of_watts_that_are_no_power_is_refused_naming_the_host(watts):
+    from batsim_google.errors import InputFileError
+    from batsim_google.platform.simgrid_xml import PlatformHost, pstate_watts
+
+    with pytest.raises(InputFileError, match=f"host m0: wattage_per_state '{watts}'"):
+        pstate_watts(PlatformHost("m0", (1e9,), 1, {"wattage_per_state": watts}))
