@@ -320,8 +320,8 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
         if match is None or match.group(2) not in _UNITS:
             raise InputFileError(f"{where}: unreadable speed {part.strip()!r} (SimGrid's units: f, Gf, Gflops...)")
         speed = float(match.group(1)) * _UNITS[match.group(2)]
-        if not 0 < speed < math.inf:
-            raise InputFileError(f"{where}: speed {part.strip()!r} must be a finite number of flop/s > 0")
+        if not math.isfinite(speed):  # 0 is a storage host's
+            raise InputFileError(f"{where}: speed {part.strip()!r} must be a finite number of flop/s")
         speeds.append(speed)
     return tuple(speeds)
 
