@@ -54,7 +54,9 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
             return pl.read_parquet(source)
         if suffix == ".csv":
             return pl.read_csv(source)
-    except (BatsimInputError, TraceError, pl.exceptions.PolarsError, OSError) as error:
+    except (BatsimInputError, TraceError) as error:  # their messages name the file
+        fail(str(error))
+    except (pl.exceptions.PolarsError, OSError) as error:
         fail(f"{source}: {error}")
     fail(
         f"{source}: fit reads a trace (folder or .csv.gz part), an SWF log (.swf, .swf.gz), a Batsim workload (.json) or a task table (.parquet, .csv)"

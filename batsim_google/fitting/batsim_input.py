@@ -27,6 +27,7 @@ present, and ``google_job`` (the job of tasks a generated or converted task belo
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from batsim_google.errors import InputFileError
 from batsim_google.fitting.json_shape import check_json_shape
 from batsim_google.generation.job_times import COLUMNS as JOB_TIME_COLUMNS
 from batsim_google.generation.job_times import check_job_times
+from batsim_google.parameters import MAX_MACHINES
 
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
@@ -224,12 +226,28 @@ def read_workload_file(path: str | Path) -> WorkloadFile:
 
 @functools.lru_cache(maxsize=2)
 def _read_file(path: Path, _mtime_ns: int, _size: int, name: str) -> WorkloadFile:
-    check_json_shape(path)
+    _check_nb_res(path, check_json_shape(path).get(b"nb_res"), name)
     jobs = _jobs(path, name)
     if not jobs.height:
         _check_jobs_array(path, name)
     _check_fields(jobs, name)
     return WorkloadFile(jobs, _profiles(path, name))
+
+
+def _check_nb_res(path: Path, offset: int | None, name: str) -> None:
+    """Refuse an ``nb_res`` (at ``offset``, if given) that is not an integer in 1..10^6: Batsim
+    aborts on it."""
+    if offset is None:
+        return
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        text = handle.read(64).decode("utf-8", "replace").lstrip()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError:
+        value = text.split(",")[0].strip()
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_MACHINES):
+        raise BatsimInputError(f"{name}: nb_res {value!r} must be an integer in 1..{MAX_MACHINES} (Batsim aborts)")
 
 
 def _check_jobs_array(path: Path, name: str) -> None:

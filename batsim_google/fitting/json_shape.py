@@ -39,9 +39,11 @@ def _real_quotes(data: np.ndarray, backslashes_before: int) -> tuple[np.ndarray,
     return quotes[runs % 2 == 0], int(trailing)
 
 
-def check_json_shape(path: str | Path, max_depth: int = MAX_DEPTH) -> None:
+def check_json_shape(path: str | Path, max_depth: int = MAX_DEPTH) -> dict[bytes, int]:
     """Refuse, with an InputFileError naming the file, JSON nested more than ``max_depth`` deep or
-    whose top-level object gives a key twice; other errors are left to the parser."""
+    whose top-level object gives a key twice; other errors are left to the parser. Returns the
+    top-level keys (raw bytes) with the offset of their value (empty past
+    :data:`MAX_TOP_STRINGS` top-level strings)."""
     depth, in_string, backslashes, offset = 0, False, 0, 0
     top_quotes: list[int] = []
     with open(path, "rb") as handle:
@@ -63,21 +65,22 @@ def check_json_shape(path: str | Path, max_depth: int = MAX_DEPTH) -> None:
             depth = int(levels[-1]) if len(levels) else depth
             in_string = bool((len(quotes) + in_string) % 2)
             offset += len(chunk)
-        if len(top_quotes) <= MAX_TOP_STRINGS:
-            _check_top_keys(path, handle, top_quotes)
+        return _top_keys(path, handle, top_quotes) if len(top_quotes) <= MAX_TOP_STRINGS else {}
 
 
-def _check_top_keys(path: str | Path, handle, quotes: list[int]) -> None:
-    """Refuse a key given twice among the top-level strings (opening and closing quotes paired)
-    that a colon follows."""
-    seen = set()
+def _top_keys(path: str | Path, handle, quotes: list[int]) -> dict[bytes, int]:
+    """The top-level strings (opening and closing quotes paired) that a colon follows, with the
+    offset after the colon; a key given twice is refused."""
+    keys = {}
     for start, end in zip(quotes[::2], quotes[1::2]):
         handle.seek(end + 1)
-        following = handle.read(64).lstrip()
-        if not following.startswith(b":"):
+        following = handle.read(64)
+        colon = len(following) - len(following.lstrip())
+        if not following[colon:].startswith(b":"):
             continue
         handle.seek(start + 1)
         key = handle.read(end - start - 1)
-        if key in seen:
+        if key in keys:
             raise InputFileError(f"{path}: key {key.decode('utf-8', 'replace')!r} is given twice at the top level")
-        seen.add(key)
+        keys[key] = end + 1 + colon + 1
+    return keys

@@ -140,6 +140,24 @@ CASES = [
     ),
     ("big-integer-job", {"w.json": workload([job(subtime=10**30)])}, run(W), ["w.json", "integer"]),
     ("jobs-not-array", {"w.json": workload('{"a": 1}')}, fit(W), ["w.json", "jobs", "array"]),
+    (
+        "nb-res-string",
+        {"w.json": workload([job()], head='"nb_res": "4", ')},
+        run(W),
+        ["w.json", "nb_res '4'", "integer"],
+    ),
+    (
+        "nb-res-negative",
+        {"w.json": workload([job()], head='"nb_res": -3, ')},
+        fit(W),
+        ["w.json", "nb_res -3", "integer"],
+    ),
+    (
+        "nb-res-fraction",
+        {"w.json": workload([job()], head='"nb_res": 2.5, ')},
+        run(W),
+        ["w.json", "nb_res 2.5", "integer"],
+    ),
     # --- parameter files: models, energy figures, campaigns ---
     (
         "model-huge-integer",
