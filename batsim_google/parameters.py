@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -28,18 +29,83 @@ MAX_TIME_S = float(2**42)
 #: The most tasks a command generates: 10^9, 40 times the 2011 trace's month (25 million tasks);
 #: more would run for hours and write a workload Batsim could not hold in memory.
 MAX_TASKS = 10**9
+#: The most machines a platform or cell may have: 10^6, 80 times the 2011 cell (12,583); a platform
+#: of more would take gigabytes to write and SimGrid more to load.
+MAX_MACHINES = 10**6
+#: The largest ``arrival_scale`` (the factor of inter-arrival times): 10^6 stretches the whole cell's
+#: arrivals onto one machine 80 times over; past it the first submissions would pass 2^42 s.
+MAX_ARRIVAL_SCALE = 1e6
+#: The largest seed: seeds are unsigned 64-bit integers (numpy's and polars' generators take them).
+MAX_SEED = 2**64 - 1
+#: The deepest nesting of arrays and objects a JSON or TOML input may have. The package's files nest
+#: a few levels; a parser's memory or stack grows with the depth (a JSON stream's keeps the path
+#: to each value), so a file of thousands of ``[`` is refused before it is parsed.
+MAX_DEPTH = 64
+
+
+class _BadJSON(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of a JSON text, refusing a key given twice (``json`` would keep the last one)."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _BadJSON(f"key {repeated!r} is given twice in one object")
+    return data
+
+
+def nesting_depth(text: str) -> int:
+    """How deep the arrays and objects (tables) of a JSON or TOML text nest, brackets inside strings
+    included: an upper bound, enough to refuse what would exhaust a parser's stack."""
+    depth = deepest = 0
+    for bracket in re.findall(r"[\[\]{}]", text):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def parse_text(text: str, suffix: str) -> Any:
+    """The data of a JSON (``suffix`` ``.json``) or TOML text, as every reader of the package takes
+    them: no key given twice, no nesting past :data:`MAX_DEPTH`, integers only where a float can
+    hold them. Errors are ValueErrors whose message the caller prefixes with the file."""
+    if nesting_depth(text) > MAX_DEPTH:
+        raise ValueError(f"arrays or objects nested more than {MAX_DEPTH} deep")
+    try:
+        if suffix == ".toml":
+            return tomllib.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_json_integer)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, _BadJSON) as error:
+        raise ValueError(str(error)) from None
+
+
+def _json_integer(text: str) -> int:
+    value = int(text)
+    if not _fits_a_float(value):
+        raise _BadJSON(f"integer {text[:20]}{'...' if len(text) > 20 else ''} is too large for a number")
+    return value
+
+
+def _fits_a_float(value: int) -> bool:
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def read_parameter_file(path: str | Path) -> Any:
-    """The data of a ``.toml`` or ``.json`` file; errors are ParameterErrors naming the file."""
+    """The data of a ``.toml`` or ``.json`` file (:func:`parse_text`); errors are ParameterErrors
+    naming the file."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise ParameterError(f"{path}: a parameter file must end in .toml or .json")
     try:
-        text = path.read_text(encoding="utf-8")
-        return tomllib.loads(text) if suffix == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError, OSError) as error:
+        return parse_text(path.read_text(encoding="utf-8"), suffix)
+    except (ValueError, OSError) as error:
         raise ParameterError(f"{path}: {error}") from error
 
 
@@ -48,7 +114,7 @@ def packaged_data(name: str) -> Any:
     from importlib import resources
 
     text = resources.files("batsim_google.data").joinpath(name).read_text("utf-8")
-    return tomllib.loads(text) if name.endswith(".toml") else json.loads(text)
+    return parse_text(text, Path(name).suffix)
 
 
 def load_json_law(path: str | Path | None, packaged: str, parse: Callable[[Any, str], T]) -> T:
@@ -57,8 +123,8 @@ def load_json_law(path: str | Path | None, packaged: str, parse: Callable[[Any, 
     if path is None:
         return parse(packaged_data(packaged), f"package data {packaged}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+        data = parse_text(Path(path).read_text(encoding="utf-8"), ".json")
+    except (OSError, ValueError) as error:
         raise InputFileError(f"{path}: {error}") from error
     return parse(data, str(path))
 
@@ -69,7 +135,10 @@ def require(name: str, value: Any, ok: bool, expectation: str) -> None:
 
 
 def is_number(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    """A finite int or float (never a bool, nor an int too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) if isinstance(value, float) else _fits_a_float(value)
 
 
 def number(mapping: Mapping[str, Any], key: str, where: str = "") -> float:

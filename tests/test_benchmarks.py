@@ -36,6 +36,10 @@ def run_bench(*arguments: str) -> str:
             ["runs                 : 2, in turn", "ratio", "peak memory, 2000 tasks"],
         ),
         (("bench.fit", "--sizes", "2000"), ["hypergamma3-ml"]),
+        (
+            ("bench.workload_reader", "--tasks", "2000", "--rounds", "1"),
+            ["shape scan", "100,000 nested [ (200 KB) refused"],
+        ),
         (("bench.policy", "--tasks", "300", "600"), ["300 tasks: ", " events, ", "growth 300 -> 600 tasks"]),
         (
             ("bench.startup", "--runs", "1"),

@@ -43,7 +43,7 @@ def test_errors_are_one_family_and_keep_their_builtin_kinds(tmp_path):
     assert issubclass(SimulationError, RuntimeError)
     with pytest.raises(ParameterError, match="unknown preset 'nope'"):
         batsim_google.preset("nope")
-    with pytest.raises(BatsimGoogleError, match=r"machine count must be >= 1 \(got 0\)"):
+    with pytest.raises(BatsimGoogleError, match=r"machine count must be in 1..1000000 \(got 0\)"):
         batsim_google.google_2011_cell(0)
     log = tmp_path / "bad.swf"
     log.write_text("1 2 3\n")

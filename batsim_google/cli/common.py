@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from batsim_google.errors import BatsimGoogleError, OutputFileError, SimulationError
-from batsim_google.parameters import MAX_TIME_S
+from batsim_google.parameters import MAX_MACHINES, MAX_SEED, MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def cell_workload_options(command: Callable) -> Callable:
     )(command)
     return click.option(
         "--nb-res",
-        type=click.IntRange(min=1),
+        type=MACHINES,
         default=GOOGLE_2011_MACHINES,
         show_default=True,
         help="Machines of the target platform (the workload's nb_res).",
@@ -110,6 +110,16 @@ class NumberRange(click.FloatRange):
         if math.isnan(number) or (math.isinf(number) and not self.infinite):
             self.fail(f"{number} is not a {'' if self.infinite else 'finite '}number.", param, ctx)
         return number
+
+
+#: The option types of the commands' seeds and counts, bounded once: a seed is an unsigned 64-bit
+#: integer; machines at most :data:`~batsim_google.parameters.MAX_MACHINES`; threads or processes
+#: at most :data:`MAX_WORKERS`.
+SEED = click.IntRange(0, MAX_SEED)
+MACHINES = click.IntRange(1, MAX_MACHINES)
+#: The most threads or simulations at once a command takes: far past any machine's cores.
+MAX_WORKERS = 1024
+WORKERS = click.IntRange(1, MAX_WORKERS)
 
 
 class DataError(click.ClickException):

@@ -9,6 +9,7 @@ import click
 
 from batsim_google.cli.common import (
     BATSIM_OPTION,
+    SEED,
     checked_output_folder,
     fail_usage,
     progress_option,
@@ -143,14 +144,14 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 )
 @click.option(
     "--replications",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10**4),
     default=10,
     show_default=True,
     help="Workloads generated from the model and simulated.",
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the first replication (then SEED+1, ...).",
@@ -188,17 +189,20 @@ def validate_command(
     progress,
 ) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
-    import tomllib
-
     from batsim_google.experiments.validation import ModelCheck, validate
     from batsim_google.experiments.window import window_of
+    from batsim_google.parameters import parse_text
     from batsim_google.scheduling.policy_config import PolicyConfig
 
     checked_output_folder(output, original, platform, model_file)
     try:
-        policy = PolicyConfig.from_mapping(tomllib.loads(f"policy = {policy_text}")["policy"], "--policy")
+        raw = parse_text(f"policy = {policy_text}", ".toml")["policy"]
+    except ValueError as error:
+        fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
+    try:
+        policy = PolicyConfig.from_mapping(raw, "--policy")
         window_of(warmup, policy.horizon)  # a window that leaves nothing is refused before any run
-    except (tomllib.TOMLDecodeError, AttributeError, TypeError) as error:
+    except (AttributeError, TypeError) as error:
         fail_usage(f"--policy must be a TOML inline table of 'run' options ({error})")
     with resumable():
         result = validate(

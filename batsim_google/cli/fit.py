@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from batsim_google.cli.common import checked_output_file, checked_output_folder, fail, fail_usage, show_progress
+from batsim_google.cli.common import SEED, checked_output_file, checked_output_folder, fail, fail_usage, show_progress
 from batsim_google.fitting.vocabulary import CLASSIFICATIONS, CRITERIA, FITTER_NAMES, PROFILE_CHOICES
 from batsim_google.model.vocabulary import GROUPINGS
 
@@ -54,7 +54,9 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
             return pl.read_parquet(source)
         if suffix == ".csv":
             return pl.read_csv(source)
-    except (BatsimInputError, TraceError, pl.exceptions.PolarsError, OSError) as error:
+    except (BatsimInputError, TraceError) as error:  # their messages name the file
+        fail(str(error))
+    except (pl.exceptions.PolarsError, OSError) as error:
         fail(f"{source}: {error}")
     fail(
         f"{source}: fit reads a trace (folder or .csv.gz part), an SWF log (.swf, .swf.gz), a Batsim workload (.json) or a task table (.parquet, .csv)"
@@ -77,7 +79,7 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
 )
 @click.option(
     "--k",
-    type=click.IntRange(min=2),
+    type=click.IntRange(2, 1000),
     help="Number of k-means classes (implies --classes kmeans; default: best mean silhouette for k = 2..10).",
 )
 @click.option(
@@ -104,7 +106,7 @@ def _fit_input(source: Path, strict: bool, speed: float | None = None, censored:
 @click.option("--laws", "methods", help=f"Comma-separated fitting methods (default: all of {', '.join(FITTER_NAMES)}).")
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of k-means, the silhouette sample and the fidelity check.",

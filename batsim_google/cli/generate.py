@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from batsim_google.cli.common import (
+    SEED,
     WORKLOAD_OUTPUT_OPTION,
     NumberRange,
     cell_workload_options,
@@ -20,7 +21,7 @@ from batsim_google.cli.common import (
     walltime_options,
 )
 from batsim_google.model.vocabulary import PRESET_NAMES
-from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
+from batsim_google.parameters import MAX_ARRIVAL_SCALE, MAX_TASKS, MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.units import DAY
 
@@ -44,7 +45,7 @@ from batsim_google.units import DAY
     type=NumberRange(min=0, max=MAX_TIME_S),
     help="Generate the tasks submitted within this many seconds.",
 )
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random generator.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random generator.")
 @cell_workload_options
 @click.option(
     "--requests",
@@ -54,7 +55,7 @@ from batsim_google.units import DAY
 )
 @click.option(
     "--arrival-scale",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True, max=MAX_ARRIVAL_SCALE),
     default=1.0,
     show_default=True,
     help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.",
@@ -123,7 +124,7 @@ DEMO_HORIZON_S = 2 * DAY
     help="Folder to write.",
 )
 @click.option("--tasks", type=click.IntRange(min=1, max=MAX_TASKS), default=2000, show_default=True)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 def demo(output: Path, tasks: int, seed: int) -> None:
     """Write a ready-to-simulate experiment folder from the embedded defaults.
 

@@ -131,7 +131,7 @@ def _shown(value) -> str:
 )
 @click.option(
     "--cores",
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, 10**6),
     default=1000,
     show_default=True,
     help="Virtual cores per unit of cpu_capacity (the largest machine); a job gets floor(CPU request x this).",

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import click
 
-from batsim_google.cli.common import fail
+from batsim_google.cli.common import WORKERS, fail
 
 
 def jobs_option(parameter: str = "workers"):
@@ -16,7 +16,7 @@ def jobs_option(parameter: str = "workers"):
     return click.option(
         "--jobs",
         parameter,
-        type=click.IntRange(min=1),
+        type=WORKERS,
         help="Simulations at once on this machine [default: one per core].",
     )
 

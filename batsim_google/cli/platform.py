@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from batsim_google.cli.common import TRACE_PATH, NumberRange, checked_output_file, fail, fail_usage
+from batsim_google.cli.common import MACHINES, SEED, TRACE_PATH, NumberRange, checked_output_file, fail, fail_usage
 from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
@@ -40,7 +40,7 @@ def _machine_history(trace: Path, strict: bool) -> MachineHistory:
 )
 @click.option(
     "--machines",
-    type=click.IntRange(min=1),
+    type=MACHINES,
     help="A scaled cell of this many machines, in the 2011 cell's proportions.",
 )
 @click.option(
@@ -96,27 +96,30 @@ def _law_value(ctx: click.Context, param: click.Parameter, value: float | None) 
     type=NumberRange(min=0, min_open=True, max=MAX_TIME_S),
     help=f"Only events before this time, seconds [default: {TRACE_DAYS} days with a failure law, none with --machine-events].",
 )
-@click.option("--seed", type=click.IntRange(min=0), help="Seed of the random generator [default: 0].")
+@click.option("--seed", type=SEED, help="Seed of the random generator [default: 0].")
 @click.option(
     "--mtbf",
-    type=float,
+    type=NumberRange(),
     callback=_law_value,
     help=f"Mean time between failures of a machine, seconds [default: {FailureLaw.mean_time_between_failures:.0f}].",
 )
 @click.option(
     "--mtbf-shape",
-    type=float,
+    type=NumberRange(),
     callback=_law_value,
     help="Weibull shape of the time between failures [default: 1, exponential].",
 )
 @click.option(
     "--mttr",
-    type=float,
+    type=NumberRange(),
     callback=_law_value,
     help=f"Mean repair time, seconds [default: {FailureLaw.mean_repair_time:.0f}].",
 )
 @click.option(
-    "--mttr-shape", type=float, callback=_law_value, help="Weibull shape of the repair time [default: 1, exponential]."
+    "--mttr-shape",
+    type=NumberRange(),
+    callback=_law_value,
+    help="Weibull shape of the repair time [default: 1, exponential].",
 )
 @click.option(
     "--machine-events",

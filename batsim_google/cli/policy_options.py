@@ -8,9 +8,27 @@ from typing import Any
 
 import click
 
-from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.errors import ParameterError
+from batsim_google.scheduling.policy_config import PolicyConfig, check_value
 
-_RANGES = {"int": click.IntRange, "float": click.FloatRange}
+
+class PolicyValue(click.ParamType):
+    """A number option of :class:`PolicyConfig`, checked by the field's own rule (range, finite)."""
+
+    def __init__(self, field: dataclasses.Field) -> None:
+        self.field = field
+        self.name = "integer" if field.type == "int" else "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            number = (int if self.field.type == "int" else float)(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a valid {self.name}.", param, ctx)
+        try:
+            check_value(self.field, number)
+        except ParameterError as error:
+            self.fail(str(error), param, ctx)
+        return number
 
 
 def _click_option(field: dataclasses.Field, default: Any) -> Callable:
@@ -19,7 +37,7 @@ def _click_option(field: dataclasses.Field, default: Any) -> Callable:
     if option["choices"]:
         kind = click.Choice(list(option["choices"]))
     elif option["min"] is not None:
-        kind = _RANGES[field.type](min=option["min"], min_open=option["min_open"], max=option["max"])
+        kind = PolicyValue(field)
     else:
         kind = None  # a flag pair: click takes it as a boolean
     return click.option(*flags, field.name, type=kind, default=default, show_default=True, help=option["help"])

@@ -7,14 +7,14 @@ from collections.abc import Callable
 
 import click
 
-from batsim_google.cli.common import BATSIM_OPTION, progress_option, show_progress
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.cli.common import BATSIM_OPTION, NumberRange, progress_option, show_progress
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from batsim_google.simulation.settings import SimulationSettings
 
 #: ``--timeout``: the wall-clock limit of each simulation a command runs.
 TIMEOUT_OPTION = click.option(
     "--timeout",
-    type=click.FloatRange(min=1),
+    type=NumberRange(min=1, max=MAX_TIMEOUT_S),
     default=DEFAULT_TIMEOUT_S,
     show_default=True,
     help="Wall-clock limit of one simulation, seconds.",

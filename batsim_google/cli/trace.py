@@ -9,6 +9,9 @@ import click
 from click.core import ParameterSource
 
 from batsim_google.cli.common import (
+    MACHINES,
+    SEED,
+    WORKERS,
     WORKLOAD_OUTPUT_OPTION,
     NumberRange,
     cell_workload_options,
@@ -45,7 +48,7 @@ def _reading_options(command):
         click.option("--verify", is_flag=True, help="Check files against the trace's SHA256SUM first."),
         click.option(
             "--workers",
-            type=click.IntRange(min=1),
+            type=WORKERS,
             default=1,
             show_default=True,
             help="Threads: 1 reads and rebuilds in turn; N > 1 reads ahead in a thread (N - 1 part files at a time) while lifecycles are rebuilt. Same results.",
@@ -79,7 +82,7 @@ def trace() -> None:
 @click.option(
     "--bin",
     "bin_width",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True),
     default=DEFAULT_BIN_WIDTH,
     show_default=True,
     help="Sampling step (s) of the running-task curves.",
@@ -123,14 +126,14 @@ def trace_stats(
 @WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--start",
-    type=float,
+    type=NumberRange(),
     default=0.0,
     show_default=True,
     help="Window start (s from the trace window start); subtimes count from it.",
 )
 @click.option(
     "--end",
-    type=float,
+    type=NumberRange(infinite=True),
     default=math.inf,
     help="Window end (s): jobs submitted in [start, end) are kept (default: no end).",
 )
@@ -178,7 +181,7 @@ def trace_stats(
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of --sample-cell's choice of machines and of --walltime user-estimate's draws.",
@@ -279,11 +282,15 @@ def swf() -> None:
 @click.argument("log", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @WORKLOAD_OUTPUT_OPTION
 @click.option(
-    "--start", type=float, default=0.0, show_default=True, help="Window start (s of the log); subtimes count from it."
+    "--start",
+    type=NumberRange(),
+    default=0.0,
+    show_default=True,
+    help="Window start (s of the log); subtimes count from it.",
 )
 @click.option(
     "--end",
-    type=float,
+    type=NumberRange(infinite=True),
     default=math.inf,
     help="Window end (s): jobs submitted in [start, end) are kept (default: no end).",
 )
@@ -296,30 +303,28 @@ def swf() -> None:
 )
 @click.option(
     "--nb-res",
-    type=click.IntRange(min=1),
+    type=MACHINES,
     help="Processors of the target platform (default: the log's MaxProcs, else MaxNodes).",
 )
 @click.option(
     "--priority",
-    type=click.FloatRange(min=0, min_open=True, max=1),
+    type=NumberRange(min=0, min_open=True, max=1),
     default=0.5,
     show_default=True,
     help="Priority in ]0, 1] of every job (SWF has none).",
 )
 @click.option(
     "--node-memory",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True),
     help="Memory of a processor (KB) to normalize memory requests (default: memory unknown).",
 )
 @click.option(
     "--grain",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True),
     help="Round run times to multiples of GRAIN seconds so jobs share profiles.",
 )
 @walltime_options("requested")
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --walltime user-estimate's draws."
-)
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --walltime user-estimate's draws.")
 @click.option("--strict", is_flag=True, help="Stop at the first bad line, naming it (default: skip and count).")
 def swf_convert(
     log, output, start, end, end_events, nb_res, priority, node_memory, grain, walltime, seed, strict
@@ -333,7 +338,7 @@ def swf_convert(
     checked_output_file(output, log)
     rows = RowAccount(strict=strict)
     header = read_swf_header(log)
-    nb_res = nb_res or header_processors(header)
+    nb_res = nb_res or header_processors(header, log)
     if nb_res is None:
         fail(f"{log}: no MaxProcs/MaxNodes in the header; give --nb-res")
     selection = Selection(

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import fail, fail_usage
+from batsim_google.cli.common import SEED, WORKERS, NumberRange, fail, fail_usage
 from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 
@@ -17,18 +18,18 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 @click.argument("trace_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--start",
-    type=click.FloatRange(min=0),
+    type=NumberRange(min=0, max=MAX_TIME_S),
     help="Window start (s of the trace); with --windows, the first one's [default: 0].",
 )
 @click.option(
     "--end",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True, max=MAX_TIME_S),
     help="Window end (s of the trace); with --windows, the last one's [default: the trace's last event].",
 )
 @click.option(
     "--windows",
     "window_length",
-    type=click.FloatRange(min=0, min_open=True),
+    type=NumberRange(min=0, min_open=True, max=MAX_TIME_S),
     metavar="SECONDS",
     help="Replay every whole window of SECONDS from --start to --end, each from its own recorded state, "
     "and tabulate them (resumable).",
@@ -38,9 +39,7 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
     type=click.IntRange(1, GOOGLE_2011_MACHINES),
     help=f"Replay on a sampled cell of N machines (of the {GOOGLE_2011_MACHINES:,}); default: the whole cell.",
 )
-@click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --sample-cell's machines."
-)
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of --sample-cell's machines.")
 @click.option(
     "--place-again",
     is_flag=True,
@@ -62,7 +61,7 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 @click.option("--retry-failed", is_flag=True, help="With --windows, replay again the windows that failed before.")
 @policy_options
 @simulation_options("simulated time (with --windows: the windows)")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
+@click.option("--workers", type=WORKERS, default=1, show_default=True, help="Threads reading the trace.")
 def validate_replay_command(
     trace_dir,
     start,

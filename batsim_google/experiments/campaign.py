@@ -49,6 +49,7 @@ once per seed and platform size, and the policies all run on the same inputs.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,16 +58,27 @@ from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.window import window_of
+from batsim_google.generation.batsim_json import MAX_GRAIN
 from batsim_google.generation.walltime import parse_walltime_mode
 from batsim_google.model.presets import PRESETS
-from batsim_google.parameters import is_number, known_keys, read_parameter_file, table
+from batsim_google.parameters import (
+    MAX_ARRIVAL_SCALE,
+    MAX_MACHINES,
+    MAX_SEED,
+    MAX_TASKS,
+    MAX_TIME_S,
+    is_number,
+    known_keys,
+    read_parameter_file,
+    table,
+)
 from batsim_google.platform.failures import LAW_KEYS, FailureLaw, law_value_problem
 from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsched_energy import check_energy_command
 from batsim_google.simulation.preflight import refusal
-from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S
+from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from batsim_google.simulation.schedulers import COMMAND, Scheduler, built_in, scheduler_entry, with_horizon
 from batsim_google.units import DAY
 
@@ -160,15 +172,23 @@ def _path(raw: Mapping[str, Any], key: str, where: str, base: Path) -> Path | No
     return path.resolve()
 
 
-def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = False) -> Any:
+def _positive(raw: Mapping[str, Any], key: str, where: str, integer: bool = False, most: float = math.inf) -> Any:
+    """``raw[key]``, a positive number (an integer if ``integer``) at most ``most``, or None."""
     value = raw.get(key)
     if value is None:
         return None
-    if not is_number(value) or value <= 0 or (integer and not isinstance(value, int)):
+    if not is_number(value) or not 0 < value <= most or (integer and not isinstance(value, int)):
+        bound = f", at most {most:g}" if math.isfinite(most) else ""
         raise ParameterError(
-            f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'} (got {value!r})"
+            f"{where + '.' if where else ''}{key} must be a positive {'integer' if integer else 'number'}{bound} "
+            f"(got {value!r})"
         )
     return value
+
+
+def _machines(raw: Mapping[str, Any], where: str) -> int:
+    """A cell's machine count, at most :data:`~batsim_google.parameters.MAX_MACHINES`."""
+    return _positive(raw, "cell", where, integer=True, most=MAX_MACHINES)
 
 
 def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
@@ -176,9 +196,9 @@ def _seeds(raw: Mapping[str, Any], where: str) -> tuple[int, ...]:
     if (
         not isinstance(seeds, list)
         or not seeds
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+        or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_SEED for s in seeds)
     ):
-        raise ParameterError(f"{where}.seeds must be a non-empty list of integers (got {seeds!r})")
+        raise ParameterError(f"{where}.seeds must be a non-empty list of integers in 0..2^64-1 (got {seeds!r})")
     if len(set(seeds)) != len(seeds):
         raise ParameterError(f"{where}.seeds repeats a seed (got {seeds!r})")
     return tuple(seeds)
@@ -188,8 +208,11 @@ def _arrival_scale(raw: Mapping[str, Any], where: str) -> float | str:
     value = raw.get("arrival_scale", 1.0)
     if value == CELL_LOAD:
         return CELL_LOAD
-    if not is_number(value) or value <= 0:
-        raise ParameterError(f'{where}.arrival_scale must be a positive number or "{CELL_LOAD}" (got {value!r})')
+    if not is_number(value) or not 0 < value <= MAX_ARRIVAL_SCALE:
+        raise ParameterError(
+            f'{where}.arrival_scale must be a positive number at most {MAX_ARRIVAL_SCALE:g} or "{CELL_LOAD}" '
+            f"(got {value!r})"
+        )
     return float(value)
 
 
@@ -206,9 +229,7 @@ def _platform(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Plat
         if "energy" in raw:
             raise ParameterError(f"{where}.energy applies to a cell, not to a platform file")
         return PlatformSpec(name, file=_path(raw, "file", where, base))
-    return PlatformSpec(
-        name, cell=_positive(raw, "cell", where, integer=True), energy=_path(raw, "energy", where, base)
-    )
+    return PlatformSpec(name, cell=_machines(raw, where), energy=_path(raw, "energy", where, base))
 
 
 def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> WorkloadSpec:
@@ -268,10 +289,10 @@ def _workload(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Work
         name,
         preset=raw.get("preset"),
         model=_path(raw, "model", where, base),
-        tasks=_positive(raw, "tasks", where, integer=True),
-        duration=_positive(raw, "duration", where),
+        tasks=_positive(raw, "tasks", where, integer=True, most=MAX_TASKS),
+        duration=_positive(raw, "duration", where, most=MAX_TIME_S),
         seeds=_seeds(raw, where),
-        grain=_positive(raw, "grain", where),
+        grain=_positive(raw, "grain", where, most=MAX_GRAIN),
         requests=_path(raw, "requests", where, base),
         arrival_scale=_arrival_scale(raw, where),
         walltime=walltime,
@@ -293,7 +314,7 @@ def _failures(name: str, raw: Mapping[str, Any], where: str, base: Path) -> Fail
             if problem:
                 raise ParameterError(f"{where}.{key} {problem}")
             law[field] = float(raw[key])
-    horizon = _positive(raw, "horizon", where)
+    horizon = _positive(raw, "horizon", where, most=MAX_TIME_S)
     return FailureSpec(
         name,
         law=FailureLaw(**law),
@@ -346,7 +367,7 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     energy_outputs = data.get("energy_outputs", True)
     if not isinstance(energy_outputs, bool):
         raise ParameterError(f"energy_outputs must be true or false (got {energy_outputs!r})")
-    timeout = _positive(data, "timeout", "")
+    timeout = _positive(data, "timeout", "", most=MAX_TIMEOUT_S)
     warmup = 0.0 if data.get("warmup", 0) == 0 else float(_positive(data, "warmup", ""))
     horizon = _positive(data, "horizon", "")
     platforms = _entries(data, "platforms", _platform, base)

@@ -48,6 +48,8 @@ WORKLOAD = "workload.json"
 PLATFORM = "platform.xml"
 RUN = "run"
 REPORT = "replay_validation.json"
+#: The shortest window: CPU in use is compared minute by minute (:func:`.replay_fidelity.cpu_per_minute`).
+MIN_WINDOW_S = 60.0
 ATTEMPTS = {"real": "real_attempts.parquet", "simulated": "simulated_attempts.parquet"}
 
 
@@ -69,6 +71,11 @@ def window_policy(policy: PolicyConfig, start: float, end: float) -> PolicyConfi
     if not 0 <= start < end or not math.isfinite(end):
         raise ParameterError(f"the window must be 0 <= --start < --end, both finite (got {start}, {end})")
     duration = end - start
+    if duration < MIN_WINDOW_S:
+        raise ParameterError(
+            f"the window [--start, --end) must last at least {MIN_WINDOW_S:g} s (got {duration:g} s): CPU in use "
+            "is compared minute by minute"
+        )
     if policy.horizon not in (0.0, duration):
         raise ParameterError(f"--horizon is the window's length here ({duration:g} s); leave it out")
     return dataclasses.replace(policy, horizon=duration)

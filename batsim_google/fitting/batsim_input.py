@@ -27,6 +27,7 @@ present, and ``google_job`` (the job of tasks a generated or converted task belo
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +37,10 @@ import ijson
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.fitting.json_shape import check_json_shape
 from batsim_google.generation.job_times import COLUMNS as JOB_TIME_COLUMNS
 from batsim_google.generation.job_times import check_job_times
+from batsim_google.parameters import MAX_MACHINES
 
 CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
@@ -55,7 +58,27 @@ JOB_FIELDS = {
     "scheduling_class": pl.Float64,
     "google_job": pl.Float64,
     "cpu": pl.Float64,
+    "memory": pl.Float64,
 }
+#: Rules of the job fields that are given, as (field, valid values, what they must be), checked in
+#: this order on every job that has the field: a job's fields are refused, never read as absent.
+FIELD_RULES = (
+    ("res", (pl.col("res") == pl.col("res").round()) & (pl.col("res") >= 1), "an integer >= 1"),
+    ("cpu", pl.col("cpu").is_between(0.0, float("inf"), closed="left"), "a finite number >= 0"),
+    ("memory", pl.col("memory").is_between(0.0, float("inf"), closed="left"), "a finite number >= 0"),
+    (
+        "scheduling_class",
+        (pl.col("scheduling_class") == pl.col("scheduling_class").round())
+        & pl.col("scheduling_class").is_between(0, 3),
+        "an integer in 0..3",
+    ),
+    (
+        "google_job",
+        (pl.col("google_job") == pl.col("google_job").round())
+        & pl.col("google_job").is_between(0, 2.0**63, closed="left"),
+        "an integer in 0..2^63-1",
+    ),
+)
 #: A profile's duration in parts: seconds, flops on each machine, flops shared by the job's machines.
 PROFILE_SCHEMA = {
     "profile": pl.String,
@@ -186,18 +209,73 @@ class WorkloadFile:
 
 def read_workload_file(path: str | Path) -> WorkloadFile:
     """The workload at ``path``, streamed once per process while the file is unchanged: ``run``
-    checks, runs and measures the same workload, and a whole cell's holds millions of jobs."""
+    checks, runs and measures the same workload, and a whole cell's holds millions of jobs.
+
+    Refused, naming the file and the job or profile: JSON nested too deep or giving a key twice
+    (:mod:`.json_shape`; in a job or among the profiles too), ``jobs`` that is not an array of
+    objects, a numeric field that is not a number (:data:`JOB_FIELDS`) or breaks its rule
+    (:data:`FIELD_RULES`), and ``scheduling_class`` on some jobs only."""
     path = Path(path)
     try:
         stat = path.stat()
-        return _read_file(path.resolve(), stat.st_mtime_ns, stat.st_size)
+        return _read_file(path.resolve(), stat.st_mtime_ns, stat.st_size, str(path))
     except (ijson.JSONError, OSError) as error:
-        raise BatsimInputError(f"{path}: not a Batsim workload ({error})") from error
+        reason = next(iter(str(error).strip().splitlines()), type(error).__name__)
+        raise BatsimInputError(f"{path}: not a Batsim workload ({reason})") from error
 
 
 @functools.lru_cache(maxsize=2)
-def _read_file(path: Path, _mtime_ns: int, _size: int) -> WorkloadFile:
-    return WorkloadFile(_jobs(path), _profiles(path))
+def _read_file(path: Path, _mtime_ns: int, _size: int, name: str) -> WorkloadFile:
+    _check_nb_res(path, check_json_shape(path).get(b"nb_res"), name)
+    jobs = _jobs(path, name)
+    if not jobs.height:
+        _check_jobs_array(path, name)
+    _check_fields(jobs, name)
+    return WorkloadFile(jobs, _profiles(path, name))
+
+
+def _check_nb_res(path: Path, offset: int | None, name: str) -> None:
+    """Refuse an ``nb_res`` (at ``offset``, if given) that is not an integer in 1..10^6: Batsim
+    aborts on it."""
+    if offset is None:
+        return
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        text = handle.read(64).decode("utf-8", "replace").lstrip()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError:
+        value = text.split(",")[0].strip()
+    if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_MACHINES):
+        raise BatsimInputError(f"{name}: nb_res {value!r} must be an integer in 1..{MAX_MACHINES} (Batsim aborts)")
+
+
+def _check_jobs_array(path: Path, name: str) -> None:
+    """Refuse a workload whose ``jobs`` is missing or not an array (no job was read from it)."""
+    with path.open("rb") as handle:
+        for prefix, event, _ in ijson.parse(handle):
+            if prefix == "jobs":
+                if event != "start_array":
+                    raise BatsimInputError(f"{name}: jobs must be an array of jobs")
+                return
+    raise BatsimInputError(f"{name}: no jobs array")
+
+
+def _check_fields(jobs: pl.DataFrame, name: str) -> None:
+    """Refuse the first job whose field breaks its rule (:data:`FIELD_RULES`), and a
+    ``scheduling_class`` that some jobs have and others lack (the fit would drop the others)."""
+    for field_name, valid, expectation in FIELD_RULES:
+        bad = jobs.filter(pl.col(field_name).is_not_null() & ~valid.fill_null(False))
+        if bad.height:
+            job = bad.row(0, named=True)
+            raise BatsimInputError(f"{name}: job {job['id']}: {field_name} {job[field_name]:g} must be {expectation}")
+    classes = jobs["scheduling_class"].is_null()
+    if 0 < classes.sum() < jobs.height:
+        lacking, having = jobs.filter(classes).row(0, named=True), jobs.filter(~classes).row(0, named=True)
+        raise BatsimInputError(
+            f"{name}: job {lacking['id']} has no scheduling_class, which job {having['id']} and "
+            f"{jobs.height - classes.sum() - 1} other(s) have: give it to every job or to none"
+        )
 
 
 def _profile_row(name: str, profile: Any) -> tuple:
@@ -206,12 +284,16 @@ def _profile_row(name: str, profile: Any) -> tuple:
     return (name, *_parts(name, profile), kind, delay)
 
 
-def _profiles(path: Path) -> pl.DataFrame:
-    frames, composed = [], {}
+def _profiles(path: Path, where: str) -> pl.DataFrame:
+    frames, composed, names = [], {}, set()
     with path.open("rb") as handle:
-        for chunk in in_chunks(ijson.kvitems(handle, "profiles", use_float=True)):
+        for chunk in in_chunks(ijson.kvitems(handle, "profiles", use_float=True, map_type=_Object)):
             rows = []
             for name, profile in chunk:
+                if name in names:
+                    raise BatsimInputError(f"{where}: profile {name!r} is defined twice")
+                names.add(name)
+                _check_object(profile, where, f"profile {name!r}")
                 if isinstance(profile, dict) and profile.get("type") == "composed":
                     sequence = profile.get("seq")
                     repeat = _number_or_none(profile.get("repeat", 1))
@@ -247,31 +329,73 @@ def _composed_types(profiles: pl.DataFrame, composed: dict[str, tuple[list[str],
     return {name: types[name] for name in composed}
 
 
-def _column(values: list[Any], dtype: pl.DataType) -> pl.Series:
-    """A job field's values as ``dtype``: numbers (never booleans) as floats, others null; any
-    value but null as its text. The common cases (all numbers, all integers) skip Python's loop."""
+class _Object(dict):
+    """A JSON object as the stream builds it, noting a key given twice (under :data:`_TWICE`)
+    rather than keeping the last value silently."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key in self:
+            dict.__setitem__(self, _TWICE, key)
+        dict.__setitem__(self, key, value)
+
+
+#: Where :class:`_Object` notes a repeated key: no JSON key can be this object.
+_TWICE: Any = object()
+
+
+def _check_object(value: Any, where: str, what: str) -> None:
+    """Refuse a value that is not a JSON object, or one that gives a key twice."""
+    if not isinstance(value, dict):
+        raise BatsimInputError(f"{where}: {what} is not a JSON object (got {value!r})")
+    if _TWICE in value:
+        raise BatsimInputError(f"{where}: {what}: key {value[_TWICE]!r} is given twice")
+
+
+def _column(values: list[Any], dtype: pl.DataType, name: str, jobs: list[dict], where: str) -> pl.Series:
+    """A job field's values as ``dtype``: numbers (never booleans) as floats; any value but null
+    as its text. A value of a numeric field that is not a number is refused, naming the job. The
+    common cases (all numbers, all integers) skip Python's loop."""
     kinds = set(map(type, values)) - {type(None)}
     if dtype == pl.Float64:
-        if kinds <= {int, float}:
-            return pl.Series(values, dtype=pl.Float64)
-        return pl.Series([_number_or_none(value) for value in values], dtype=pl.Float64)
+        if not kinds <= {int, float}:
+            index = next(i for i, value in enumerate(values) if value is not None and _number_or_none(value) is None)
+            raise BatsimInputError(f"{where}: job {jobs[index].get('id')}: {name} {values[index]!r} is not a number")
+        return pl.Series(values, dtype=pl.Float64)
     if kinds <= {int}:
         return pl.Series(values, dtype=pl.Int64).cast(pl.String)
     return pl.Series([None if value is None else str(value) for value in values], dtype=pl.String)
 
 
-def _jobs(path: Path) -> pl.DataFrame:
-    frames = []
+def _jobs(path: Path, where: str) -> pl.DataFrame:
+    frames, read = [], 0
     with path.open("rb") as handle:
-        for chunk in in_chunks(ijson.items(handle, "jobs.item", use_float=True)):
-            columns = {name: _column([job.get(name) for job in chunk], dtype) for name, dtype in JOB_FIELDS.items()}
+        for chunk in in_chunks(ijson.items(handle, "jobs.item", use_float=True, map_type=_Object)):
+            if not all(type(job) is _Object and _TWICE not in job for job in chunk):
+                index = next(i for i, job in enumerate(chunk) if type(job) is not _Object or _TWICE in job)
+                job = chunk[index]
+                _check_object(job, where, f"job {job.get('id')}" if isinstance(job, dict) else f"jobs[{read + index}]")
+            columns = {
+                name: _column([job.get(name) for job in chunk], dtype, name, chunk, where)
+                for name, dtype in JOB_FIELDS.items()
+            }
             frames.append(pl.DataFrame(columns, schema=JOB_FIELDS))
+            read += len(chunk)
     return pl.concat(frames) if frames else pl.DataFrame(schema=JOB_FIELDS)
 
 
 def _read(path: Path) -> pl.DataFrame:
-    """The jobs with their profile's ``delay``, the times checked as everywhere (:mod:`.job_times`)."""
+    """The jobs with their profile's ``delay``, the times checked as everywhere (:mod:`.job_times`),
+    and the composed profiles Batsim cannot run (it crashes on a cycle) refused."""
     read = read_workload_file(path)
+    broken = read.profiles.filter(
+        pl.col("reason").str.starts_with("composed profile that contains")
+        | pl.col("reason").str.starts_with("composed profile of profile")
+    )
+    if broken.height:
+        profile = broken.row(0, named=True)
+        raise BatsimInputError(f"{path}: profile {profile['profile']!r} is a {profile['reason']}")
     delays = read.profiles.select("profile", "delay")
     unknown = read.jobs.join(delays, on="profile", how="anti")
     if unknown.height:

@@ -2,19 +2,19 @@
 
 Columns (other columns are ignored):
 
-- ``subtime``: submission time, seconds;
+- ``subtime``: submission time, seconds, within 2^42 s of 0;
 - ``makespan``: seconds, > 0 (a service's lifetime);
 - ``kind`` (``task`` / ``service``) or ``end_event`` (``FINISH`` / ``KILL``, or the trace's codes
   4 / 5): the model paper's a-priori split, Finish-ended tasks and Kill-ended services;
 - ``priority`` in ]0, 1] (the model's scale) or ``google_priority``, an integer 0..11 (the trace's;
   mapped with :func:`batsim_google.model.priority.unit_priority`);
 - ``scheduling_class``, an integer 0..3, optional (k-means uses it when present);
-- ``width``, an integer >= 1, optional: the resources (processors) of a parallel job;
-- ``job_id``, an integer, optional: the job a task belongs to (the job arrival model is fitted
+- ``width``, an integer in 1..10^6 (:data:`~batsim_google.parameters.MAX_MACHINES`), optional: the resources (processors) of a parallel job;
+- ``job_id``, an integer in 0..2^63-1, optional: the job a task belongs to (the job arrival model is fitted
   from it, :mod:`.job_arrivals`); ``user``, optional, kept to say what a job's tasks share;
   ``job_submit`` (seconds), ``job_user``, ``job_scheduling_class``, optional: the job's own record
   (the trace's job_events);
-- ``cpu_request``, ``memory_request``, optional (null when unknown): the fit reports each class's
+- ``cpu_request``, ``memory_request``, optional (null when unknown, else >= 0): the fit reports each class's
   share of the requested CPU;
 - ``censored`` and ``resident``, booleans, optional: a makespan that is only a lower bound (the
   task outlived the input), a task running at the input's start (its makespan is then its residual
@@ -36,11 +36,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
+from batsim_google.parameters import MAX_MACHINES, MAX_TIME_S
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.schema import TaskEvent
 
@@ -130,13 +130,21 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     else:
         priority = _number("priority")
         priority_rule = (_finite("priority") & (priority > 0) & (priority <= 1), "priority is not in ]0, 1]")
-    makespan_rule = (_finite("makespan") & (_number("makespan") > 0), "makespan is missing, not finite or <= 0")
+    makespan_rule = (
+        _finite("makespan") & _number("makespan").is_between(0, MAX_TIME_S, closed="right"),
+        "makespan is missing, not finite, <= 0 or past 2^42 s",
+    )
     if NO_LIFETIME in columns:  # a task without a lifetime needs neither a makespan nor a kind
         lifeless = pl.col(NO_LIFETIME).is_not_null()
         kind = pl.when(lifeless).then(None).otherwise(kind)
         makespan_rule = (lifeless | makespan_rule[0].fill_null(False), makespan_rule[1])
         kind_rule = (lifeless | kind_rule[0].fill_null(False), kind_rule[1])
-    rules = [(_finite("subtime"), "subtime is missing or not finite"), makespan_rule, kind_rule, priority_rule]
+    rules = [
+        (_finite("subtime") & (_number("subtime").abs() < MAX_TIME_S), "subtime is missing, not finite or past 2^42 s"),
+        makespan_rule,
+        kind_rule,
+        priority_rule,
+    ]
     if "scheduling_class" in columns:
         rules.append(
             (
@@ -145,7 +153,21 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
             )
         )
     if "width" in columns:
-        rules.append((_integer_in("width", 1, np.inf), "width is not an integer >= 1"))
+        rules.append((_integer_in("width", 1, MAX_MACHINES), f"width is not an integer in 1..{MAX_MACHINES}"))
+    if "job_id" in columns:  # an integer column may be wider than 64 bits (polars reads them as i128)
+        job_id = pl.col("job_id").cast(pl.Int64, strict=False)
+        rules.append(
+            (
+                (job_id.is_not_null() & (job_id >= 0) & (job_id.cast(pl.Float64) == _number("job_id"))),
+                "job_id is not an integer in 0..2^63-1",
+            )
+        )
+    for name in REQUEST_COLUMNS:  # unknown (null) or a fraction of the largest machine
+        if name in columns:
+            request = _number(name)
+            rules.append(
+                (pl.col(name).is_null() | (_finite(name) & (request >= 0)), f"{name} is not a finite number >= 0")
+            )
     reason = pl.when(pl.lit(False)).then(pl.lit(None, pl.String))
     if "unusable" in columns:
         reason = reason.when(pl.col("unusable").is_not_null()).then(pl.col("unusable").cast(pl.String))
@@ -173,7 +195,7 @@ def task_table(frame: pl.DataFrame, account: RowAccount, source: str = "task tab
     if "width" in columns:
         selected.append(_number("width").cast(pl.Int64))
     if "job_id" in columns:
-        selected.append(pl.col("job_id").cast(pl.Int64))
+        selected.append(pl.col("job_id").cast(pl.Int64, strict=False))
     for name in CUT_COLUMNS:
         if name in columns:
             selected.append(pl.col(name).cast(pl.Boolean).fill_null(False))

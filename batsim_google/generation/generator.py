@@ -24,7 +24,7 @@ from batsim_google.model.laws import Law, draw_by_class
 from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
-from batsim_google.parameters import MAX_TASKS, MAX_TIME_S
+from batsim_google.parameters import MAX_ARRIVAL_SCALE, MAX_TASKS, MAX_TIME_S
 
 BATCH_SIZE = 65_536
 
@@ -211,8 +211,8 @@ def generate(
         raise ParameterError(f"tasks must be >= 0 and <= {MAX_TASKS:.0e} (got {tasks})")
     if duration is not None and not (0 <= duration <= MAX_TIME_S):
         raise ParameterError(f"duration must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {duration})")
-    if not (arrival_scale > 0 and np.isfinite(arrival_scale)):
-        raise ParameterError(f"arrival_scale must be a finite number > 0 (got {arrival_scale})")
+    if not 0 < arrival_scale <= MAX_ARRIVAL_SCALE:
+        raise ParameterError(f"arrival_scale must be > 0 and at most {MAX_ARRIVAL_SCALE:g} (got {arrival_scale})")
     for index, task_class in enumerate(model.classes):
         requests.for_class(task_class, f"classes[{index}]")
     job_sizes = None if model.jobs is None else JobSizes.of(model.jobs, model.arrival_profile)

@@ -25,7 +25,11 @@ COLUMNS = ("id", "subtime", "delay", "walltime")
 _BOUND = f"at most {MAX_TIME_S:.4g} s (2^42 s, see docs/generating.md)"
 #: (column, what a valid value is, the refusal's words), in the order they are checked.
 _RULES = (
-    ("subtime", pl.col("subtime").is_between(0.0, MAX_TIME_S), f"must be >= 0 and {_BOUND}"),
+    (
+        "subtime",
+        pl.col("subtime").is_between(0.0, MAX_TIME_S, closed="left"),
+        f"must be >= 0 and below {MAX_TIME_S:.4g} s (2^42 s, where the measurement window ends at the latest)",
+    ),
     (
         "delay",
         pl.col("delay").is_null() | pl.col("delay").is_between(0.0, MAX_TIME_S, closed="right"),

@@ -37,6 +37,10 @@ from batsim_google.generation.job_times import NO_WALLTIME
 MARGIN_S = 1e-3
 #: The named modes; any other mode is a positive factor.
 MODES = ("none", "exact", "user-estimate", "requested")
+#: The range of a factor: a walltime a thousand times its job's duration is no estimate, and one a
+#: hundredth of it (with ``kills``) ends the job at once; beyond, walltimes past 2^42 s or rounded
+#: to 0 in the written workload would be refused by Batsim.
+FACTOR_RANGE = (0.01, 1000.0)
 #: Mode of the workloads written without one being chosen.
 DEFAULT_MODE = "none"
 #: A fixed stream of the seed for the draws of ``user-estimate``: the jobs drawn from a seed
@@ -60,8 +64,9 @@ class WalltimeMode:
             raise ParameterError(f"walltime mode must be one of {', '.join(MODES)} or a factor (got {self.name!r})")
         if (self.name == "factor") != (self.factor is not None):
             raise ParameterError("a factor walltime mode needs its factor, and only it")
-        if self.factor is not None and not (np.isfinite(self.factor) and self.factor > 0):
-            raise ParameterError(f"--walltime factor must be a finite number > 0 (got {self.factor})")
+        low, high = FACTOR_RANGE
+        if self.factor is not None and not low <= self.factor <= high:
+            raise ParameterError(f"--walltime factor must be a number in [{low:g}, {high:g}] (got {self.factor:g})")
 
     @property
     def label(self) -> str:
@@ -106,7 +111,10 @@ def parse_walltime_mode(text: str, kills: bool = False) -> WalltimeMode:
     try:
         factor = float(text)
     except ValueError:
-        raise ParameterError(f"--walltime must be one of {', '.join(MODES)} or a factor > 0 (got {text!r})") from None
+        raise ParameterError(
+            f"--walltime must be one of {', '.join(MODES)} or a factor in [{FACTOR_RANGE[0]:g}, {FACTOR_RANGE[1]:g}] "
+            f"(got {text!r})"
+        ) from None
     return WalltimeMode("factor", factor, kills)
 
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from batsim_google.errors import ParameterError
-from batsim_google.parameters import known_keys, number, numbers, require, table
+from batsim_google.parameters import MAX_TIME_S, known_keys, number, numbers, require, table
 
 #: Tolerance on the sum of mixture weights.
 WEIGHT_TOLERANCE = 1e-6
@@ -79,6 +79,14 @@ class Law:
         }
         law = cls(**values)
         law.check(where)
+        try:
+            median = law.median()
+        except NotImplementedError:  # a law of values with weights: its values are checked
+            return law
+        if not median <= MAX_TIME_S:  # a law of times or counts: past it, every draw is refused downstream
+            raise ParameterError(
+                f"{where}: the law's median ({median:.4g}) must be at most 2^42 (got parameters {values})"
+            )
         return law
 
 

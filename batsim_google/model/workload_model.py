@@ -33,7 +33,7 @@ from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_
 from batsim_google.model.vocabulary import GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
 from batsim_google.output_files import write_text
-from batsim_google.parameters import known_keys, number, numbers, read_parameter_file, require, table
+from batsim_google.parameters import MAX_TIME_S, known_keys, number, numbers, read_parameter_file, require, table
 
 #: Shape of the Lomax (Pareto II) inter-arrival law: the paper's ``pareto(4, loc=-1)``, a Lomax(4)
 #: of mean 1/3, hence its factor ``3 * dynamism`` (the scale is ``(shape - 1) * dynamism``).
@@ -122,6 +122,7 @@ class TaskClass:
         if self.makespan is None:
             require(f"{where}.mass", self.mass, self.mass is not None and self.mass > 0.0, "> 0")
             require(f"{where}.disparity", self.disparity, self.disparity is not None and self.disparity > 1.0, "> 1")
+            require(f"{where}.mass", self.mass, self.mass / self.disparity <= MAX_TIME_S, "at most 2^42 s x disparity")
         elif self.mass is not None or self.disparity is not None:
             raise ParameterError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
         else:

@@ -15,6 +15,7 @@ import numpy as np
 import polars as pl
 
 from batsim_google.errors import ParameterError
+from batsim_google.parameters import MAX_MACHINES
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_TYPES
 
 CELL_SCHEMA = {"platform_id": pl.String, "cpu": pl.Float64, "memory": pl.Float64}
@@ -65,15 +66,16 @@ def scaled_counts(counts: np.ndarray, total: int) -> np.ndarray:
 
 
 def google_2011_cell(machines: int | None = None) -> Cell:
-    """The 2011 cell (12,583 machines), or ``machines`` machines in the same proportions.
+    """The 2011 cell (12,583 machines), or ``machines`` machines (at most
+    :data:`~batsim_google.parameters.MAX_MACHINES`) in the same proportions.
 
     Machines come type by type, in the order of the published table (most common type first).
     """
     counts = np.array([count for count, *_ in GOOGLE_2011_TYPES])
     if machines is None:
         machines = GOOGLE_2011_MACHINES
-    elif machines < 1:
-        raise ParameterError(f"the machine count must be >= 1 (got {machines})")
+    elif not 1 <= machines <= MAX_MACHINES:
+        raise ParameterError(f"the machine count must be in 1..{MAX_MACHINES} (got {machines})")
     scaled = scaled_counts(counts, machines)
     types = pl.DataFrame(
         [(platform, cpu, memory) for _, platform, cpu, memory in GOOGLE_2011_TYPES],

@@ -22,6 +22,12 @@ from batsim_google.parameters import known_keys, number, packaged_data, read_par
 
 DEFAULT_FIGURES = "energy.toml"
 TIME_KEYS = ("switch_off_seconds", "switch_on_seconds")
+#: The longest switch, seconds: a day, far past any machine's boot (SimGrid runs a switch as one
+#: flop at 1 / duration flop/s, and Batsim aborts on speeds far below that).
+MAX_SWITCH_S = 86_400.0
+#: The most watts a machine may draw in any state: a megawatt, far past any server (energies past
+#: it would overflow the sums of a long run).
+MAX_WATTS = 1e6
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,9 @@ def _figures(given: Any, where: str, complete: bool) -> dict[str, float]:
         positive = key in TIME_KEYS
         if value < 0 or (positive and value == 0):
             raise ParameterError(f"{where}{key} must be {'> 0' if positive else '>= 0'} (got {value!r})")
+        most, unit = (MAX_SWITCH_S, "s") if positive else (MAX_WATTS, "W")
+        if value > most:
+            raise ParameterError(f"{where}{key} must be at most {most:g} {unit} (got {value!r})")
         figures[key] = value
     return figures
 

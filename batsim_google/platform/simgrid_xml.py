@@ -30,16 +30,19 @@ from __future__ import annotations
 
 import collections
 import functools
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from xml.parsers import expat
 from xml.sax.saxutils import escape, quoteattr
 
 from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.output_files import write_text
+from batsim_google.parameters import MAX_MACHINES
 from batsim_google.platform.energy import EnergyModel, PowerProfile
 
 if TYPE_CHECKING:
@@ -284,7 +287,8 @@ def pstate_watts(host: PlatformHost) -> tuple[tuple[float, float, float], ...] |
         return _parse_watts(value)
     except ValueError:
         raise InputFileError(
-            f"host {host.name}: wattage_per_state {value!r}: a pstate is not idle:full or idle:epsilon:full"
+            f"host {host.name}: wattage_per_state {value!r}: a pstate is not idle:full or idle:epsilon:full "
+            "(finite watts >= 0)"
         ) from None
 
 
@@ -293,7 +297,7 @@ def _parse_watts(value: str) -> tuple[tuple[float, float, float], ...]:
     states = []
     for state in value.split(","):
         watts = [float(part) for part in state.split(":")]
-        if len(watts) not in (2, 3):
+        if len(watts) not in (2, 3) or not all(0 <= watt < math.inf for watt in watts):
             raise ValueError(state)
         states.append((watts[0], watts[0], watts[1]) if len(watts) == 2 else (watts[0], watts[1], watts[2]))
     return tuple(states)
@@ -315,33 +319,96 @@ def _speeds(text: str, where: str) -> tuple[float, ...]:
         match = _SPEED.match(part)
         if match is None or match.group(2) not in _UNITS:
             raise InputFileError(f"{where}: unreadable speed {part.strip()!r} (SimGrid's units: f, Gf, Gflops...)")
-        speeds.append(float(match.group(1)) * _UNITS[match.group(2)])
+        speed = float(match.group(1)) * _UNITS[match.group(2)]
+        if not math.isfinite(speed):  # 0 is a storage host's
+            raise InputFileError(f"{where}: speed {part.strip()!r} must be a finite number of flop/s")
+        speeds.append(speed)
     return tuple(speeds)
 
 
 def parse_speed(text: str, where: str = "--speed") -> float:
-    """One speed in SimGrid's notation (``1Gf``, ``2.5e9``, ``16.673E9flops``), flop/s, > 0."""
+    """One speed in SimGrid's notation (``1Gf``, ``2.5e9``, ``16.673E9flops``), flop/s, finite and > 0."""
     speeds = _speeds(text, where)
-    if len(speeds) != 1 or not speeds[0] > 0:
-        raise ParameterError(f"{where}: a speed must be one positive number of flop/s (got {text!r})")
+    if len(speeds) != 1 or not 0 < speeds[0] < math.inf:
+        raise ParameterError(f"{where}: a speed must be one positive, finite number of flop/s (got {text!r})")
     return speeds[0]
 
 
 def _radical(text: str, where: str) -> list[int]:
-    """The numbers of a cluster's ``radical``: comma-separated numbers and ``first-last`` ranges."""
-    numbers = []
+    """The numbers of a cluster's ``radical``: comma-separated numbers and ``first-last`` ranges,
+    at most :data:`~batsim_google.parameters.MAX_MACHINES` of them."""
+    ranges = []
     try:
         for part in text.split(","):
             first, _, last = part.strip().partition("-")
-            numbers += range(int(first), int(last or first) + 1)
+            ranges.append(range(int(first), int(last or first) + 1))
     except ValueError:
         raise InputFileError(f"{where}: unreadable radical {text!r}") from None
-    return numbers
+    count = sum(map(len, ranges))
+    if count > MAX_MACHINES:
+        raise InputFileError(f"{where}: radical {text!r} names {count} hosts, more than {MAX_MACHINES}")
+    return [number for numbers in ranges for number in numbers]
+
+
+#: Host properties that are numbers: finite and > 0 when given.
+CAPACITIES = ("cpu_capacity", "memory_capacity")
+
+
+def _check_capacities(properties: Mapping[str, str | None], where: str) -> None:
+    for name in CAPACITIES:
+        value = properties.get(name)
+        if value is None:
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise InputFileError(f"{where}: {name} {value!r} must be a finite number > 0")
+
+
+class _Declarations(Exception):
+    """A DOCTYPE that declares entities or other things of its own."""
+
+
+def _refuse_declarations(path: str | Path) -> None:
+    """Refuse a platform whose DOCTYPE has declarations of its own (``<!DOCTYPE platform [...]>``):
+    an entity may name a file or URL to read, or expand without bound; SimGrid reads platforms
+    against its own DTD. Only the prolog is read (up to the first element); the DTD a DOCTYPE
+    names (``SYSTEM "https://simgrid.org/simgrid.dtd"``) is never fetched."""
+    parser = expat.ParserCreate()
+
+    def doctype(_name: str, _system: str | None, _public: str | None, internal_subset: int) -> None:
+        if internal_subset:
+            raise _Declarations
+
+    def declaration(*_: object) -> None:
+        raise _Declarations
+
+    def element(*_: object) -> None:
+        raise StopIteration
+
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = parser.UnparsedEntityDeclHandler = declaration
+    parser.StartElementHandler = element
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 16):
+                parser.Parse(chunk.lstrip(b" \t\r\n") if handle.tell() <= len(chunk) else chunk, False)
+    except _Declarations:
+        raise InputFileError(
+            f"{path}: a DOCTYPE with declarations of its own (<!ENTITY ...> or others) is refused: an entity "
+            "could read another file; SimGrid reads platforms against its own DTD"
+        ) from None
+    except (StopIteration, expat.ExpatError):
+        return  # the first element, or an error the parse proper names
 
 
 def _events(path: str | Path, events: tuple[str, ...]) -> Iterator[tuple[str, ET.Element]]:
     """The platform's elements as they open or close (``events``), read as a stream; leading white
-    space (before the ``<?xml`` declaration, which SimGrid skips) is skipped too."""
+    space (before the ``<?xml`` declaration, which SimGrid skips) is skipped too. A DOCTYPE with
+    declarations of its own is refused first (:func:`_refuse_declarations`)."""
+    _refuse_declarations(path)
     parser = ET.XMLPullParser(events=events)
     with open(path, "rb") as handle:
         started = False
@@ -382,6 +449,7 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
             except ValueError:
                 raise InputFileError(f"{where}: unreadable core count {element.get('core')!r}") from None
             properties = {prop.get("id"): prop.get("value") for prop in element.iter("prop")}
+            _check_capacities(properties, where)
             if element.tag in ("host", "peer"):
                 hosts.append(PlatformHost(name, speeds, cores, properties))
             else:
@@ -390,6 +458,8 @@ def read_hosts(path: str | Path) -> list[PlatformHost]:
                     PlatformHost(f"{prefix}{number}{suffix}", speeds, cores, properties)
                     for number in _radical(element.get("radical", ""), where)
                 ]
+            if len(hosts) > MAX_MACHINES + 1:  # the machines and a master
+                raise InputFileError(f"{path}: more than {MAX_MACHINES} hosts")
             element.clear()
     except (ET.ParseError, OSError) as error:
         raise InputFileError(f"{path}: {error}") from error

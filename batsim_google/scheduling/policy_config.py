@@ -6,13 +6,14 @@ range) and what a policy of a campaign or of ``validate --policy`` is checked ag
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
 from typing import Any
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
-from batsim_google.parameters import MAX_TIME_S, known_keys
+from batsim_google.parameters import MAX_SEED, MAX_TIME_S, known_keys
 
 #: The placement policies, by name (:data:`batsim_google.scheduling.placement.PLACEMENTS`).
 PLACEMENT_NAMES = ("first-fit", "best-fit")
@@ -38,11 +39,13 @@ def _option(
     min: float | None = None,
     min_open: bool = False,
     max: float | None = None,
+    least: float | None = None,
     unit: str = "",
 ) -> Any:
     """A field of :class:`PolicyConfig` and how it is offered: ``flags`` on the command line
     (default: ``--field-name``), ``choices``, values ``>= min`` (``> min`` if ``min_open``) and
-    ``<= max`` in ``unit``; a time in seconds is at most :data:`~batsim_google.parameters.MAX_TIME_S`."""
+    ``<= max`` in ``unit``, and, when ``least`` is given, 0 or at least ``least``; a time in
+    seconds is at most :data:`~batsim_google.parameters.MAX_TIME_S`. Numbers are finite."""
     return field(
         default=default,
         metadata={
@@ -52,6 +55,7 @@ def _option(
             "min": min,
             "min_open": min_open,
             "max": MAX_TIME_S if max is None and unit == "seconds" else max,
+            "least": least,
             "unit": unit,
         },
     )
@@ -71,7 +75,9 @@ class PolicyConfig:
         "Machine a task starts on: the first that fits, or the one it fills best.",
         choices=PLACEMENT_NAMES,
     )
-    cpu_overcommit: float = _option(1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0)
+    cpu_overcommit: float = _option(
+        1.0, "CPU over-commit ratio (memory never is).", flags=("--overcommit",), min=1.0, max=100.0
+    )
     placement_latency: float = _option(
         2.0,
         "Seconds from a task's (re)submission to the first time it can be placed: Borg's scheduling delay.",
@@ -144,7 +150,7 @@ class PolicyConfig:
         "The same for production tasks (Google priority 9); 0: none.",
         min=0,
     )
-    reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0)
+    reclaim_seed: int = _option(0, "Seed of the reclaim evictions' draws.", min=0, max=MAX_SEED)
     preemption: bool = _option(
         True,
         "Evict lower priorities for a task that fits nowhere.",
@@ -154,10 +160,13 @@ class PolicyConfig:
         GOOGLE_PRIORITY_LEVELS,
         "Evict only tasks of a lower level of ]0,1] cut in this many bands (Google's 12); 0: any lower priority.",
         min=0,
+        max=1000,
     )
     restart: str = _option("immediate", "What evicted tasks do.", choices=RESTARTS)
     restart_delay: float = _option(0.0, "Seconds suspended before a 'delayed' restart.", min=0, unit="seconds")
-    max_restarts: int = _option(10, "Restarts of a task at most; past them it is abandoned (not_restarted).", min=0)
+    max_restarts: int = _option(
+        10, "Restarts of a task at most; past them it is abandoned (not_restarted).", min=0, max=10**9
+    )
     resume: bool = _option(False, "Restart with the work left, or all of it.", flags=("--resume/--from-scratch",))
     energy: str = _option(
         ALWAYS_ON,
@@ -181,8 +190,10 @@ class PolicyConfig:
     horizon: float = _option(
         0.0,
         "Simulated second at which the scheduler stops: running tasks are killed, the others rejected, "
-        "all counted as censored; 0: none.",
+        "all counted as censored; 0: none. A horizon below 1 s measures nothing (and Batsim aborts on one "
+        "before its first step).",
         min=0,
+        least=1.0,
         unit="seconds",
     )
 
@@ -202,15 +213,22 @@ class PolicyConfig:
             if (isinstance(value, bool) and f.type != "bool") or not isinstance(value, kinds):
                 raise ParameterError(f"{f.name} must be {expected} (got {value!r})")
         for f in fields(self):
-            value, option = getattr(self, f.name), f.metadata
-            if option["choices"] and value not in option["choices"]:
-                raise ParameterError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
-            if option["min"] is not None and not (
-                value > option["min"] if option["min_open"] else value >= option["min"]
-            ):
-                bound = f"{'>' if option['min_open'] else '>='} {option['min']:g}{' ' + option['unit'] if option['unit'] else ''}"
-                raise ParameterError(f"{f.name} must be {bound} (got {value})")
-            if option["max"] is not None and not value <= option["max"]:
-                raise ParameterError(
-                    f"{f.name} must be <= {option['max']:.4g}{' ' + option['unit'] if option['unit'] else ''} (got {value})"
-                )
+            check_value(f, getattr(self, f.name))
+
+
+def check_value(f: Field, value: Any) -> None:
+    """Refuse a value of the field ``f`` (of its type) out of its choices or range, naming the field."""
+    option = f.metadata
+    unit = f" {option['unit']}" if option["unit"] else ""
+    if option["choices"] and value not in option["choices"]:
+        raise ParameterError(f"{f.name} must be one of {', '.join(option['choices'])} (got {value!r})")
+    if f.type == "float" and not math.isfinite(value):
+        raise ParameterError(f"{f.name} must be a finite number (got {value})")
+    if option["min"] is not None and not (value > option["min"] if option["min_open"] else value >= option["min"]):
+        raise ParameterError(
+            f"{f.name} must be {'>' if option['min_open'] else '>='} {option['min']:g}{unit} (got {value})"
+        )
+    if option["max"] is not None and not value <= option["max"]:
+        raise ParameterError(f"{f.name} must be <= {option['max']:.4g}{unit} (got {value})")
+    if option["least"] is not None and 0 < value < option["least"]:
+        raise ParameterError(f"{f.name} must be 0 (none) or >= {option['least']:g}{unit} (got {value:g})")

@@ -46,6 +46,8 @@ STOP_GRACE_SECONDS = 5.0
 
 #: Wall-clock limit of one simulation, seconds, unless told otherwise.
 DEFAULT_TIMEOUT_S = 3600.0
+#: The longest wall-clock timeout a simulation may be given: 30 days.
+MAX_TIMEOUT_S = 30 * 86_400.0
 #: ``PYTHONHASHSEED`` of the processes of a simulation (see the module): a run is reproducible.
 SCHEDULER_HASH_SEED = "0"
 #: The protocol libraries the scheduler can run through, between Batsim and the policy.

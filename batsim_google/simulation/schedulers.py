@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from batsim_google.errors import ParameterError
-from batsim_google.parameters import known_keys, table
+from batsim_google.parameters import known_keys, parse_text, table
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, PolicyConfig
@@ -206,10 +206,10 @@ def scheduler_from_text(text: str, options_json: str = "{}", needs_json: str | N
     kind, equals, value = text.partition("=")
     if not equals or kind not in OTHER_KINDS or not value:
         raise ParameterError(f"must be KIND=VALUE with KIND one of {', '.join(OTHER_KINDS)} (got {text!r})")
-    try:
-        options = json.loads(options_json)
-        needs = None if needs_json is None else json.loads(needs_json)
-    except json.JSONDecodeError as error:
+    try:  # no key twice, a bounded depth, numbers that fit (parameters.parse_text)
+        options = parse_text(options_json, ".json")
+        needs = None if needs_json is None else parse_text(needs_json, ".json")
+    except ValueError as error:
         raise ParameterError(f"--scheduler-options and --scheduler-needs take JSON: {error}") from error
     if not isinstance(options, dict) or not isinstance(needs, dict | None):
         raise ParameterError("--scheduler-options and --scheduler-needs take a JSON object")

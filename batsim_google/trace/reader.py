@@ -11,9 +11,10 @@ yielded or rejected through a :class:`RowAccount`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,15 +43,41 @@ def part_files(source: str | Path, table: str) -> list[Path]:
     A trace directory holds ``TABLE/part-NNNNN-of-NNNNN.csv[.gz]``; parts come in part order.
     """
     source = Path(source)
+    _reachable(source)
     if source.is_file():
         return [source]
     folder = source / table
     if not folder.is_dir():
+        _reachable(folder)
         raise TraceError(f"{source}: no {table}/ folder and not a file")
     parts = sorted((int(match.group(1)), path) for path in folder.iterdir() if (match := _PART.search(path.name)))
     if not parts:
         raise TraceError(f"{folder}: no part-NNNNN-of-NNNNN.csv[.gz] files")
     return [path for _, path in parts]
+
+
+def _reachable(path: Path) -> None:
+    """Refuse a path that exists but cannot be reached (a symlink loop, no permission), naming
+    why, rather than taking it for missing."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise TraceError(f"{path}: {error.strerror or error}") from None
+
+
+def missing_parts(files: Sequence[Path]) -> str | None:
+    """What parts are missing between the first and the last of ``files`` (all part files of one
+    table), e.g. ``'part 1 of 500 (between part-00000 and part-00002)'``; None if none is."""
+    numbers = sorted({int(match.group(1)) for path in files if (match := _PART.search(path.name))})
+    if len(numbers) < 2:
+        return None
+    missing = sorted(set(range(numbers[0], numbers[-1] + 1)) - set(numbers))
+    if not missing:
+        return None
+    shown = ", ".join(map(str, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return f"part(s) {shown} missing between part {numbers[0]} and part {numbers[-1]}: their rows are not read"
 
 
 def source_files(sources: Iterable[str | Path], table: str) -> list[Path]:
@@ -273,6 +300,8 @@ def read_batches(
     """
     account = account if account is not None else RowAccount(strict=True)
     files = source_files(sources, table)
+    if gap := missing_parts(files):
+        account.note(files[0].parent, gap)
     if verify:
         checksums.verify(files)
     columns = {path: table_columns(table, _schema_csv(path)) for path in files}

@@ -8,6 +8,7 @@ says otherwise.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from enum import IntEnum
 from pathlib import Path
@@ -100,7 +101,7 @@ MANDATORY: dict[str, tuple[str, ...]] = {
 }
 
 #: Closed ranges of the coded integer columns; a value outside is bad input, not data.
-DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
+DOMAINS: dict[str, dict[str, tuple[float, float]]] = {
     "task_events": {
         "time": (0, AFTER_WINDOW),
         "missing_info": (0, 2),
@@ -110,6 +111,10 @@ DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
         "scheduling_class": (0, 3),
         "priority": (0, 11),
         "different_machine": (0, 1),
+        # requests are fractions of the largest machine: a negative one is no request
+        "cpu_request": (0, math.inf),
+        "memory_request": (0, math.inf),
+        "disk_request": (0, math.inf),
     },
     "job_events": {
         "time": (0, AFTER_WINDOW),
@@ -122,6 +127,8 @@ DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
         "time": (0, AFTER_WINDOW),
         "machine_id": (0, AFTER_WINDOW),
         "event_type": (0, len(MachineEvent) - 1),
+        "cpu_capacity": (0, math.inf),
+        "memory_capacity": (0, math.inf),
     },
 }
 

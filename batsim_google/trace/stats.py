@@ -169,8 +169,9 @@ class Timeline:
         first = np.ceil(np.maximum(start, 0.0) / self.width)
         last = np.ceil(end / self.width)
         keep = np.isfinite(first) & ~np.isnan(last) & (last > first)
-        first, last = first[keep].astype(np.int64), last[keep]
+        first, last = first[keep], last[keep]
         self._bound(max(first.max(initial=0), last[np.isfinite(last)].max(initial=0)))
+        first = first.astype(np.int64)
         stops = last[np.isfinite(last)].astype(np.int64)
         size = int(max(first.max(initial=-1), stops.max(initial=-1))) + 1
         if size > len(self.delta):

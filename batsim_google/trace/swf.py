@@ -2,7 +2,8 @@
 
 An SWF log has ``;`` header comments and one line of 18 white-space separated numbers per job,
 ``-1`` meaning unknown (https://www.cs.huji.ac.il/labs/parallel/workload/swf.html); any other
-negative number, or one of 2^63 or more, is out of range (the line is skipped, counted). Each job
+negative number, one of 2^63 or more, a time past 2^42 s or a fraction in a count (processors,
+job or user numbers, status), is out of range (the line is skipped, counted). Each job
 becomes one record of the trace's attempt table (:data:`trace.attempts.ATTEMPT_SCHEMA`), so the
 same converter writes it as a Batsim workload: submit = submit time, schedule = submit + wait,
 makespan = run time, ``res`` = allocated processors (else requested), status 1/0/5 -> FINISH/FAIL/
@@ -23,6 +24,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from batsim_google.errors import InputFileError
+from batsim_google.parameters import MAX_MACHINES, MAX_TIME_S
 from batsim_google.trace.attempts import ATTEMPT_SCHEMA
 from batsim_google.trace.fields import LineStream, parse_numbers, split_fields
 from batsim_google.trace.row_accounting import RowAccount
@@ -53,6 +56,12 @@ UNKNOWN = -1
 #: Fields are counts or times: below 0 (other than ``UNKNOWN``) or from 2^63 (as the trace reader's
 #: int64 fields) they are out of range.
 LARGEST = 2.0**63
+#: Fields that count whole things: a fraction there is out of range too.
+COUNTS = ("job_number", "allocated_processors", "requested_processors", "status", "user_id", "group_id")
+#: Fields that are times, seconds: past :data:`~batsim_google.parameters.MAX_TIME_S` (2^42 s) out of range.
+TIMES = ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time", "think_time")
+#: A UTF-8 byte order mark, which some editors put at a file's start: skipped.
+BOM = "\ufeff"
 _HEADER_FIELD = re.compile(r";\s?([A-Za-z]\w*):(.*)$")
 
 
@@ -61,6 +70,7 @@ def read_header(path: str | Path) -> dict[str, str]:
     header = {}
     for block in LineStream(Path(path)).blocks():
         for line in block.lines.to_pylist():
+            line = line.removeprefix(BOM)
             if not line.startswith(";"):
                 return header
             if match := _HEADER_FIELD.match(line):
@@ -68,11 +78,18 @@ def read_header(path: str | Path) -> dict[str, str]:
     return header
 
 
-def header_processors(header: dict[str, str]) -> int | None:
-    """The machine size the log declares (MaxProcs, else MaxNodes), if any."""
+def header_processors(header: dict[str, str], where: str | Path) -> int | None:
+    """The machine size the log declares (MaxProcs, else MaxNodes), if any; one that is not a
+    whole number in 1..:data:`~batsim_google.parameters.MAX_MACHINES` is refused, naming it."""
     for key in ("MaxProcs", "MaxNodes"):
-        if header.get(key, "").lstrip("-").isdigit() and int(header[key]) > 0:
-            return int(header[key])
+        value = header.get(key, "")
+        if not value or value == str(UNKNOWN):
+            continue
+        if not (value.isdigit() and 0 < int(value) <= MAX_MACHINES):
+            raise InputFileError(
+                f"{where}: header {key} {value!r} is not a number of processors in 1..{MAX_MACHINES} (give --nb-res)"
+            )
+        return int(value)
     return None
 
 
@@ -81,7 +98,7 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
     path = Path(path)
     stream = LineStream(path)
     for block in stream.blocks():
-        lines, numbers = block.lines, block.numbers
+        lines, numbers = pc.utf8_ltrim(block.lines, BOM), block.numbers
         data = pc.invert(pc.or_(pc.starts_with(lines, ";"), pc.equal(pc.utf8_trim_whitespace(lines), ""))).to_numpy(
             zero_copy_only=False
         )
@@ -96,6 +113,10 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
             values[name] = np.where(numbers_read == UNKNOWN, np.nan, numbers_read)
             bad |= refused
             out_of_range |= (numbers_read < 0) & (numbers_read != UNKNOWN) | (numbers_read >= LARGEST)
+            if name in COUNTS:
+                out_of_range |= np.isfinite(numbers_read) & (numbers_read != np.round(numbers_read))
+            if name in TIMES:
+                out_of_range |= numbers_read > MAX_TIME_S
         out_of_range &= ~bad
         unknown_submit = np.isnan(values["submit_time"]) & ~bad & ~out_of_range
         kept = numbers[good]
@@ -104,7 +125,11 @@ def read_swf(path: str | Path, account: RowAccount, node_memory: float | None = 
             [
                 (numbers[~good], "wrong field count", f"expected {len(FIELDS)} fields"),
                 (kept[bad], "non-numeric field", ""),
-                (kept[out_of_range], "value out of range", f"negative other than {UNKNOWN}, or 2^63 or more"),
+                (
+                    kept[out_of_range],
+                    "value out of range",
+                    f"negative other than {UNKNOWN}, 2^63 or more, a time past 2^42 s or a fraction of a count",
+                ),
                 (kept[unknown_submit], "unknown submit time", ""),
                 (
                     [block.cut_line] if block.cut_line is not None else [],

@@ -50,7 +50,7 @@ BAD = {
     "submission beyond the bound": (
         {"subtime": 1e15},
         10.0,
-        "job 5: subtime 1e+15 must be >= 0 and at most 4.398e+12 s",
+        "job 5: subtime 1e+15 must be >= 0 and below 4.398e+12 s",
     ),
     "walltime of 1e300": ({"walltime": 1e300}, 10.0, "job 5: walltime 1e+300 must be -1 (none), or > 0 and at most"),
     "zero walltime": ({"walltime": 0}, 10.0, "job 5: walltime 0 must be -1 (none), or > 0"),

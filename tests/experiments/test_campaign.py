@@ -103,7 +103,7 @@ def test_defaults(tmp_path):
     ("text", "message"),
     [
         ("[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\n", r"\[platforms\] is missing"),
-        ("[platforms]\nc = {cell = 0}\n", r"platforms.c.cell must be a positive integer \(got 0\)"),
+        ("[platforms]\nc = {cell = 0}\n", r"platforms.c.cell must be a positive integer, at most 1e\+06 \(got 0\)"),
         ("[platforms]\nc = {cell = 4, file = 'x.xml'}\n", "platforms.c needs exactly one of cell, file"),
         ("[platforms]\nc = {file = 'missing.xml'}\n", "platforms.c.file: no such file"),
         ("[platforms]\n'bad name' = {cell = 4}\n", "platforms.bad name: names are letters"),
@@ -136,10 +136,10 @@ def test_defaults(tmp_path):
             "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5}\n[policies.p]\nrestarts = 1\n",
             r"unknown key\(s\) in policies.p: restarts",
         ),
-        ("timeout = -3\n", r"timeout must be a positive number \(got -3\)"),
+        ("timeout = -3\n", r"timeout must be a positive number, at most 2.592e\+06 \(got -3\)"),
         (
             "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 0}\n",
-            r'workloads.w.arrival_scale must be a positive number or "cell" \(got 0\)',
+            r'workloads.w.arrival_scale must be a positive number at most 1e\+06 or "cell" \(got 0\)',
         ),
         (
             "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, warm_start = 1}\n",
@@ -147,7 +147,7 @@ def test_defaults(tmp_path):
         ),
         (
             "[platforms]\nc = {cell = 4}\n[workloads]\nw = {preset = 'google', tasks = 5, arrival_scale = 'machine'}\n",
-            r'workloads.w.arrival_scale must be a positive number or "cell" \(got \'machine\'\)',
+            r'workloads.w.arrival_scale must be a positive number at most 1e\+06 or "cell" \(got \'machine\'\)',
         ),
     ],
 )

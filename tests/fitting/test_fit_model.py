@@ -55,9 +55,9 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
     assert table.rows.skipped == {
         "end event is not FINISH or KILL": 1,
         "google_priority is not an integer in 0..11": 1,
-        "makespan is missing, not finite or <= 0": 1,
+        "makespan is missing, not finite, <= 0 or past 2^42 s": 1,
         "scheduling_class is not an integer in 0..3": 1,
-        "subtime is missing or not finite": 1,
+        "subtime is missing, not finite or past 2^42 s": 1,
     }
     assert table.frame.row(0, named=True) == {
         "subtime": 0.0,
@@ -68,7 +68,7 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
         "scheduling_class": 0,
     }
     # Strict: the first bad row, numbered from 1, whatever its reason.
-    with pytest.raises(TraceError, match=r"^tasks.csv:2: makespan is missing, not finite or <= 0$"):
+    with pytest.raises(TraceError, match=r"^tasks.csv:2: makespan is missing, not finite, <= 0 or past 2\^42 s$"):
         task_table(frame, RowAccount(strict=True), "tasks.csv")
     with pytest.raises(InputFileError, match=r"lacks column\(s\): makespan, kind or end_event"):
         task_table(pl.DataFrame({"subtime": [1.0], "priority": [0.5]}), RowAccount())
@@ -389,11 +389,11 @@ def test_a_field_that_is_not_a_number_is_a_counted_skip_or_a_one_line_error(tmp_
     )
     assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
     if strict:
-        assert result.exit_code == 2 and f"{table}:4: subtime is missing or not finite" in result.output
+        assert result.exit_code == 2 and f"{table}:4: subtime is missing, not finite or past 2^42 s" in result.output
     else:
         assert (
             result.exit_code == 0
-            and "rows read 40 = used 39 + skipped 1 (subtime is missing or not finite: 1)" in result.output
+            and "rows read 40 = used 39 + skipped 1 (subtime is missing, not finite or past 2^42 s: 1)" in result.output
         )
 
 

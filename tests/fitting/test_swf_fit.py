@@ -71,13 +71,16 @@ def test_every_line_and_job_of_the_log_is_accounted_for(kth_fit, kth_jobs):
     used = lines - bad_run - bad_width
     assert (
         f"fit table: rows read {lines} = used {used} + skipped {bad_run + bad_width} "
-        f"(makespan is missing, not finite or <= 0: {bad_run}, width is not an integer >= 1: {bad_width})"
+        f"(makespan is missing, not finite, <= 0 or past 2^42 s: {bad_run}, width is not an integer in 1..1000000: {bad_width})"
     ) in output
     assert report["rows"] == {
         "read": lines,
         "used": used,
         "incidents": [],
-        "skipped": {"makespan is missing, not finite or <= 0": bad_run, "width is not an integer >= 1": bad_width},
+        "skipped": {
+            "makespan is missing, not finite, <= 0 or past 2^42 s": bad_run,
+            "width is not an integer in 1..1000000": bad_width,
+        },
     }
     assert "SWF has no priorities: every job gets priority 0.5" in output
 

@@ -181,7 +181,7 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     "column, value, message",
     [
         ("subtime", -1.0, "subtime -1 must be >= 0"),
-        ("subtime", 2.0**43, "subtime 8.79609e+12 must be >= 0 and at most 4.398e+12 s"),
+        ("subtime", 2.0**43, "subtime 8.79609e+12 must be >= 0 and below 4.398e+12 s"),
         ("delay", 1e44, "delay 1e+44 must be > 0 and at most 4.398e+12 s"),
         ("walltime", 1e300, "walltime 1e+300 must be -1 (none), or > 0"),
         ("walltime", 0.0, "walltime 0 must be -1 (none), or > 0"),

@@ -8,7 +8,10 @@ import pytest
 from cell_scenarios import PLATFORM, rows, task, workload
 from uncalibrated import UNCALIBRATED
 
-from batsim_google.simulation.run import run_google_cell
+from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.run import run_scheduler
+from batsim_google.simulation.schedulers import built_in
+from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 pytestmark = pytest.mark.batsim
 FREE, NORMAL = 1 / 12, 5 / 12
@@ -24,14 +27,10 @@ def burst_jobs() -> list[dict]:
 
 def simulate(folder, batsim_binary, **policy) -> dict[str, dict]:
     folder.mkdir(parents=True, exist_ok=True)
-    summary = run_google_cell(
-        PLATFORM,
-        [workload(folder / "workload.json", burst_jobs())],
-        folder / "out",
-        {**UNCALIBRATED, "placement_latency": LATENCY, "free_tier_room": True, **policy},
-        timeout=120,
-        batsim=batsim_binary,
-    ).summary
+    config = PolicyConfig(**{**UNCALIBRATED, "placement_latency": LATENCY, "free_tier_room": True, **policy})
+    inputs = RunInputs(PLATFORM, [workload(folder / "workload.json", burst_jobs())])
+    settings = SimulationSettings(timeout=120, batsim=batsim_binary)
+    summary = run_scheduler(built_in(config), inputs, folder / "out", settings).summary
     assert summary["balanced"]
     return {row["job_id"]: row for row in rows(folder / "out" / "out_jobs.csv")}
 

@@ -87,7 +87,7 @@ def test_simgrid_speed_units(text, speed):
 
 
 def test_unreadable_speeds_and_elements_are_refused_naming_them(tmp_path):
-    with pytest.raises(ParameterError, match=r"--speed: a speed must be one positive number"):
+    with pytest.raises(ParameterError, match=r"--speed: a speed must be one positive, finite number"):
         parse_speed("0f")
     with pytest.raises(InputFileError, match=r"--speed: unreadable speed '3 parsecs'"):
         parse_speed("3 parsecs")

@@ -37,7 +37,7 @@ def test_kth_log_becomes_a_workload_of_its_jobs(kth, tmp_path):
 
 def test_header_fields(kth):
     header = read_header(kth)
-    assert header["UnixStartTime"] == "843480031" and header_processors(header) == 100
+    assert header["UnixStartTime"] == "843480031" and header_processors(header, "log.swf") == 100
     assert "http" not in header  # a continuation line is not a field
 
 
