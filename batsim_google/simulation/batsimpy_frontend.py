@@ -60,7 +60,7 @@ from batsim_google.scheduling.policy_api import Policy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.dispatch import dispatch
 from batsim_google.simulation.frontend import ProgressFile, cell_policy, end_status, job_request, user_policy
-from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
+from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError, endpoint, free_port
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
 BATSIM_PY_PREFIX = "batsim"
@@ -125,7 +125,7 @@ class BatsimPyCell:
     ) -> None:
         self.config = config
         self.policy_class, self.policy_options = policy_class, policy_options or {}
-        self.sim = SimulatorHandler()
+        self.sim = SimulatorHandler(endpoint(free_port()))  # loopback only, said rather than left to batsim-py
         self.policy: Policy | None = None
         self.progress = ProgressFile(progress_file)
         self._switching: dict[int, bool] = {}  # machine -> switching on (True) or to sleep (False)

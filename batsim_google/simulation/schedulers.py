@@ -34,7 +34,7 @@ from batsim_google.simulation.policy_loader import load_policy_class
 from batsim_google.simulation.runner import OUTPUT_PREFIX, Simulation, pybatsim_scheduler
 
 KINDS = ("policy", "pybatsim", "command", "python")
-#: In a ``command``, replaced by the endpoint the scheduler binds (``tcp://*:PORT``).
+#: In a ``command``, replaced by the endpoint the scheduler binds (``tcp://127.0.0.1:PORT``, loopback only).
 SOCKET = "{socket}"
 #: What the bundled pybatsim schedulers need (others declare it). fillerSchedWithEvents is the
 #: one that leaves failed machines alone; fcfsSchedSleep puts idle machines to sleep.
@@ -159,7 +159,7 @@ def external_simulation(
         timeout=timeout,
         batsim=batsim,
         batsim_log=batsim_log,
-        scheduler_log=scheduler.kind != "pybatsim",  # pybatsim's bundled ones print their whole queue
+        scheduler_log=scheduler.kind != "pybatsim",  # pybatsim's bundled ones print their whole queue (stdout)
     )
 
 
