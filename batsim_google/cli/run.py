@@ -13,6 +13,7 @@ from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import parse_scheduler, scheduler_options
 from batsim_google.cli.simulation_options import simulation_call, simulation_options
+from batsim_google.output_files import locked_folder
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
 from batsim_google.simulation.batsim_binary import batsim_binary as batsim_program
@@ -123,6 +124,7 @@ def run(
             fail(f"{option} is an option of the built-in scheduler; --scheduler runs another one")
         scheduler = parse_scheduler(scheduler_text, scheduler_options, scheduler_needs)
     energy_outputs = _before_start(platform, workloads, scheduler, energy_outputs, frontend)
+    click.get_current_context().with_resource(locked_folder(output, create=False))  # held to the last figure
     with contextlib.suppress(SimulationError):  # a missing binary is said once the inputs are checked
         click.echo(batsim_program(batsim_binary).describe())
     call = {

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from batsim_google.errors import ParameterError
-from batsim_google.output_files import output_folder
+from batsim_google.output_files import locked_folder, output_folder
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run import PROGRESS_FILE, clear_earlier_run, mark_complete, run_google_cell
 from batsim_google.simulation.run_inputs import check_run_inputs
+from batsim_google.simulation.run_platform import record_platform
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, OUTPUT_PREFIX, SimulationResult, run_simulation
 from batsim_google.simulation.schedulers import REPORTS_PROGRESS, Scheduler, external_simulation, refusal
 
@@ -71,8 +72,8 @@ def run_scheduler(
             batsim_log=batsim_log,
         )
         return SchedulerRun(run.summary, run.simulation)
-    hosts = len(compute_hosts(platform))
-    for warning in check_run_inputs(hosts, Path(platform), workloads, events):
+    hosts = compute_hosts(platform)
+    for warning in check_run_inputs(len(hosts), Path(platform), workloads, events):
         warn(warning)
     inputs = [Path(platform), *map(Path, workloads), *map(Path, events)]
     output = output_folder(output, inputs)
@@ -88,11 +89,13 @@ def run_scheduler(
         energy=energy,
         batsim_log=batsim_log,
     )
-    clear_earlier_run(output, inputs)
-    shown = progress and scheduler.kind in REPORTS_PROGRESS
-    with ProgressBar(output / PROGRESS_FILE, hosts, [Path(w) for w in workloads], shown, batsim=batsim) as bar:
-        result = run_simulation(simulation, on_poll=bar.follow)
-    summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
-    mark_complete(output)
+    with locked_folder(output):  # a second run into this folder fails at once
+        clear_earlier_run(output, inputs)
+        record_platform(output, platform, hosts)
+        shown = progress and scheduler.kind in REPORTS_PROGRESS
+        with ProgressBar(output / PROGRESS_FILE, len(hosts), [Path(w) for w in workloads], shown, batsim=batsim) as bar:
+            result = run_simulation(simulation, on_poll=bar.follow)
+        summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        mark_complete(output)
     return SchedulerRun(summary, result)

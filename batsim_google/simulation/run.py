@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 
 from batsim_google.errors import ParameterError, SimulationError
-from batsim_google.output_files import output_folder, refuse_inputs, write_text
+from batsim_google.output_files import locked_folder, output_folder, refuse_inputs, write_text
 from batsim_google.platform.simgrid_xml import compute_hosts
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -29,6 +29,7 @@ from batsim_google.simulation import googleCell
 from batsim_google.simulation.frontend import require_sleep_pstates
 from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run_inputs import check_run_inputs
+from batsim_google.simulation.run_platform import PLATFORM_RECORD, record_platform
 from batsim_google.simulation.runner import (
     BATSIM,
     DEFAULT_TIMEOUT_S,
@@ -57,6 +58,7 @@ RUN_FILES = (
     PEAK_RSS_FILE,
     METRICS_FILE,
     INCOMPLETE,
+    PLATFORM_RECORD,
     *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)),
 )
 #: The figures ``run`` draws beside its outputs (:mod:`batsim_google.experiments.run_figures`),
@@ -165,13 +167,15 @@ def run_google_cell(
             batsim_log=batsim_log,
         )
         launch = partial(run_simulation, simulation)
-    clear_earlier_run(output, inputs)
-    horizon = float(policy.get("horizon", 0.0))
-    with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress, horizon, batsim) as bar:
-        result = launch(on_poll=bar.follow)
-    summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
-    if not summary_path.exists():
-        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
-    summary = json.loads(summary_path.read_text())
-    mark_complete(output)
+    with locked_folder(output):  # a second run into this folder fails at once
+        clear_earlier_run(output, inputs)
+        record_platform(output, platform, hosts)
+        horizon = float(policy.get("horizon", 0.0))
+        with ProgressBar(progress_file, len(hosts), [Path(w) for w in workloads], progress, horizon, batsim) as bar:
+            result = launch(on_poll=bar.follow)
+        summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
+        if not summary_path.exists():
+            raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
+        summary = json.loads(summary_path.read_text())
+        mark_complete(output)
     return GoogleCellRun(summary, result)
