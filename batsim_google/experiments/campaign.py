@@ -398,7 +398,12 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
         horizon=None if horizon is None else float(horizon),
     )
     skipped = check_pairings(
-        campaign.schedulers, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused
+        campaign.schedulers,
+        campaign.platforms,
+        campaign.failures,
+        campaign.energy_outputs,
+        skip_refused,
+        campaign.timeout,
     )
     if campaign.energy_outputs:  # Batsim's -E dies on hosts without power figures
         for platform in campaign.platforms:

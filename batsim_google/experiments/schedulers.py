@@ -30,6 +30,7 @@ from typing import Any
 from batsim_google.errors import ParameterError
 from batsim_google.parameters import known_keys, table
 from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.policy_loader import LOAD_TIMEOUT_S
 from batsim_google.simulation.schedulers import KINDS, SOCKET, Scheduler, declared_needs, policy_scheduler, refusal
 
 
@@ -61,20 +62,21 @@ def scheduler_entry(name: str, raw: Mapping[str, Any], where: str, base: Path) -
     target, colon, cls = value.rpartition(":") if kind == "python" else (value, "", "")
     if target.endswith(".py") and not Path(target).is_absolute():  # a file beside the campaign
         value = f"{base / target}{colon}{cls}"
-    scheduler = Scheduler(kind, value, options, declared)
-    if kind == "python":
-        scheduler.needs()  # a name that loads no policy is refused now, with the reason
-    return name, scheduler
+    return name, Scheduler(kind, value, options, declared)  # a python policy is loaded by check_pairings
 
 
 def check_pairings(
-    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False
+    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False, timeout: float = LOAD_TIMEOUT_S
 ) -> frozenset[tuple[str, str, str]]:
     """Refuse every pairing of a scheduler with failures or a platform it cannot run on; with
-    ``skip``, return them instead, as (scheduler, platform, failures) names, not to be run."""
+    ``skip``, return them instead, as (scheduler, platform, failures) names, not to be run. A
+    user's policy that does not load within ``timeout`` seconds (the campaign's) is refused."""
     skipped = set()
     for name, scheduler in schedulers:
-        needs = scheduler.needs()
+        try:
+            needs = scheduler.needs(timeout)
+        except ParameterError as error:
+            raise ParameterError(f"schedulers.{name}: {error}") from None
         for platform in platforms:
             for spec in failures:
                 events = spec.file is not None or spec.law is not None

@@ -33,9 +33,12 @@ class SchedulerRun:
     simulation: SimulationResult
 
 
-def check_pairing(scheduler: Scheduler, platform: Path, events: list[Path], energy: bool) -> None:
-    """Refuse, before launch, a scheduler that cannot run on these inputs (the reason named)."""
-    reason = refusal(scheduler.needs(), Path(platform), bool(events), energy)
+def check_pairing(
+    scheduler: Scheduler, platform: Path, events: list[Path], energy: bool, timeout: float = DEFAULT_TIMEOUT_S
+) -> None:
+    """Refuse, before launch, a scheduler that cannot run on these inputs (the reason named; a
+    user's policy is loaded within ``timeout`` seconds)."""
+    reason = refusal(scheduler.needs(timeout), Path(platform), bool(events), energy)
     if reason:
         raise ParameterError(f"{scheduler.kind} scheduler {scheduler.target!r} refused: {reason}")
 
@@ -56,7 +59,7 @@ def run_scheduler(
 ) -> SchedulerRun:
     """Run one simulation with ``scheduler`` (raises SimulationError on failure); ``progress``
     shows a bar for the kinds whose scheduler reports its simulated time (:data:`REPORTS_PROGRESS`)."""
-    check_pairing(scheduler, platform, events, energy)
+    check_pairing(scheduler, platform, events, energy, timeout)
     if scheduler.kind == "policy":
         run = run_google_cell(
             platform,

@@ -30,7 +30,7 @@ from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation import googleCell
-from batsim_google.simulation.policy_loader import load_policy_class
+from batsim_google.simulation.policy_loader import LOAD_TIMEOUT_S, policy_needs
 from batsim_google.simulation.runner import OUTPUT_PREFIX, Simulation, pybatsim_scheduler
 
 KINDS = ("policy", "pybatsim", "command", "python")
@@ -63,12 +63,14 @@ class Scheduler:
         """How the scheduler is named in a fingerprint: its kind, target and options."""
         return json.dumps([self.kind, self.target, self.options], sort_keys=True, default=str)
 
-    def needs(self) -> BatsimNeeds:
+    def needs(self, timeout: float = LOAD_TIMEOUT_S) -> BatsimNeeds:
+        """What it needs of Batsim (a user's policy's, read by loading it in a child process within
+        ``timeout`` seconds: :func:`.policy_loader.policy_needs`)."""
         if self.kind == "policy":
             energy = self.target.get("energy", "always-on") != "always-on"
             return dataclasses.replace(CellPolicy.needs, sleep_states=energy)
         if self.kind == "python":
-            return load_policy_class(self.target).needs
+            return policy_needs(self.target, timeout)
         if self.declared is not None:
             return self.declared
         if self.kind == "pybatsim" and self.target in PYBATSIM_NEEDS:
