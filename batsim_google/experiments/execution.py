@@ -5,6 +5,10 @@ A run is complete when its folder holds Batsim's jobs file and the completion ma
 same policy). A complete run is not redone; anything else in a run's folder is what a run that
 stopped halfway left, and is cleared before the run is done again.
 
+Interrupted (Ctrl-C, SIGTERM), the command stops its local workers, each of which stops the
+simulation it runs (Batsim, the scheduler and what they started): nothing runs on, and an
+interrupted run leaves no marker.
+
 The worker that simulates a run also computes its metrics from the files it just wrote and keeps
 them in the marker. On a Dask cluster every worker needs this package, ``batsim`` on its PATH, and
 the output folder on a filesystem it shares with the others.
@@ -16,8 +20,9 @@ import json
 import multiprocessing
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import as_completed as local_as_completed
+import signal
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
 from tqdm import tqdm
@@ -71,19 +76,24 @@ def completed(run: Run) -> dict | None:
 #: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the runs already
 #: queued to it are then dropped instead of started.
 _interrupted = False
+#: Set in a worker process while it simulates a run.
+_running = False
 
 
 def execute_run(run: Run, batsim: str = "batsim") -> dict:
     """Simulate ``run`` unless it is complete; return its marker, or ``{"error": ...}`` when the
     simulation failed or the worker was interrupted. Runs in a worker process."""
-    global _interrupted
+    global _interrupted, _running
     if _interrupted:
         return {"error": "interrupted"}
+    _running = True
     try:
         return _execute(run, batsim)
     except KeyboardInterrupt:
         _interrupted = True
         raise
+    finally:
+        _running = False
 
 
 def _execute(run: Run, batsim: str) -> dict:
@@ -164,22 +174,65 @@ def execute_runs(
             pool = local_pool(workers)
             futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
             try:
-                _collect(local_as_completed(futures), futures, runs, records, bar)
-            finally:  # on an interruption (Ctrl-C stops the running ones), runs not started are dropped
+                _collect(_as_completed(futures), futures, runs, records, bar)
+            except BaseException:  # Ctrl-C, SIGTERM: the running simulations are stopped, not waited for
+                _interrupt_workers(pool)
+                raise
+            finally:  # runs not started are dropped
                 pool.shutdown(wait=True, cancel_futures=True)
     return [records[index] for index in range(len(runs))]
 
 
 def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
     """``workers`` processes (default: one per core) that end with this one, even killed with
-    SIGKILL (:mod:`batsim_google.simulation.parent_death`), and so do the simulations they run."""
+    SIGKILL (:mod:`batsim_google.simulation.parent_death`), and so do the simulations they run;
+    SIGTERM interrupts a worker as Ctrl-C does."""
     context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
     return ProcessPoolExecutor(
         max_workers=workers or os.cpu_count(),
         mp_context=context,
-        initializer=die_with_parent,
+        initializer=_start_worker,
         initargs=(os.getpid(),),
     )
+
+
+#: Seconds the command waits for a run at a time (see :func:`_as_completed`).
+WAIT_SECONDS = 0.5
+
+
+def _as_completed(futures: Iterable[Future]) -> Iterator[Future]:
+    """The ``futures`` as they finish, waited for :data:`WAIT_SECONDS` at a time: Python handles a
+    signal in its main thread, and a main thread blocked without a time limit missed a SIGINT
+    the kernel gave another thread (``compare`` ran on with its workers)."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=WAIT_SECONDS, return_when=FIRST_COMPLETED)
+        yield from done
+
+
+def _start_worker(parent: int) -> None:
+    die_with_parent(parent)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    signal.signal(signal.SIGINT, _stop_worker)
+
+
+def _stop_worker(signum, frame) -> None:
+    """The first SIGTERM or SIGINT interrupts the worker's simulation (which then stops its
+    processes); later ones are ignored, so that they do not cut that cleanup short."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _running:  # waiting for work: nothing to stop, and no traceback to print
+        os._exit(0)
+    raise KeyboardInterrupt
+
+
+def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM to each worker of ``pool``: each stops the simulation it runs."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):  # the executor has no public list
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except (ProcessLookupError, TypeError):  # ended, or never started
+            pass
 
 
 def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm) -> None:
