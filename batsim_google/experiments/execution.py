@@ -5,6 +5,12 @@ A run is complete when its folder holds Batsim's jobs file and the completion ma
 same policy). A complete run is not redone; anything else in a run's folder is what a run that
 stopped halfway left, and is cleared before the run is done again.
 
+A run that failed once it was launched (Batsim or the scheduler failed, or the timeout passed)
+leaves the failure marker ``failed.json`` with the reason: a resume does not run it again, which
+would fail the same way (a scheduler too slow for the timeout cost 27.5 min over three resumes),
+unless asked (``retry_failed``). A failure before launch (no Batsim, a scheduler's executable not
+installed) is not recorded: once the machine is set up, a resume runs it.
+
 Interrupted (Ctrl-C, SIGTERM), the command stops its local workers, each of which stops the
 simulation it runs (Batsim, the scheduler and what they started): nothing runs on, and an
 interrupted run leaves no marker.
@@ -21,7 +27,7 @@ import multiprocessing
 import os
 import shutil
 import signal
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -34,16 +40,20 @@ from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
+from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.external import run_scheduler
 from batsim_google.simulation.parent_death import die_with_parent
 
 MARKER = "done.json"
+#: The marker of a run that failed (see the module): its fingerprint and the reason.
+FAILURE_MARKER = "failed.json"
 
 
 @dataclass(frozen=True)
 class RunRecord:
     """What became of a run: ``done`` now, ``reused`` from an earlier invocation, or ``failed``
-    (``error`` says why); the metrics of a run that ended."""
+    (``error`` says why; ``earlier``: by an earlier invocation, not run again); the metrics of a
+    run that ended."""
 
     run: Run
     status: str
@@ -51,6 +61,7 @@ class RunRecord:
     queue: dict | None = None
     wall_seconds: float | None = None
     error: str | None = None
+    earlier: bool = False
 
 
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -71,6 +82,23 @@ def completed(run: Run) -> dict | None:
     except (OSError, json.JSONDecodeError):
         return None
     return content if content.get("fingerprint") == run.fingerprint else None
+
+
+def recorded_failure(run: Run) -> dict | None:
+    """The failure marker of ``run`` (see the module) if it is this run's, None otherwise."""
+    try:
+        content = json.loads((run.directory / FAILURE_MARKER).read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return content if isinstance(content, dict) and content.get("fingerprint") == run.fingerprint else None
+
+
+def _failed(run: Run, error: str) -> dict:
+    """Record that ``run`` failed once launched (see the module); its marker."""
+    marker = {"fingerprint": run.fingerprint, "labels": run.labels(), "error": error}
+    run.directory.mkdir(parents=True, exist_ok=True)
+    write_text(run.directory / FAILURE_MARKER, json.dumps(marker, indent=1) + "\n")
+    return marker
 
 
 #: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the runs already
@@ -103,6 +131,10 @@ def _execute(run: Run, batsim: str) -> dict:
     if run.directory.exists():
         shutil.rmtree(run.directory)
     try:
+        batsim_binary(batsim)  # not installed: not this run's failure, nothing recorded
+    except SimulationError as error:
+        return {"error": str(error)}
+    try:
         result = run_scheduler(
             run.scheduler,
             run.platform_file,
@@ -114,7 +146,7 @@ def _execute(run: Run, batsim: str) -> dict:
             energy=run.energy_outputs,
         )
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
-        return {"error": str(error)}
+        return _failed(run, str(error))
     except OSError as error:  # e.g. a scheduler's executable not installed: this run failed, not the campaign
         return {"error": f"{error.strerror or error}: {error.filename or ''}".strip()}
     outputs = RunOutputs(run.directory)
@@ -132,7 +164,7 @@ def _execute(run: Run, batsim: str) -> dict:
 
 def _record(run: Run, marker: dict, reused: bool = False) -> RunRecord:
     if "error" in marker:
-        return RunRecord(run, "failed", error=marker["error"])
+        return RunRecord(run, "failed", error=marker["error"], earlier=reused)
     status = "reused" if reused or marker.get("reused") else "done"
     return RunRecord(run, status, marker["metrics"], marker["queue"], marker["wall_seconds"])
 
@@ -144,13 +176,17 @@ def execute_runs(
     workers: int | None = None,
     dask_address: str | None = None,
     progress: bool = True,
+    retry_failed: bool = False,
+    on_record: Callable[[RunRecord, int, int], None] | None = None,
 ) -> list[RunRecord]:
     """Run what is not complete yet, ``workers`` at a time on local processes (default: one per
-    core) or on the Dask scheduler at ``dask_address``; one record per run, in order."""
+    core) or on the Dask scheduler at ``dask_address``; one record per run, in order. A run that
+    failed in an earlier invocation is not run again unless ``retry_failed``. ``on_record`` is
+    called with each record of a run simulated now, the count finished and the count to do."""
     records: dict[int, RunRecord] = {}
     todo = []
     for index, run in enumerate(runs):
-        marker = completed(run)
+        marker = completed(run) or (None if retry_failed else recorded_failure(run))
         if marker is None:
             todo.append(index)
         else:
@@ -167,14 +203,14 @@ def execute_runs(
             with client:
                 futures = {client.submit(execute_run, runs[i], batsim, pure=False): i for i in todo}
                 try:
-                    _collect(as_completed(futures), futures, runs, records, bar)
+                    _collect(as_completed(futures), futures, runs, records, bar, on_record)
                 finally:  # on an interruption, runs not started are dropped
                     client.cancel(list(futures))
         elif todo:
             pool = local_pool(workers)
             futures = {pool.submit(execute_run, runs[i], batsim): i for i in todo}
             try:
-                _collect(_as_completed(futures), futures, runs, records, bar)
+                _collect(_as_completed(futures), futures, runs, records, bar, on_record)
             except BaseException:  # Ctrl-C, SIGTERM: the running simulations are stopped, not waited for
                 _interrupt_workers(pool)
                 raise
@@ -235,11 +271,13 @@ def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
             pass
 
 
-def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm) -> None:
+def _collect(finished, futures: dict, runs: list[Run], records: dict, bar: tqdm, on_record=None) -> None:
     failed = 0
-    for future in finished:
+    for count, future in enumerate(finished, 1):
         index = futures[future]
         records[index] = _record(runs[index], future.result())
         failed += records[index].status == "failed"
         bar.set_postfix(failed=failed, refresh=False)
         bar.update()
+        if on_record is not None:
+            on_record(records[index], count, len(futures))
