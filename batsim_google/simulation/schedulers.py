@@ -125,7 +125,10 @@ def scheduler_command(
     if scheduler.kind == "command":
         return lambda endpoint: [part.replace(SOCKET, endpoint) for part in scheduler.target]
     if scheduler.kind == "pybatsim":
-        return pybatsim_scheduler(str(scheduler.target), dict(scheduler.options), timeout_ms=int(timeout * 1000))
+        target = str(scheduler.target)
+        if "/" in target or target.endswith(".py"):  # a file: pybatsim mistakes "./x.py" for a relative import
+            target = str(Path(target).resolve())
+        return pybatsim_scheduler(target, dict(scheduler.options), timeout_ms=int(timeout * 1000))
     options = {
         "policy_class": scheduler.target,
         "policy_options": dict(scheduler.options),
