@@ -9,6 +9,8 @@ An output folder that holds an earlier run's files is cleared of them first (onl
 run writes, by name, its metrics included), so that no stale file is read as this run's; the file
 :data:`INCOMPLETE` then marks the folder until the simulation has ended well, so that an
 interrupted or failed run is never read as a complete one (the metrics refuse such a folder).
+The folder is locked while the run writes it (:func:`~batsim_google.output_files.locked_folder`),
+and the run records its platform there (:mod:`.run_platform`), against which its metrics are checked.
 """
 
 from __future__ import annotations
