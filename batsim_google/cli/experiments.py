@@ -28,6 +28,13 @@ _DASK = click.option(
     metavar="ADDRESS",
     help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.",
 )
+_RETRY_FAILED = click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Run again the runs that failed in an earlier invocation (by default they are reported, not rerun).",
+)
+
+
 #: The commands' progress bars follow the runs, not one simulation's time.
 _OVER = "the runs"
 
@@ -133,11 +140,7 @@ def _show_summary(summary) -> None:
 @_DASK
 @BATSIM_OPTION
 @progress_option(_OVER)
-@click.option(
-    "--retry-failed",
-    is_flag=True,
-    help="Run again the runs that failed in an earlier invocation (by default they are reported, not rerun).",
-)
+@_RETRY_FAILED
 def compare_command(
     campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress, retry_failed
 ) -> None:
@@ -230,6 +233,7 @@ def compare_command(
 @simulation_options(_OVER)
 @_WORKERS
 @_DASK
+@_RETRY_FAILED
 def validate_command(
     original,
     platform,
@@ -244,6 +248,7 @@ def validate_command(
     dask_address,
     batsim_binary,
     progress,
+    retry_failed,
 ) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     import tomllib
@@ -270,6 +275,8 @@ def validate_command(
             warmup=warmup,
             workers=workers,
             dask_address=dask_address,
+            retry_failed=retry_failed,
+            on_record=None if show_progress(progress) else _run_line,
             **simulation_call(timeout, batsim_binary, progress),
         )
 

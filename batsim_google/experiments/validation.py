@@ -99,10 +99,14 @@ def validate(
     workers: int | None = None,
     dask_address: str | None = None,
     progress: bool = True,
+    retry_failed: bool = False,
+    on_record=None,
 ) -> Validation:
     """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
-    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable. The queue
-    metrics are taken from ``warmup`` to the policy's horizon (or each run's end)."""
+    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable (a run that
+    failed before is run again only with ``retry_failed``; ``on_record``: see
+    :func:`.execution.execute_runs`). The queue metrics are taken from ``warmup`` to the policy's
+    horizon (or each run's end)."""
     if replications < 1:
         raise ParameterError(f"replications must be >= 1 (got {replications})")
     output = output_folder(output)
@@ -128,7 +132,15 @@ def validate(
         warmup=warmup,
     )
     runs = plan_campaign(campaign, output)
-    records = execute_runs(runs, batsim=batsim, workers=workers, dask_address=dask_address, progress=progress)
+    records = execute_runs(
+        runs,
+        batsim=batsim,
+        workers=workers,
+        dask_address=dask_address,
+        progress=progress,
+        retry_failed=retry_failed,
+        on_record=on_record,
+    )
     failed = [f"{r.run.directory}: {r.error}" for r in records if r.status == "failed"]
     reference = next(r for r in records if r.run.workload == "original")
     if reference.queue is None:
