@@ -295,3 +295,32 @@ def test_a_campaign_ends_on_sigterm_with_its_workers_simulations(setup, batsim_b
     finally:
         compare.kill()
         kill_all(children)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_ends_on_a_signal_with_batsim_and_the_scheduler(setup, batsim_binary, signum):
+    folder, workload = setup
+    line = [COMMAND, "run", "--platform", PLATFORM, "--workload", workload, "-o", folder / "out"]
+    line += ["--batsim", batsim_binary, "--scheduler", f"python={folder / 'policies.py'}:Slow"]
+    run = subprocess.Popen(
+        list(map(str, line)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )
+    children: set[int] = set()
+    try:
+        slow_started(folder)
+        children = descendants(run.pid)
+        assert batsims_among(children)
+        started = time.monotonic()
+        run.send_signal(signum)
+        _, stderr = run.communicate(timeout=30)
+        assert time.monotonic() - started < 15
+        assert run.returncode != 0 and "Traceback" not in stderr
+        assert wait_for(lambda: not any(alive(pid) for pid in children), 15), [p for p in children if alive(p)]
+        assert (folder / "out" / "INCOMPLETE").exists() and not (folder / "out" / "metrics.json").exists()
+    finally:
+        run.kill()
+        kill_all(children)
