@@ -86,10 +86,13 @@ _watched: set[int] = set()
 
 
 def child_dies_with_this_process() -> dict:
-    """Popen keyword arguments that make the child end when this process ends (Linux, from the main
-    thread: the kernel signals the child when the thread that started it ends; elsewhere nothing,
-    the runner stops its children itself unless killed)."""
-    if _PRCTL is None or threading.current_thread() is not threading.main_thread():
+    """Popen keyword arguments that make the child end when this process ends (Linux; elsewhere
+    nothing, the runner stops its children itself unless killed).
+
+    The kernel signals the child when the *thread* that started it ends: the caller's thread must
+    outlive the child, as the runner's does (it waits for its children, even in a Dask worker's
+    thread, and stops them before it returns)."""
+    if _PRCTL is None:
         return {}
     parent = os.getpid()
     return {"preexec_fn": lambda: die_with_parent(parent, watchdog=False)}
