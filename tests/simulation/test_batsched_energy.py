@@ -153,14 +153,18 @@ def test_an_energy_variant_needs_sleep_states_without_saying_so():
 def test_the_real_batsched_runs_the_idle_sleeper_with_the_derived_figures(tmp_path):
     from batsim_google.experiments.metrics import run_metrics
     from batsim_google.experiments.outputs import RunOutputs
-    from batsim_google.simulation.external import run_scheduler
+    from batsim_google.simulation.run import run_scheduler
+    from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
     workload = tmp_path / "w.json"
     jobs = [{"id": i, "subtime": 100 * i, "res": 1, "walltime": 200, "profile": "p"} for i in range(6)]
     workload.write_text(json.dumps({"nb_res": 4, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 50}}}))
     output = tmp_path / "run"
     run_scheduler(
-        Scheduler("command", tuple(_command("energy_bf_idle_sleeper"))), CELL4, [workload], output, timeout=60
+        Scheduler("command", tuple(_command("energy_bf_idle_sleeper"))),
+        RunInputs(CELL4, [workload]),
+        output,
+        SimulationSettings(timeout=60),
     )
     metrics = run_metrics(RunOutputs(output), CELL4)
     assert metrics["jobs_completed"] == 6
