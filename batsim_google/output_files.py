@@ -5,14 +5,24 @@ beside the target, renamed over it (``os.replace``, atomic on POSIX) only once c
 Ctrl-C or SIGTERM (the command line turns it into Ctrl-C) leaves the old file untouched and no
 temporary file behind. Before anything is written the target is checked: its folder must exist and
 be writable, and it must not be one of the command's inputs, nor a file already in an input folder
-(which the command may read), since the rename would replace it; a new file or folder may go there. Standard library only, so that the command line imports it at no cost.
+(which the command may read), since the rename would replace it; a new file or folder may go there.
+The target must be a new name or a regular file: the rename would replace a device (``-o
+/dev/null`` run as root would replace the system's), a FIFO or a symbolic link by a regular file,
+so these are refused; to write where a link points, name its target.
+
+A folder a run writes into is locked while it does (:func:`locked_folder`): a second run into it
+fails at once instead of mixing its files with the first's. Standard library only, so that the
+command line imports it at no cost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
-from collections.abc import Iterable
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from batsim_google.errors import BatsimGoogleError, OutputFileError, ParameterError
@@ -22,6 +32,7 @@ __all__ = [
     "AtomicFile",
     "check_output_file",
     "check_output_folder",
+    "locked_folder",
     "output_folder",
     "refuse_inputs",
     "save_figure",
@@ -72,9 +83,35 @@ def _writable_folder(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
+#: What the rename would replace, by file type, other than a regular file.
+_NOT_REGULAR = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _not_regular(path: Path) -> str | None:
+    """Why writing ``path`` would replace something other than a regular file, None if it would not."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"cannot be examined ({system_reason(error)})"
+    kind = _NOT_REGULAR.get(stat.S_IFMT(mode))
+    if kind is None:
+        return None
+    if stat.S_ISLNK(mode):
+        return f"is {kind} (to {os.readlink(path)}), which the output would replace: name its target to write there"
+    return f"is {kind}, which the output would replace by a regular file: write to a file"
+
+
 def check_output_file(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
-    """``path`` if a file can be written there without replacing an input, else a ParameterError
-    naming it. Commands call it first, before any long reading."""
+    """``path`` if a file can be written there without replacing an input nor anything but a
+    regular file, else a ParameterError naming it. Commands call it first, before any long reading."""
     path = Path(path)
     folder = path.parent
     if path.is_dir():
@@ -84,6 +121,9 @@ def check_output_file(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path
     if not _writable_folder(folder):
         raise ParameterError(f"{path}: the folder {folder} is not writable")
     refuse_inputs(path, inputs)
+    reason = _not_regular(path)
+    if reason:
+        raise ParameterError(f"{path}: {reason}")
     return path
 
 
@@ -109,6 +149,54 @@ def output_folder(path: str | os.PathLike[str], inputs: Inputs = ()) -> Path:
     except OSError as error:
         raise ParameterError(f"{path}: cannot create the folder ({error.strerror})") from None
     return path
+
+
+#: The lock file of a folder a run is writing (:func:`locked_folder`).
+LOCK_FILE = ".batsim-google.lock"
+#: Folders this process holds: [nested holds, the lock file's descriptor once locked].
+_held: dict[Path, list] = {}
+
+
+@contextlib.contextmanager
+def locked_folder(folder: str | os.PathLike[str], create: bool = True) -> Iterator[Path]:
+    """Hold ``folder`` for this process while the block runs: another process asking for it gets,
+    at once, a ParameterError naming the folder and the holder's pid. The folder is created first
+    unless ``create`` is false: a folder that does not exist yet is then held from the moment a
+    nested hold in this process creates it, to the end of the outer block (a command holds the
+    folder it writes into without creating it before its inputs are checked). The lock (``flock``
+    on :data:`LOCK_FILE`) ends with the process, however it ends."""
+    folder = Path(folder)
+    if create:
+        folder = output_folder(folder)
+    key = folder.resolve()
+    hold = _held.setdefault(key, [0, None])
+    hold[0] += 1
+    try:
+        if hold[1] is None and folder.is_dir():
+            hold[1] = _lock(folder)
+        yield folder
+    finally:
+        hold[0] -= 1
+        if not hold[0]:
+            del _held[key]
+            if hold[1] is not None:
+                os.close(hold[1])  # releases the lock
+
+
+def _lock(folder: Path) -> int:
+    """The descriptor of ``folder``'s lock file, locked; a ParameterError if another process holds it."""
+    descriptor = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(descriptor, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(descriptor)
+        raise ParameterError(
+            f"{folder}: another run is writing this folder (process {holder}); wait for it to end or choose another"
+        ) from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+    return descriptor
 
 
 class AtomicFile:

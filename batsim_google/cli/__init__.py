@@ -4,7 +4,8 @@ Errors end a command in one line, by one handler at the group (:class:`.common.C
 
 SIGTERM (``timeout``, ``kill``, a batch system's end of allocation) ends a command as Ctrl-C does,
 so that what it was writing is cleaned up (see :mod:`batsim_google.output_files`), never left
-half-written under its final name.
+half-written under its final name. So does the end of the ``uv`` process that launched the command
+(``uv run batsim-google``, killed with SIGKILL: see :mod:`batsim_google.simulation.parent_death`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from batsim_google.cli.validate_replay import validate_replay_command
 def main() -> None:
     """Google-like workloads, platforms and scheduling for Batsim/SimGrid."""
     _end_on_sigterm_like_ctrl_c()
+    if threading.current_thread() is threading.main_thread():  # not in a test runner's thread
+        from batsim_google.simulation.parent_death import end_with_launcher
+
+        end_with_launcher()
 
 
 def _interrupt(signum, frame) -> None:

@@ -16,11 +16,20 @@ from batsim_google.cli.common import (
     show_progress,
     warmup_option,
 )
-from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
+from batsim_google.cli.parallel_options import DASK_OPTION, RETRY_FAILED_OPTION, jobs_option, resumable
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 
 #: The commands' progress bars follow the runs, not one simulation's time.
 _OVER = "the runs"
+
+
+def _run_line(record, finished: int, todo: int) -> None:
+    """One line per run as it ends, for a campaign without a progress bar."""
+    if record.status == "failed":
+        outcome = f"failed: {record.error.splitlines()[0] if record.error else 'unknown reason'}"
+    else:
+        outcome = f"done in {record.wall_seconds:.0f} s"
+    click.echo(f"[{finished}/{todo}] {record.run.directory}: {outcome}")
 
 
 def _interval(row: dict) -> str:
@@ -95,13 +104,17 @@ def _show_summary(summary) -> None:
 @DASK_OPTION
 @BATSIM_OPTION
 @progress_option(_OVER)
-def compare_command(campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress) -> None:
+@RETRY_FAILED_OPTION
+def compare_command(
+    campaign_file: Path, output: Path, workers, dask_address, batsim_binary, progress, retry_failed
+) -> None:
     """Simulate every combination of a campaign's platforms, workloads, failures and policies."""
     from batsim_google.experiments.campaign import load_campaign
     from batsim_google.experiments.compare import compare
 
     checked_output_folder(output, campaign_file)
     campaign = load_campaign(campaign_file)
+    shown = show_progress(progress)
     with resumable():
         result = compare(
             campaign,
@@ -109,16 +122,27 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
             batsim=batsim_binary,
             workers=workers,
             dask_address=dask_address,
-            progress=show_progress(progress),
+            progress=shown,
+            retry_failed=retry_failed,
+            on_record=None if shown else _run_line,
+            warn=lambda message: click.echo(f"warning: {message}", err=True),
         )
     counts = {status: sum(r.status == status for r in result.records) for status in ("done", "reused", "failed")}
+    earlier = sum(record.earlier for record in result.failed)
+    again = f" ({earlier} of them in an earlier invocation, not run again: --retry-failed runs them)" if earlier else ""
     click.echo(
-        f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, {counts['failed']} failed"
+        f"{len(result.records)} runs: {counts['done']} simulated, {counts['reused']} reused, "
+        f"{counts['failed']} failed{again}"
     )
     _show_summary(result.summary)
     click.echo(f"wrote {', '.join(str(path) for path in result.files)}")
+    for scheduler, platform, failures in sorted(campaign.skipped):
+        click.echo(
+            f"not run: {scheduler} on {platform} with failures {failures} (skip_refused: it cannot take them)", err=True
+        )
     for record in result.failed:
-        click.echo(f"run {record.run.directory} failed: {record.error}", err=True)
+        when = " (in an earlier invocation)" if record.earlier else ""
+        click.echo(f"run {record.run.directory} failed{when}: {record.error}", err=True)
     # balanced is null without the ledger: nothing to check
     unbalanced = [record for record in result.records if record.metrics and record.metrics["balanced"] is False]
     for record in unbalanced:
@@ -173,6 +197,7 @@ def compare_command(campaign_file: Path, output: Path, workers, dask_address, ba
 @simulation_options(_OVER)
 @jobs_option()
 @DASK_OPTION
+@RETRY_FAILED_OPTION
 def validate_command(
     original,
     platform,
@@ -187,6 +212,7 @@ def validate_command(
     dask_address,
     batsim_binary,
     progress,
+    retry_failed,
 ) -> None:
     """Validate a workload model by simulation (Gaevoy et al.): queue metrics and Dev."""
     from batsim_google.experiments.validation import ModelCheck, validate
@@ -211,6 +237,8 @@ def validate_command(
             settings=simulation_settings(timeout, batsim_binary, progress),
             workers=workers,
             dask_address=dask_address,
+            retry_failed=retry_failed,
+            on_record=None if show_progress(progress) else _run_line,
         )
 
     def show(value) -> str:

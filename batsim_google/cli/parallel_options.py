@@ -28,6 +28,12 @@ DASK_OPTION = click.option(
     help="Run the simulations on the Dask cluster whose scheduler is at ADDRESS (e.g. tcp://host:8786) instead; see docs/experiments.md.",
 )
 
+RETRY_FAILED_OPTION = click.option(
+    "--retry-failed",
+    is_flag=True,
+    help="Run again the runs that failed in an earlier invocation (by default they are reported, not rerun).",
+)
+
 
 @contextmanager
 def resumable():

@@ -13,6 +13,7 @@ from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import scheduler_options
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 from batsim_google.experiments.measured_run import WINDOW_ENDS
+from batsim_google.output_files import locked_folder
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsim_binary import LOG_LEVELS
 from batsim_google.simulation.runner import FRONTENDS, PYBATSIM_FRONTEND
@@ -122,6 +123,7 @@ def run(
         say=click.echo,
     )
     inputs = RunInputs(platform, workloads, events)
+    click.get_current_context().with_resource(locked_folder(output, create=False))  # held to the last figure
     result = simulate(scheduler, inputs, output, settings, warmup=warmup, horizon=horizon, window=measure)
     summary, metrics = result.simulation.summary, result.metrics
     if summary is not None:

@@ -77,6 +77,7 @@ from batsim_google.platform.google_2011 import TRACE_DAYS
 from batsim_google.platform.simgrid_xml import energy_model_gap, read_hosts
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.batsched_energy import check_energy_command
+from batsim_google.simulation.policy_loader import LOAD_TIMEOUT_S
 from batsim_google.simulation.preflight import refusal
 from batsim_google.simulation.runner import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S
 from batsim_google.simulation.schedulers import COMMAND, Scheduler, built_in, scheduler_entry, with_horizon
@@ -414,7 +415,9 @@ def campaign_from_mapping(data: Mapping[str, Any], base: Path) -> Campaign:
     )
     named = [(f"policies.{name}", name, built_in(config)) for name, config in campaign.policies]
     named += [(f"schedulers.{name}", name, scheduler) for name, scheduler in campaign.schedulers]
-    skipped = check_pairings(named, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused)
+    skipped = check_pairings(
+        named, campaign.platforms, campaign.failures, campaign.energy_outputs, skip_refused, campaign.timeout
+    )
     if campaign.energy_outputs:  # Batsim's -E dies on hosts without power figures
         for platform in campaign.platforms:
             gap = None if platform.file is None else energy_model_gap(read_hosts(platform.file))
@@ -436,14 +439,18 @@ def load_campaign(path: str | Path) -> Campaign:
 
 
 def check_pairings(
-    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False
+    schedulers, platforms, failures, energy_outputs: bool, skip: bool = False, timeout: float = LOAD_TIMEOUT_S
 ) -> frozenset[tuple[str, str, str]]:
     """Refuse every pairing of a scheduler (``(where, name, scheduler)``) with failures or a
     platform it cannot run on (:func:`batsim_google.simulation.preflight.refusal`); with ``skip``,
-    return them instead, as (scheduler, platform, failures) names, not to be run."""
+    return them instead, as (scheduler, platform, failures) names, not to be run. A user's policy
+    that does not load within ``timeout`` seconds (the campaign's) is refused."""
     skipped = set()
     for where, name, scheduler in schedulers:
-        needs = scheduler.needs()
+        try:
+            needs = scheduler.needs(timeout)
+        except ParameterError as error:
+            raise ParameterError(f"{where}: {error}") from None
         for platform in platforms:
             if scheduler.kind == COMMAND and platform.file is not None:  # batsched's power figures
                 try:

@@ -26,6 +26,7 @@ import polars as pl
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.outputs import JOBS, RunOutputs, started_jobs
 from batsim_google.platform.simgrid_xml import compute_hosts
+from batsim_google.simulation.run_platform import check_run_platform
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ def core_allocation(outputs: RunOutputs, platform: str | Path, cores: int) -> Co
     if not outputs.has_ledger():
         raise InputFileError(f"{outputs.directory}: no scheduler accounting here: the tasks' CPU requests are unknown")
     hosts = compute_hosts(platform)
+    check_run_platform(Path(outputs.directory), Path(platform), hosts)
     machine_cores = np.array([round(float(h.properties.get("cpu_capacity", 1.0)) * cores) for h in hosts])
     first_core = np.concatenate([[0], np.cumsum(machine_cores)[:-1]])
     jobs = started_jobs(outputs).join(outputs.tasks().select("task_id", "cpu"), on="task_id", how="left")

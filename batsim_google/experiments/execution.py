@@ -5,6 +5,16 @@ A run is complete when its folder holds Batsim's jobs file and the completion ma
 same policy). A complete run is not redone; anything else in a run's folder is what a run that
 stopped halfway left, and is cleared before the run is done again.
 
+A run that failed once it was launched (Batsim or the scheduler failed, or the timeout passed)
+leaves the failure marker ``failed.json`` with the reason: a resume does not run it again, which
+would fail the same way (a scheduler too slow for the timeout cost 27.5 min over three resumes),
+unless asked (``retry_failed``). A failure before launch (no Batsim, a scheduler's executable not
+installed) is not recorded: once the machine is set up, a resume runs it.
+
+Interrupted (Ctrl-C, SIGTERM), the command stops its local workers, each of which stops the
+simulation it runs (Batsim, the scheduler and what they started): nothing runs on, and an
+interrupted run leaves no marker.
+
 The worker that simulates a run also computes its metrics from the files it just wrote and keeps
 them in the marker. On a Dask cluster every worker needs this package, ``batsim`` on its PATH, and
 the output folder on a filesystem it shares with the others.
@@ -16,9 +26,9 @@ import json
 import multiprocessing
 import os
 import shutil
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import as_completed as local_as_completed
+import signal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 
@@ -31,17 +41,21 @@ from batsim_google.experiments.plan import Run
 from batsim_google.experiments.queue_metrics import queue_metrics
 from batsim_google.experiments.window import window_of
 from batsim_google.output_files import write_text
+from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.parent_death import die_with_parent
 from batsim_google.simulation.run import run_scheduler
 from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 MARKER = "done.json"
+#: The marker of a run that failed (see the module): its fingerprint and the reason.
+FAILURE_MARKER = "failed.json"
 
 
 @dataclass(frozen=True)
 class RunRecord:
     """What became of a run: ``done`` now, ``reused`` from an earlier invocation, or ``failed``
-    (``error`` says why); the metrics of a run that ended."""
+    (``error`` says why; ``earlier``: by an earlier invocation, not run again); the metrics of a
+    run that ended."""
 
     run: Run
     status: str
@@ -49,6 +63,7 @@ class RunRecord:
     queue: dict | None = None
     wall_seconds: float | None = None
     error: str | None = None
+    earlier: bool = False
 
 
 #: Seconds to wait for a Dask scheduler before giving up.
@@ -71,36 +86,41 @@ def completed(run: Run) -> dict | None:
     return content if content.get("fingerprint") == run.fingerprint else None
 
 
-#: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the runs already
-#: queued to it are then dropped instead of started.
-_interrupted = False
+def recorded_failure(run: Run) -> dict | None:
+    """The failure marker of ``run`` (see the module) if it is this run's, None otherwise."""
+    try:
+        content = json.loads((run.directory / FAILURE_MARKER).read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return content if isinstance(content, dict) and content.get("fingerprint") == run.fingerprint else None
+
+
+def _failed(run: Run, error: str) -> dict:
+    """Record that ``run`` failed once launched (see the module); its marker."""
+    marker = {"fingerprint": run.fingerprint, "labels": run.labels(), "error": error}
+    run.directory.mkdir(parents=True, exist_ok=True)
+    write_text(run.directory / FAILURE_MARKER, json.dumps(marker, indent=1) + "\n")
+    return marker
 
 
 def execute_run(run: Run, batsim: str = "batsim") -> dict:
     """Simulate ``run`` unless it is complete; return its marker, or ``{"error": ...}`` when the
-    simulation failed or the worker was interrupted. Runs in a worker process."""
-    global _interrupted
-    if _interrupted:
-        return {"error": "interrupted"}
-    try:
-        return _execute(run, batsim)
-    except KeyboardInterrupt:
-        _interrupted = True
-        raise
-
-
-def _execute(run: Run, batsim: str) -> dict:
+    simulation failed. Runs in a worker process."""
     marker = completed(run)
     if marker is not None:
         return {**marker, "reused": True}
     if run.directory.exists():
         shutil.rmtree(run.directory)
     try:
+        batsim_binary(batsim)  # not installed: not this run's failure, nothing recorded
+    except SimulationError as error:
+        return {"error": str(error)}
+    try:
         inputs = RunInputs(run.platform_file, [run.workload_file], [run.events_file] if run.events_file else [])
         settings = SimulationSettings(timeout=run.timeout, batsim=batsim, energy_outputs=run.energy_outputs)
         result = run_scheduler(run.scheduler, inputs, run.directory, settings)
     except (SimulationError, ValueError) as error:  # ValueError: e.g. a policy the platform cannot run
-        return {"error": str(error)}
+        return _failed(run, str(error))
     except OSError as error:  # e.g. a scheduler's executable not installed: this run failed, not the campaign
         return {"error": f"{error.strerror or error}: {error.filename or ''}".strip()}
     outputs = RunOutputs(run.directory)
@@ -118,7 +138,7 @@ def _execute(run: Run, batsim: str) -> dict:
 
 def _record(run: Run, marker: dict, reused: bool = False) -> RunRecord:
     if "error" in marker:
-        return RunRecord(run, "failed", error=marker["error"])
+        return RunRecord(run, "failed", error=marker["error"], earlier=reused)
     status = "reused" if reused or marker.get("reused") else "done"
     return RunRecord(run, status, marker["metrics"], marker["queue"], marker["wall_seconds"])
 
@@ -130,17 +150,29 @@ def execute_runs(
     workers: int | None = None,
     dask_address: str | None = None,
     progress: bool = True,
+    retry_failed: bool = False,
+    on_record: Callable[[RunRecord, int, int], None] | None = None,
 ) -> list[RunRecord]:
     """Run what is not complete yet, ``workers`` at a time on local processes (default: one per
-    core) or on the Dask scheduler at ``dask_address``; one record per run, in order."""
+    core) or on the Dask scheduler at ``dask_address``; one record per run, in order. A run that
+    failed in an earlier invocation is not run again unless ``retry_failed``. ``on_record`` is
+    called with each record of a run simulated now, the count finished and the count to do."""
     records: dict[int, RunRecord] = {}
     todo = []
     for index, run in enumerate(runs):
-        marker = completed(run)
+        marker = completed(run) or (None if retry_failed else recorded_failure(run))
         if marker is None:
             todo.append(index)
         else:
             records[index] = _record(run, marker, reused=True)
+    ended = 0
+
+    def finished(position: int, marker: dict) -> None:
+        nonlocal ended
+        ended += 1
+        if on_record is not None:
+            on_record(_record(runs[todo[position]], marker), ended, len(todo))
+
     markers = execute_each(
         partial(execute_run, batsim=batsim),
         [runs[index] for index in todo],
@@ -148,6 +180,7 @@ def execute_runs(
         dask_address=dask_address,
         progress=progress,
         done=len(records),
+        finished=finished,
     )
     for index, marker in zip(todo, markers):
         records[index] = _record(runs[index], marker)
@@ -193,28 +226,94 @@ def execute_each(
             except OSError as error:
                 raise DaskUnreachable(f"no Dask scheduler answers at {dask_address} ({error})") from error
             with client:
-                futures = {client.submit(function, item, pure=False): i for i, item in enumerate(items)}
+                futures = {client.submit(_work, function, item, pure=False): i for i, item in enumerate(items)}
                 try:
                     collect(as_completed(futures), futures)
                 finally:  # on an interruption, what has not started is dropped
                     client.cancel(list(futures))
         elif items:
             pool = local_pool(workers)
-            futures = {pool.submit(function, item): i for i, item in enumerate(items)}
+            futures = {pool.submit(_work, function, item): i for i, item in enumerate(items)}
             try:
-                collect(local_as_completed(futures), futures)
-            finally:  # on an interruption (Ctrl-C stops the running ones), what has not started is dropped
+                collect(_as_completed(futures), futures)
+            except BaseException:  # Ctrl-C, SIGTERM: the running simulations are stopped, not waited for
+                _interrupt_workers(pool)
+                raise
+            finally:  # what has not started is dropped
                 pool.shutdown(wait=True, cancel_futures=True)
     return [results[index] for index in range(len(items))]
 
 
+#: Set in a worker process by Ctrl-C (SIGINT reaches the whole process group): the items already
+#: queued to it are then dropped instead of started.
+_interrupted = False
+#: Set in a worker process while it works on an item (a simulation runs).
+_running = False
+
+
+def _work(function: Callable[[object], dict], item) -> dict:
+    """``function(item)`` in a worker process, or ``{"error": "interrupted"}`` once the worker was
+    interrupted (see :func:`_stop_worker`)."""
+    global _interrupted, _running
+    if _interrupted:
+        return {"error": "interrupted"}
+    _running = True
+    try:
+        return function(item)
+    except KeyboardInterrupt:
+        _interrupted = True
+        raise
+    finally:
+        _running = False
+
+
 def local_pool(workers: int | None = None) -> ProcessPoolExecutor:
     """``workers`` processes (default: one per core) that end with this one, even killed with
-    SIGKILL (:mod:`batsim_google.simulation.parent_death`), and so do the simulations they run."""
+    SIGKILL (:mod:`batsim_google.simulation.parent_death`), and so do the simulations they run;
+    SIGTERM interrupts a worker as Ctrl-C does."""
     context = multiprocessing.get_context("spawn")  # polars and threads do not survive fork
     return ProcessPoolExecutor(
         max_workers=workers or os.cpu_count(),
         mp_context=context,
-        initializer=die_with_parent,
+        initializer=_start_worker,
         initargs=(os.getpid(),),
     )
+
+
+#: Seconds the command waits for a run at a time (see :func:`_as_completed`).
+WAIT_SECONDS = 0.5
+
+
+def _as_completed(futures: Iterable[Future]) -> Iterator[Future]:
+    """The ``futures`` as they finish, waited for :data:`WAIT_SECONDS` at a time: Python handles a
+    signal in its main thread, and a main thread blocked without a time limit missed a SIGINT
+    the kernel gave another thread (``compare`` ran on with its workers)."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=WAIT_SECONDS, return_when=FIRST_COMPLETED)
+        yield from done
+
+
+def _start_worker(parent: int) -> None:
+    die_with_parent(parent)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    signal.signal(signal.SIGINT, _stop_worker)
+
+
+def _stop_worker(signum, frame) -> None:
+    """The first SIGTERM or SIGINT interrupts the worker's simulation (which then stops its
+    processes); later ones are ignored, so that they do not cut that cleanup short."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if not _running:  # waiting for work: nothing to stop, and no traceback to print
+        os._exit(0)
+    raise KeyboardInterrupt
+
+
+def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGTERM to each worker of ``pool``: each stops the simulation it runs."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):  # the executor has no public list
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+        except (ProcessLookupError, TypeError):  # ended, or never started
+            pass

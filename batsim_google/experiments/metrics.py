@@ -90,6 +90,7 @@ from batsim_google.output_files import write_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts
 from batsim_google.scheduling.tasks import Outcome, StopReason
 from batsim_google.simulation.run import METRICS_FILE
+from batsim_google.simulation.run_platform import check_run_platform
 from batsim_google.units import HOUR
 
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
@@ -156,6 +157,7 @@ def run_metrics(
     waits = waiting_times(submitted)
     if hosts is not None:
         _capacity(hosts, platform)  # a platform without compute hosts is refused
+        check_run_platform(Path(outputs.directory), Path(platform), hosts)
     shared = accounting(outputs, hosts, low, high, workloads, all_jobs)
     if outputs.has_ledger():
         ledger = _ledger_metrics(outputs, all_jobs, makespan, None if window is None else (low, high))

@@ -108,11 +108,14 @@ def validate(
     settings: SimulationSettings = SimulationSettings(),
     workers: int | None = None,
     dask_address: str | None = None,
+    retry_failed: bool = False,
+    on_record=None,
 ) -> Validation:
     """Simulate, compare and write ``model.toml`` (when fitted here), ``validation.json`` and
-    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable, ``workers``
-    at a time here or on the Dask scheduler at ``dask_address`` (``settings``: their time limit,
-    Batsim and the progress bar over them)."""
+    ``validation.csv`` in ``output``; runs go to ``output/runs`` and are resumable (a run that
+    failed before is run again only with ``retry_failed``; ``on_record``: see
+    :func:`.execution.execute_runs`), ``workers`` at a time here or on the Dask scheduler at
+    ``dask_address`` (``settings``: their time limit, Batsim and the progress bar over them)."""
     if check.replications < 1:
         raise ParameterError(f"replications must be >= 1 (got {check.replications})")
     output = output_folder(output)
@@ -141,7 +144,13 @@ def validate(
     runs = plan_campaign(campaign, output)
     with workers_without_the_main_script():
         records = execute_runs(
-            runs, batsim=settings.batsim, workers=workers, dask_address=dask_address, progress=settings.progress
+            runs,
+            batsim=settings.batsim,
+            workers=workers,
+            dask_address=dask_address,
+            progress=settings.progress,
+            retry_failed=retry_failed,
+            on_record=on_record,
         )
     failed = [f"{r.run.directory}: {r.error}" for r in records if r.status == "failed"]
     reference = next(r for r in records if r.run.workload == "original")

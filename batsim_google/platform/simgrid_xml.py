@@ -33,7 +33,7 @@ import functools
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -593,4 +593,9 @@ def energy_model_gap(hosts: list[PlatformHost]) -> str | None:
 
 def compute_hosts(path: str | Path) -> list[PlatformHost]:
     """The compute hosts of a platform in Batsim's resource order (by name)."""
-    return sorted((host for host in read_hosts(path) if host.computes), key=lambda host: host.name)
+    return in_batsim_order(read_hosts(path))
+
+
+def in_batsim_order(hosts: Iterable[PlatformHost]) -> list[PlatformHost]:
+    """The compute hosts among ``hosts``, in Batsim's resource order (by name)."""
+    return sorted((host for host in hosts if host.computes), key=lambda host: host.name)

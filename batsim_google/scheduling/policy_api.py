@@ -37,6 +37,10 @@ order. It must not leave a task pending for ever once nothing more will come: Ba
 :class:`.policy.CellPolicy`, the Google-cell scheduler, is the first implementation;
 ``examples/policies/deadline_best_fit.py`` is a complete example, the two others short ones. A policy declares in ``needs`` what it asks of
 Batsim, which the runner turns into Batsim's options and checks against the inputs before launch.
+
+The helpers check what they are asked (a machine that exists, a task that is pending) and raise a
+:class:`PolicyError` naming the policy, the task and the machine: a policy's bug (a task run twice,
+machine 999) otherwise surfaced from deep inside the cluster's bookkeeping or Batsim, naming none.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from batsim_google.errors import BatsimGoogleError
 from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Reject, SwitchOff, SwitchOn, WakeAt
 from batsim_google.scheduling.sleep_log import SleepLog
@@ -67,6 +72,11 @@ class BatsimNeeds:
     sleep_states: bool = False
     failures: bool = True
     user_kills: bool = False
+
+
+class PolicyError(BatsimGoogleError, RuntimeError):
+    """A policy asked for something impossible (a machine that does not exist, a task that is not
+    pending): a bug of the policy, named with the task and the machine."""
 
 
 class Policy:
@@ -158,15 +168,35 @@ class Policy:
             reason = task.stop_reason.value if status == "killed" and task.stop_reason else status
             self.ledger.end(task, Outcome.NOT_RESTARTED, now, f"job ended with status {reason}")
 
+    def _refuse(self, action: str, problem: str) -> PolicyError:
+        return PolicyError(f"policy {type(self).__name__}: {action}: {problem}")
+
+    def _check_machines(self, action: str, machines) -> None:
+        size = len(self.cluster)
+        for machine in machines:
+            if isinstance(machine, bool) or not isinstance(machine, int | np.integer) or not 0 <= machine < size:
+                raise self._refuse(action, f"no machine {machine!r} (the platform has {size}: 0 to {size - 1})")
+
+    def _take_pending(self, task: Task, action: str) -> None:
+        try:
+            self.pending.remove(task)
+        except ValueError:
+            where = f" on machine {task.machine}" if task.state is TaskState.RUNNING else ""
+            raise self._refuse(
+                action, f"task {task.task_id} is not pending (it is {task.state.value}{where})"
+            ) from None
+
     def execute(self, task: Task, machine: int, now: float) -> None:
-        self.pending.remove(task)
+        action = f"execute task {task.task_id} on machine {machine}"
+        self._check_machines(action, [machine])
+        self._take_pending(task, action)
         task.state, task.machine, task.start_time = TaskState.RUNNING, machine, now
         self.running[task.job_id] = task
         self.cluster.allocate(machine, task.request.cpu, task.request.memory)
         self._decisions.append(Execute(task.job_id, machine))
 
     def reject(self, task: Task, now: float, note: str, outcome: Outcome = Outcome.REJECTED) -> None:
-        self.pending.remove(task)
+        self._take_pending(task, f"reject task {task.task_id}")
         self.ledger.end(task, outcome, now, note)
         self._decisions.append(Reject((task.job_id,)))
 
@@ -179,10 +209,12 @@ class Policy:
             self._decisions.append(Kill(tuple(task.job_id for task in tasks)))
 
     def switch_on(self, machines: list[int], now: float) -> None:
+        self._check_machines("switch on", machines)
         self.cluster.set_power(machines, Power.SWITCHING_ON, now)
         self._decisions.append(SwitchOn(tuple(machines)))
 
     def switch_off(self, machines: list[int], now: float) -> None:
+        self._check_machines("switch off", machines)
         self.cluster.set_power(machines, Power.SWITCHING_OFF, now)
         self._decisions.append(SwitchOff(tuple(machines)))
 

@@ -66,7 +66,7 @@ from batsim_google.simulation.frontend import (
     user_policy,
 )
 from batsim_google.simulation.preflight import check_batsim_py
-from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError
+from batsim_google.simulation.runner import OUTPUT_PREFIX, SimulationError, endpoint, free_port
 from batsim_google.simulation.settings import RunInputs
 
 #: batsim-py exports Batsim's outputs with this prefix in the temporary directory.
@@ -106,7 +106,7 @@ class BatsimPyCell:
     ) -> None:
         self.config = config
         self.policy_class, self.policy_options = policy_class, policy_options or {}
-        self.sim = SimulatorHandler()
+        self.sim = SimulatorHandler(endpoint(free_port()))  # loopback only, said rather than left to batsim-py
         self.policy: Policy | None = None
         self.progress = ProgressFile(progress_file)
         self._switching: dict[int, bool] = {}  # machine -> switching on (True) or to sleep (False)

@@ -2,12 +2,15 @@
 
 Both libraries hand over the same Batsim JSON (a job's extra fields, walltime and profile; a
 machine's platform properties; a job's final state by name), so reading it lives here once, with
-the progress file that ``batsim-google run`` follows.
+the progress file that ``batsim-google run`` follows. A field that is not what the policy reads (a
+CPU request "abc", a capacity of -1) is an InputFileError naming the job or the machine and the
+field, not a bare ValueError from deep inside the scheduler.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,22 +56,59 @@ def job_request(
     """
     kind = fields.get("kind") or "task"
 
-    def given(name: str, default: float) -> float:
+    def given(name: str, default: float, low: float = -math.inf) -> float:
         value = fields.get(name)
-        return default if value is None else float(value)
+        return default if value is None else _number(value, f"workload job {job_id}", name, low)
 
+    trace_machine = fields.get("trace_machine")
+    if trace_machine is not None:
+        number = _number(trace_machine, f"workload job {job_id}", "trace_machine", 0.0)
+        if not number.is_integer():
+            raise InputFileError(
+                f"workload job {job_id}: trace_machine must be a machine number (got {trace_machine!r})"
+            )
+        trace_machine = int(number)
     return JobRequest(
         job_id=job_id,
         subtime=float(subtime),
         kind=kind,
         priority=given("priority", 0.5),
-        cpu=given("cpu", 0.0),
-        memory=given("memory", 0.0),
+        cpu=given("cpu", 0.0, low=0.0),
+        memory=given("memory", 0.0, low=0.0),
         work=float(walltime if kind == "service" else delay),
         machines=int(machines),
-        trace_machine=None if fields.get("trace_machine") is None else int(fields["trace_machine"]),
+        trace_machine=trace_machine,
         initial=fields.get("initial") is not None,
     )
+
+
+def _number(value, owner: str, field: str, low: float = -math.inf, above: bool = False) -> float:
+    """``value`` of ``owner``'s ``field`` as a finite number, at least ``low`` (above it, if
+    ``above``); otherwise an InputFileError naming both."""
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number < low or (above and number == low):
+        bound = "" if low == -math.inf else f" {'above' if above else 'at least'} {low:g}"
+        raise InputFileError(f"{owner}: {field} must be a finite number{bound} (got {value!r})")
+    return number
+
+
+def machine_capacities(properties: Sequence[Mapping]) -> tuple[np.ndarray, np.ndarray]:
+    """Each machine's ``cpu_capacity`` and ``memory_capacity`` (default 1, the largest machine), in
+    resource-id order; a value that is not a positive finite number names the machine."""
+    cpu, memory = [], []
+    for machine, props in enumerate(properties):
+        owner = f"machine {machine} of Batsim's platform{_host_name(props)}"
+        cpu.append(_number(props.get("cpu_capacity", 1.0), owner, "cpu_capacity", 0.0, above=True))
+        memory.append(_number(props.get("memory_capacity", 1.0), owner, "memory_capacity", 0.0, above=True))
+    return np.array(cpu), np.array(memory)
+
+
+def _host_name(properties: Mapping) -> str:
+    name = properties.get("name") if isinstance(properties, Mapping) else None
+    return f" ({name})" if name else ""
 
 
 def sleep_pstate(properties: Mapping) -> int | None:
@@ -101,8 +141,7 @@ def cell_policy(
     ``platform`` file and the ``events`` files Batsim replays, the power manager starts no switch
     that a failure would interrupt (see :mod:`batsim_google.scheduling.switch_guard`).
     """
-    cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
-    memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
+    cpu, memory = machine_capacities(properties)
     guard = None
     if platform is not None and events and config.energy != ALWAYS_ON:
         hosts = compute_hosts(platform)
@@ -115,8 +154,7 @@ def cell_policy(
 
 def user_policy(properties: Sequence[Mapping], spec: str, options: Mapping) -> Policy:
     """A user's policy (``module:Class`` or ``file.py:Class``) over the machines, with its options."""
-    cpu = np.array([float(p.get("cpu_capacity", 1.0)) for p in properties])
-    memory = np.array([float(p.get("memory_capacity", 1.0)) for p in properties])
+    cpu, memory = machine_capacities(properties)
     try:
         return load_policy_class(spec)(cpu, memory, **options)
     except TypeError as error:

@@ -4,9 +4,10 @@ pybatsim loads a scheduler from a file by its name (``googleCell.py`` -> class `
 hence this module's name. Use it directly with::
 
     pybatsim "$(python -c 'import batsim_google.simulation.googleCell as m; print(m.__file__)')" \\
-        -s tcp://*:28000 -v warning -o '{"policy": {"placement": "best-fit"}, "output": "out/out"}'
+        -s tcp://127.0.0.1:28000 -v warning -o '{"policy": {"placement": "best-fit"}, "output": "out/out"}'
 
-and run Batsim with ``--enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs
+(loopback only: bound on every interface, anyone on the network could talk to it) and run
+Batsim with ``-s tcp://127.0.0.1:28000 --enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs
 --enable-profile-reuse`` (tasks share machines; evicted tasks come back as new jobs, resubmitted
 services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
 ``batsim-google run`` does all that.

@@ -3,6 +3,14 @@
 A process killed with SIGKILL cannot stop its children, which would run on, orphaned, for hours.
 On Linux the kernel can do it (``prctl(PR_SET_PDEATHSIG)``): each child asks, as it starts, to get
 SIGKILL when its parent ends. Elsewhere a watchdog thread polls the parent's pid once a second.
+
+The command line itself is started by a launcher in the documented way, ``uv run batsim-google``:
+``uv`` runs it as a child and waits, and killed with SIGKILL, ``uv`` left the command, Batsim and
+the scheduler finishing the run in the background. So a command whose parent is such a launcher
+(:data:`LAUNCHERS`) ends, as on SIGTERM, when that parent does (:func:`end_with_launcher`): by a
+watchdog thread rather than the kernel, whose signal comes when the parent's *thread* that started
+the command ends, which in a multi-threaded launcher may be long before the launcher does. A
+command started from a shell is left alone (``nohup`` must keep working).
 Standard library only: the simulations' launcher uses it too.
 """
 
@@ -14,10 +22,13 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 #: prctl's option "signal me when my parent ends" (linux/prctl.h).
 PR_SET_PDEATHSIG = 1
 WATCHDOG_SECONDS = 1.0
+#: Programs (``/proc/PID/comm``) that run a command as their child and wait for it.
+LAUNCHERS = frozenset({"uv", "uvx"})
 
 
 def _prctl():
@@ -47,17 +58,41 @@ def die_with_parent(parent: int, watchdog: bool = True) -> None:
         os._exit(1)
 
 
-def _watch(parent: int) -> None:
+def _watch(parent: int, signum: int = signal.SIGKILL) -> None:
     while os.getppid() == parent:
         time.sleep(WATCHDOG_SECONDS)
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signum)
+
+
+def end_with_launcher() -> bool:
+    """If this process's parent is a launcher (:data:`LAUNCHERS`), send this process SIGTERM when
+    the parent ends (the commands turn it into Ctrl-C: their children are stopped, their partial
+    outputs removed). Returns whether the parent is one."""
+    parent = os.getppid()
+    try:
+        name = Path(f"/proc/{parent}/comm").read_text().strip()
+    except OSError:  # no /proc: not Linux
+        return False
+    if name not in LAUNCHERS:
+        return False
+    if parent not in _watched:  # once per process (the commands of a test session share it)
+        _watched.add(parent)
+        threading.Thread(target=_watch, args=(parent, signal.SIGTERM), daemon=True, name="launcher-watchdog").start()
+    return True
+
+
+#: Launchers a watchdog of this process already watches.
+_watched: set[int] = set()
 
 
 def child_dies_with_this_process() -> dict:
-    """Popen keyword arguments that make the child end when this process ends (Linux, from the main
-    thread: the kernel signals the child when the thread that started it ends; elsewhere nothing,
-    the runner stops its children itself unless killed)."""
-    if _PRCTL is None or threading.current_thread() is not threading.main_thread():
+    """Popen keyword arguments that make the child end when this process ends (Linux; elsewhere
+    nothing, the runner stops its children itself unless killed).
+
+    The kernel signals the child when the *thread* that started it ends: the caller's thread must
+    outlive the child, as the runner's does (it waits for its children, even in a Dask worker's
+    thread, and stops them before it returns)."""
+    if _PRCTL is None:
         return {}
     parent = os.getpid()
     return {"preexec_fn": lambda: die_with_parent(parent, watchdog=False)}

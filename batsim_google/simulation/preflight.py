@@ -34,6 +34,7 @@ from batsim_google.platform.simgrid_xml import (
     check_master,
     check_simgrid_accepts,
     energy_model_gap,
+    in_batsim_order,
     read_hosts,
     sleep_pstates,
 )
@@ -270,10 +271,15 @@ def check_batsim_py(config: PolicyConfig | None, inputs: RunInputs) -> None:
 
 @dataclass(frozen=True)
 class Preflight:
-    """What the checks found: whether Batsim's energy plugin runs, and the machines."""
+    """What the checks found: whether Batsim's energy plugin runs, and the compute hosts (in
+    Batsim's resource order)."""
 
     energy_outputs: bool
-    machines: int
+    hosts: tuple[PlatformHost, ...]
+
+    @property
+    def machines(self) -> int:
+        return len(self.hosts)
 
 
 def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSettings) -> Preflight:
@@ -295,7 +301,8 @@ def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetti
     check_master(platform, hosts)
     check_workloads(shape)
     check_storage(scheduler.kind, shape, sum("storage" in host.roles for host in hosts))
-    machines = sum(host.computes for host in hosts)
+    computing = tuple(in_batsim_order(hosts))
+    machines = len(computing)
     settings.say(line)
     for limit in scheduler_limits(scheduler.kind, scheduler.target, shape, machines):
         settings.warn(limit)
@@ -303,7 +310,9 @@ def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetti
         settings.say(batsim_binary(settings.batsim).describe())
     for warning in check_run_inputs(machines, platform, inputs.workloads, inputs.events):
         settings.warn(warning)
-    reason = refusal(scheduler.needs(), platform, bool(inputs.events), energy or settings.frontend == BATSIM_PY)
+    reason = refusal(
+        scheduler.needs(settings.timeout), platform, bool(inputs.events), energy or settings.frontend == BATSIM_PY
+    )
     if reason:
         raise ParameterError(f"{describe(scheduler)} refused: {reason}")
     if scheduler.kind == COMMAND:  # batsched's energy variants: power figures the platform's
@@ -314,7 +323,7 @@ def preflight(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetti
                 f"the {BATSIM_PY} front-end runs the built-in scheduler here, not a {scheduler.kind} one"
             )
         check_batsim_py(scheduler.config, inputs)
-    return Preflight(energy, machines)
+    return Preflight(energy, computing)
 
 
 def describe(scheduler: Scheduler) -> str:

@@ -6,10 +6,16 @@ pybatsim 3.2.1's schedulers keep jobs in sets (fillerSched's ``openJobs``) and i
 the order of the set and the scheduler's decisions. Here a job hashes by its id, a string, whose
 hash the fixed ``PYTHONHASHSEED`` every simulation process runs with (:mod:`.runner`) makes the
 same in every run. Equality stays identity: pybatsim keeps one object per job.
+
+pybatsim says why it cannot load a scheduler (a name's typo) on its standard output, which the
+runner discards (its bundled schedulers print their whole queue there), and without the name:
+here that reason goes to standard error, which is logged, with the scheduler's name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 
 from batsim.batsim import Job
@@ -25,8 +31,24 @@ def reproducible_jobs() -> None:
     Job.__hash__ = _hash_by_id
 
 
+def _instantiate(name: str, options: dict):
+    """pybatsim's own loading, its refusal said on standard error with the name."""
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said):
+            return _pybatsim_instantiate(name, options)
+    except SystemExit:
+        sys.exit(f"pybatsim scheduler {name!r}: {said.getvalue().strip() or 'it could not be loaded'}")
+    finally:
+        sys.stdout.write(said.getvalue())
+
+
+_pybatsim_instantiate = launcher.instanciate_scheduler
+
+
 def main() -> int:
     reproducible_jobs()
+    launcher.instanciate_scheduler = _instantiate
     return launcher.main()
 
 

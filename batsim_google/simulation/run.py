@@ -12,6 +12,8 @@ An output folder that holds an earlier run's files is cleared of them first (onl
 run writes, by name, its metrics included), so that no stale file is read as this run's; the file
 :data:`INCOMPLETE` then marks the folder until the simulation has ended well, so that an
 interrupted or failed run is never read as a complete one (the metrics refuse such a folder).
+The folder is locked while the run writes it (:func:`~batsim_google.output_files.locked_folder`),
+and the run records its platform there (:mod:`.run_platform`), against which its metrics are checked.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from functools import partial
 from pathlib import Path
 
 from batsim_google.errors import ParameterError, SimulationError
-from batsim_google.output_files import output_folder, refuse_inputs, write_text
+from batsim_google.output_files import locked_folder, output_folder, refuse_inputs, write_text
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_api import BatsimNeeds
 from batsim_google.simulation import googleCell
@@ -33,6 +35,7 @@ from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.policy_loader import refuse_while_loading
 from batsim_google.simulation.preflight import BATSIM_PY, preflight
 from batsim_google.simulation.progress_bar import ProgressBar
+from batsim_google.simulation.run_platform import PLATFORM_RECORD, record_platform
 from batsim_google.simulation.runner import (
     BATSIM,
     OUTPUT_PREFIX,
@@ -59,6 +62,7 @@ RUN_FILES = (
     PEAK_RSS_FILE,
     METRICS_FILE,
     INCOMPLETE,
+    PLATFORM_RECORD,
     *(f"{name}.log" for name in (BATSIM, SCHEDULER, BATSIM_PY)),
 )
 #: The figures ``run`` draws beside its outputs (:mod:`batsim_google.experiments.run_figures`),
@@ -137,12 +141,18 @@ def _command(scheduler: Scheduler, inputs: RunInputs, output: Path) -> Callable[
     return lambda endpoint: [part.replace(SOCKET, endpoint) for part in command]
 
 
+def _pybatsim_target(target: str) -> str:
+    """A bundled scheduler's name, or a file's absolute path: pybatsim mistakes ``./x.py`` for a
+    relative import."""
+    return str(Path(target).resolve()) if "/" in target or target.endswith(".py") else target
+
+
 #: The scheduler's command line for an endpoint, per kind (the pybatsim front-end).
 SCHEDULER_COMMANDS: dict[str, Callable[[Scheduler, RunInputs, Path, int], Callable[[str], list[str]]]] = {
     BUILT_IN: _own_front_end,
     PYTHON: _own_front_end,
     PYBATSIM: lambda scheduler, inputs, output, timeout_ms: pybatsim_scheduler(
-        str(scheduler.target), dict(scheduler.options), timeout_ms=timeout_ms
+        _pybatsim_target(str(scheduler.target)), dict(scheduler.options), timeout_ms=timeout_ms
     ),
     COMMAND: lambda scheduler, inputs, output, timeout_ms: _command(scheduler, inputs, output),
 }
@@ -156,11 +166,11 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
         scheduler=SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, int(settings.timeout * 1000)),
         events=list(inputs.events),
         energy=energy,
-        batsim_options=batsim_options(scheduler.needs(), bool(inputs.events)),
+        batsim_options=batsim_options(scheduler.needs(settings.timeout), bool(inputs.events)),
         timeout=settings.timeout,
         batsim=settings.batsim,
         batsim_log=settings.batsim_log,
-        scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue
+        scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue (stdout)
     )
     return partial(run_simulation, simulation)
 
@@ -203,15 +213,17 @@ def run_scheduler(
         settings.warn(f"no progress bar: a {scheduler.kind} scheduler does not report its simulated time")
     output = output_folder(output, inputs.files())
     launch = LAUNCHES[settings.frontend](scheduler, inputs, output, settings, checked.energy_outputs)
-    clear_earlier_run(output, inputs.files())
-    horizon = scheduler.config.horizon if scheduler.kind == BUILT_IN else 0.0
-    with ProgressBar(
-        output / PROGRESS_FILE, checked.machines, list(inputs.workloads), shown, horizon, settings.batsim
-    ) as bar:
-        result = launch(on_poll=bar.follow)
-    summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
-    if scheduler.kind in OWN_FRONT_END and not summary_path.exists():
-        raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
-    mark_complete(output)
+    with locked_folder(output):  # a second run into this folder fails at once
+        clear_earlier_run(output, inputs.files())
+        record_platform(output, inputs.platform, checked.hosts)
+        horizon = scheduler.config.horizon if scheduler.kind == BUILT_IN else 0.0
+        with ProgressBar(
+            output / PROGRESS_FILE, checked.machines, list(inputs.workloads), shown, horizon, settings.batsim
+        ) as bar:
+            result = launch(on_poll=bar.follow)
+        summary_path = output / f"{OUTPUT_PREFIX}_{SUMMARY}"
+        if scheduler.kind in OWN_FRONT_END and not summary_path.exists():
+            raise SimulationError(f"the scheduler wrote no accounting ({summary_path}); see its log in {output}")
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
+        mark_complete(output)
     return SimulationRun(output, summary, checked.energy_outputs, result)

@@ -1,10 +1,15 @@
 """Run one simulation: a scheduler process and Batsim, on loopback, with timeouts on both sides.
 
-Batsim (a ZeroMQ client) waits forever for a scheduler that died, and a scheduler waits for a
-Batsim that crashed, so the runner watches both: when either exits with an error, or the wall-time
-limit passes, the other is stopped too. Logs of both go next to Batsim's outputs. Each process runs
-in its own process group, stopped as a whole, so that what it started (batsim-py starts Batsim
-itself) never outlives it.
+The scheduler binds its socket on the loopback interface only (:data:`LOOPBACK`): bound on every
+interface, anyone who can reach the machine could talk to it, and one SIMULATION_ENDS from outside
+stopped a run. Batsim (a ZeroMQ client) waits forever for a scheduler that died, or that exited
+mid-run, and a scheduler waits for a Batsim that crashed, so the runner watches both: when either
+exits with an error, when the scheduler has exited and Batsim sits waiting for it, or when the
+wall-time limit passes, the other is stopped too. Logs of both go next to Batsim's outputs. Each
+process runs in its own process group, stopped as a whole, so that what it started (batsim-py
+starts Batsim itself) never outlives it; what left its group (a child that called ``setsid``) is
+found by the mark every process of the simulation carries in its environment
+(:mod:`.process_sweep`) and ended too.
 
 Batsim's peak resident memory is its own rusage (``wait4``). A process keeps in its peak the
 memory it had before ``exec``, which for a child of this (large) Python process would be this
@@ -33,6 +38,13 @@ from pathlib import Path
 from batsim_google.errors import SimulationError
 from batsim_google.simulation.batsim_binary import DISABLE_ENERGY_TRACING, BatsimBinary, batsim_binary, log_options
 from batsim_google.simulation.parent_death import child_dies_with_this_process
+from batsim_google.simulation.process_sweep import (
+    RUN_VARIABLE,
+    end_marked_processes,
+    group_snapshot,
+    group_waits,
+    new_run_token,
+)
 
 #: Batsim's export prefix inside the output folder: it writes ``out_jobs.csv``, ...
 OUTPUT_PREFIX = "out"
@@ -42,6 +54,11 @@ PEAK_RSS_FILE = "batsim_peak_rss"
 BATSIM, SCHEDULER = "batsim", "scheduler"
 POLL_SECONDS = 0.05
 STOP_GRACE_SECONDS = 5.0
+#: Seconds Batsim may sit idle after its scheduler exited before the run is declared stuck (a
+#: Batsim that writes its outputs after the end works, and is left to finish).
+STUCK_SECONDS = 2.0
+#: The only interface a scheduler listens on, and Batsim connects to.
+LOOPBACK = "127.0.0.1"
 
 
 #: Wall-clock limit of one simulation, seconds, unless told otherwise.
@@ -60,10 +77,15 @@ def seeded_environment(environment: Mapping[str, str] | None = None) -> dict[str
     return {**(os.environ if environment is None else environment), "PYTHONHASHSEED": SCHEDULER_HASH_SEED}
 
 
+def endpoint(port: int) -> str:
+    """The ZeroMQ endpoint of a simulation's scheduler: loopback only."""
+    return f"tcp://{LOOPBACK}:{port}"
+
+
 def free_port() -> int:
     """A TCP port free on loopback now (the scheduler binds it right after)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
+        probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
 
 
@@ -72,9 +94,9 @@ class Simulation:
     """What to simulate and with which scheduler.
 
     ``scheduler`` builds the scheduler's command line from the endpoint it must bind
-    (``tcp://*:PORT``); Batsim connects to ``tcp://localhost:PORT``. ``scheduler_log=False``
-    discards the scheduler's output, for schedulers that print their whole queue at every event
-    (pybatsim's fillerSched wrote 18 GB over 10k jobs here). ``energy_sweep``: Batsim's
+    (``tcp://127.0.0.1:PORT``, loopback only); Batsim connects to it. ``scheduler_log=False``
+    discards the scheduler's standard output, for schedulers that print their whole queue at every
+    event (pybatsim's fillerSched wrote 18 GB over 10k jobs here); its errors are logged still. ``energy_sweep``: Batsim's
     ``out_consumed_energy.csv`` (a sum over every machine at every job event); None keeps it with
     a stock binary and turns it off with our patched one, whose power-state changes give the same
     energy. ``batsim_log``: a level of :data:`~.batsim_binary.LOG_LEVELS`.
@@ -95,7 +117,7 @@ class Simulation:
     batsim_log: str = "warning"
 
     def batsim_command(self, port: int, binary: BatsimBinary) -> list[str]:
-        command = [binary.path, "-p", str(self.platform), "-s", f"tcp://localhost:{port}"]
+        command = [binary.path, "-p", str(self.platform), "-s", endpoint(port)]
         command += ["-e", str(self.output / OUTPUT_PREFIX)]
         for workload in self.workloads:
             command += ["-w", str(workload)]
@@ -203,8 +225,6 @@ def _critical(path: Path) -> str | None:
 def _raise_on_failure(processes: dict[str, subprocess.Popen], logs: dict) -> None:
     for name, process in processes.items():
         if process.poll() not in (None, 0):
-            if name not in logs:
-                raise SimulationError(f"{name} exited with status {process.returncode} (its output was not logged)")
             logs[name].flush()
             path = Path(logs[name].name)
             reason = _critical(path) or _tail(path)
@@ -218,13 +238,11 @@ def run_simulation(simulation: Simulation, on_poll: Callable[[], None] | None = 
     peak_file = simulation.output / PEAK_RSS_FILE
     batsim = simulation.batsim_command(port, binary)
     commands = {
-        SCHEDULER: simulation.scheduler(f"tcp://*:{port}"),
+        SCHEDULER: simulation.scheduler(endpoint(port)),
         BATSIM: [sys.executable, "-S", "-c", _LAUNCHER, str(peak_file), *batsim],
     }
-    unlogged = frozenset() if simulation.scheduler_log else frozenset({SCHEDULER})
-    wall_seconds = _supervise(
-        commands, simulation.output, simulation.timeout, simulation.environment, on_poll, unlogged
-    )
+    quiet = frozenset() if simulation.scheduler_log else frozenset({SCHEDULER})
+    wall_seconds = _supervise(commands, simulation.output, simulation.timeout, simulation.environment, on_poll, quiet)
     return SimulationResult(simulation.output, wall_seconds, int(peak_file.read_text()))
 
 
@@ -244,36 +262,66 @@ def run_batsim_launcher(
     return SimulationResult(output, _supervise({name: command}, output, timeout, environment, on_poll), None)
 
 
+class _AbandonedBatsim:
+    """Tells a Batsim left waiting by a scheduler that exited mid-run: the scheduler has ended
+    (status 0, or its failure would have been raised) and Batsim's processes have neither run nor
+    used CPU for :data:`STUCK_SECONDS`."""
+
+    def __init__(self, processes: dict[str, subprocess.Popen]) -> None:
+        self.processes = processes
+        self.since: float | None = None
+        self.snapshot: tuple = ()
+
+    def check(self) -> None:
+        scheduler, batsim = self.processes.get(SCHEDULER), self.processes.get(BATSIM)
+        if scheduler is None or batsim is None or scheduler.poll() is None or batsim.poll() is not None:
+            return
+        now = time.monotonic()
+        if self.since is not None and now - self.since < STUCK_SECONDS:
+            return
+        snapshot = group_snapshot(batsim.pid)
+        if self.since is not None and group_waits(self.snapshot, snapshot):
+            raise SimulationError(
+                f"the scheduler exited (status {scheduler.returncode}) before the simulation's end, and Batsim "
+                "was left waiting for its answer; stopped"
+            )
+        self.since, self.snapshot = now, snapshot
+
+
 def _supervise(
     commands: dict[str, list[str]],
     output: Path,
     timeout: float,
     environment: dict[str, str] | None,
     on_poll: Callable[[], None] | None,
-    unlogged: Set[str] = frozenset(),
+    quiet: Set[str] = frozenset(),
 ) -> float:
-    """Start the commands (logs ``output/NAME.log``, but for the ``unlogged`` ones) in
-    ``environment`` (None: this process's) with the fixed hash seed, and wait for all; stop all
-    when one fails.
+    """Start the commands (logs ``output/NAME.log``; the ``quiet`` ones' standard output is
+    discarded, their errors logged) in ``environment`` (None: this process's) with the fixed hash
+    seed and this run's mark (:mod:`.process_sweep`), and wait for all; stop all when one fails,
+    and every process that carries the mark when the run ends.
 
     Returns the wall-clock seconds the run took.
     """
     output.mkdir(parents=True, exist_ok=True)
-    logs = {name: (output / f"{name}.log").open("w") for name in commands if name not in unlogged}
+    logs = {name: (output / f"{name}.log").open("w") for name in commands}
+    token = new_run_token()
     started = time.monotonic()
     processes: dict[str, subprocess.Popen] = {}
     try:
         for name, command in commands.items():
             processes[name] = subprocess.Popen(
                 command,
-                stdout=logs.get(name, subprocess.DEVNULL),
-                stderr=subprocess.STDOUT,
-                env=seeded_environment(environment),
+                stdout=subprocess.DEVNULL if name in quiet else logs[name],
+                stderr=logs[name] if name in quiet else subprocess.STDOUT,
+                env={**seeded_environment(environment), RUN_VARIABLE: token},
                 start_new_session=True,
                 **child_dies_with_this_process(),  # even if this process is killed (a campaign's worker)
             )
+        abandoned = _AbandonedBatsim(processes)
         while any(process.poll() is None for process in processes.values()):
             _raise_on_failure(processes, logs)
+            abandoned.check()
             if time.monotonic() - started > timeout:
                 raise SimulationError(f"simulation still running after {timeout:g} s; stopped")
             if on_poll is not None:
@@ -283,6 +331,7 @@ def _supervise(
     finally:
         for process in processes.values():
             _stop(process)
+        end_marked_processes(token)
         for log in logs.values():
             log.close()
     return time.monotonic() - started

@@ -35,7 +35,7 @@ from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, PolicyConfig
 from batsim_google.simulation.batsched_energy import energy_variant
-from batsim_google.simulation.policy_loader import load_policy_class, remember
+from batsim_google.simulation.policy_loader import LOAD_TIMEOUT_S, policy_needs, remember
 
 #: The kinds, as a campaign's ``[schedulers.NAME]`` table and ``run --scheduler`` name them.
 BUILT_IN, PYBATSIM, COMMAND, PYTHON = "policy", "pybatsim", "command", "python"
@@ -47,7 +47,7 @@ OTHER_KINDS = KINDS[1:]
 OWN_FRONT_END = frozenset({BUILT_IN, PYTHON})
 #: The keys of a ``[schedulers.NAME]`` table besides its kind, per kind.
 _EXTRA_KEYS = {BUILT_IN: set(), PYBATSIM: {"options", "needs"}, COMMAND: {"needs"}, PYTHON: {"options"}}
-#: In a ``command``, replaced by the endpoint the scheduler binds (``tcp://*:PORT``).
+#: In a ``command``, replaced by the endpoint the scheduler binds (``tcp://127.0.0.1:PORT``, loopback only).
 SOCKET = "{socket}"
 #: What the bundled pybatsim schedulers need (others declare it). fillerSchedWithEvents is the
 #: one that leaves failed machines alone; fcfsSchedSleep puts idle machines to sleep.
@@ -104,17 +104,19 @@ class Scheduler:
         """How the scheduler is named in a fingerprint: its kind, target and options."""
         return json.dumps([self.kind, self.target, self.options], sort_keys=True, default=str)
 
-    def needs(self) -> BatsimNeeds:
-        return _NEEDS[self.kind](self)
+    def needs(self, timeout: float = LOAD_TIMEOUT_S) -> BatsimNeeds:
+        """What it needs of Batsim (a user's policy's, read by loading it in a child process within
+        ``timeout`` seconds: :func:`.policy_loader.policy_needs`)."""
+        return _NEEDS[self.kind](self, timeout)
 
 
 _NEEDS = {
-    BUILT_IN: lambda scheduler: dataclasses.replace(
+    BUILT_IN: lambda scheduler, _timeout: dataclasses.replace(
         CellPolicy.needs, sleep_states=scheduler.target.energy != ALWAYS_ON
     ),
-    PYTHON: lambda scheduler: load_policy_class(scheduler.target).needs,
-    PYBATSIM: lambda scheduler: scheduler.declared or PYBATSIM_NEEDS.get(scheduler.target, UNDECLARED),
-    COMMAND: lambda scheduler: (
+    PYTHON: lambda scheduler, timeout: policy_needs(scheduler.target, timeout),
+    PYBATSIM: lambda scheduler, _timeout: scheduler.declared or PYBATSIM_NEEDS.get(scheduler.target, UNDECLARED),
+    COMMAND: lambda scheduler, _timeout: (
         scheduler.declared or (ENERGY_VARIANT_NEEDS if energy_variant(scheduler.target) else UNDECLARED)
     ),
 }
@@ -171,7 +173,7 @@ def declared_needs(raw: Mapping, where: str) -> BatsimNeeds:
 def scheduler_entry(raw: Mapping, where: str, base: Path) -> Scheduler:
     """The scheduler of a ``[schedulers.NAME]`` table (``where``, which errors name): exactly one
     kind as a key, with ``options`` and ``needs`` where the kind takes them; a file is taken from
-    ``base``. A ``python`` policy that does not load is refused now, with the reason."""
+    ``base``. A ``python`` policy is loaded (under a time limit) where its pairings are checked."""
     given = [kind for kind in KINDS if kind in raw]
     if len(given) != 1:
         raise ParameterError(f"{where} needs exactly one of {', '.join(KINDS)} (got {', '.join(given) or 'none'})")
@@ -193,10 +195,7 @@ def scheduler_entry(raw: Mapping, where: str, base: Path) -> Scheduler:
     target, colon, cls = value.rpartition(":") if kind == PYTHON else (value, "", "")
     if target.endswith(".py") and not Path(target).is_absolute():  # a file beside the campaign
         value = f"{base / target}{colon}{cls}"
-    scheduler = Scheduler(kind, value, options, declared)
-    if kind == PYTHON:
-        scheduler.needs()  # a name that loads no policy is refused now, with the reason
-    return scheduler
+    return Scheduler(kind, value, options, declared)  # a python policy is loaded by the pairing checks
 
 
 def scheduler_from_text(text: str, options_json: str = "{}", needs_json: str | None = None) -> Scheduler:

@@ -108,3 +108,23 @@ def test_a_simulation_dies_when_its_worker_is_killed(tmp_path):
                 if p.is_file() and p.read_text()
             ]
         )
+
+
+#: A Dask worker runs its tasks in threads: the simulation is started from one, then the worker is killed.
+THREADED_WORKER = WORKER.replace(
+    "_supervise({",
+    "import threading\nthreading.Thread(target=lambda: _supervise({",
+).replace("out, 3600, None, None)", "out, 3600, None, None)).start()\nimport time\ntime.sleep(3600)")
+
+
+def test_a_simulation_started_from_a_thread_dies_when_its_worker_is_killed(tmp_path):
+    worker = start(THREADED_WORKER, tmp_path, str(tmp_path))
+    files = [tmp_path / "scheduler.pid", tmp_path / "batsim.pid"]
+    try:
+        children = pids(files)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait()
+        assert wait_for(lambda: not any(alive(pid) for pid in children), 30), "a simulation survived its worker"
+    finally:
+        worker.kill()
+        end([int(p.read_text()) for p in files if p.is_file() and p.read_text()])

@@ -70,12 +70,73 @@ def test_the_deadline_stops_both_sides(tmp_path):
         _supervise({"scheduler": python("import time; time.sleep(60)")}, tmp_path, 1, None, None)
 
 
-def test_unlogged_output_is_discarded_and_its_failure_still_reported(tmp_path):
+def test_a_quiet_sides_output_is_discarded_and_its_errors_logged_and_quoted(tmp_path):
+    """pybatsim's bundled schedulers print their whole queue (standard output, discarded), but a
+    typo in a scheduler's name is a traceback on standard error: it is logged and quoted."""
     noisy = python("import sys; sys.stdout.write('queue\\n' * 100000)")
-    _supervise({"scheduler": noisy}, tmp_path, 30, None, None, unlogged={"scheduler"})
-    assert not (tmp_path / "scheduler.log").exists()
-    with pytest.raises(SimulationError, match=r"scheduler exited with status 2 \(its output was not logged\)"):
-        _supervise({"scheduler": python("raise SystemExit(2)")}, tmp_path, 30, None, None, unlogged={"scheduler"})
+    _supervise({"scheduler": noisy}, tmp_path, 30, None, None, quiet={"scheduler"})
+    assert (tmp_path / "scheduler.log").read_text() == ""
+    failing = python("print('queue'); raise SystemExit('no scheduler named fillerSchd')")
+    with pytest.raises(SimulationError) as failed:
+        _supervise({"scheduler": failing}, tmp_path, 30, None, None, quiet={"scheduler"})
+    assert str(failed.value) == (
+        f"scheduler exited with status 1; see {tmp_path / 'scheduler.log'}:\nno scheduler named fillerSchd"
+    )
+
+
+def test_a_scheduler_that_exits_mid_run_ends_the_run_at_once(tmp_path):
+    """Batsim waits forever for the answer of a scheduler that exited with status 0 mid-run: the
+    run ends within seconds, not at its timeout, and says so."""
+    started = time.monotonic()
+    with pytest.raises(SimulationError, match=r"^the scheduler exited \(status 0\) before the simulation's end"):
+        _supervise(
+            {"scheduler": python("pass"), "batsim": python("import time; time.sleep(600)")}, tmp_path, 90, None, None
+        )
+    assert time.monotonic() - started < 45
+
+
+def test_a_batsim_still_writing_after_its_scheduler_ended_is_left_to_finish(tmp_path):
+    """At a normal end the scheduler exits first and Batsim writes its outputs, working (not waiting)."""
+    busy = python("import time\nend = time.monotonic() + 5\nwhile time.monotonic() < end: pass\nprint('written')")
+    _supervise({"scheduler": python("pass"), "batsim": busy}, tmp_path, 120, None, None)
+    assert (tmp_path / "batsim.log").read_text() == "written\n"
+
+
+#: A scheduler that forks a child which leaves its session (setsid) and outlives it, writing its pid.
+ESCAPING = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open(sys.argv[1] + ".tmp", "w").write(str(os.getpid()))
+        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+        time.sleep(600)
+    os._exit(0)
+time.sleep(1)
+"""
+
+
+def test_a_child_that_left_the_schedulers_session_is_ended_with_the_run(tmp_path):
+    pid_file = tmp_path / "escaped.pid"
+    escaping = [sys.executable, "-c", ESCAPING, str(pid_file)]
+    _supervise({"scheduler": escaping}, tmp_path / "out", 60, None, None)
+    escaped = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 10
+        while alive(escaped) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(escaped), "the setsid child outlived its run"
+    finally:
+        if alive(escaped):
+            os.kill(escaped, 9)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_every_process_runs_with_the_fixed_hash_seed_so_set_order_repeats(tmp_path):
