@@ -202,6 +202,35 @@ def report_victims(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
     )
 
 
+def report_priorities(placed: pl.DataFrame, hours: int) -> None:
+    """Which priorities' placements preempt: the free tier's priority 1 preempts priority 0."""
+    placed = placed.filter(pl.col("start") < hours * 3600).with_columns(
+        (pl.col("evicted") > 0).alias("preempts"), (pl.col("start") // 3600).cast(pl.Int64).alias("hour")
+    )
+    print(
+        f"placements that evict, by the placed task's priority, per hour 0 to {hours - 1}: share (evictions at their instants)"
+    )
+    for name, rows in (
+        ("0", placed.filter(pl.col("priority") == 0)),
+        ("1", placed.filter(pl.col("priority") == 1)),
+        ("2-11", placed.filter(pl.col("priority") >= 2)),
+    ):
+        instants = (
+            rows.filter(pl.col("preempts")).unique(["machine", "ms"]).group_by("hour").agg(pl.col("evicted").sum())
+        )
+        per_hour = (
+            rows.group_by("hour")
+            .agg(pl.len(), pl.col("preempts").mean())
+            .join(instants, on="hour", how="left")
+            .fill_null(0)
+            .sort("hour")
+        )
+        cells = ", ".join(f"{share:.1%} of {n:,} ({ev:,})" for _, n, share, ev in per_hour.iter_rows())
+        print(f"  priority {name:<5}: {cells}")
+    above = placed.filter((pl.col("priority") >= 2) & (pl.col("memory") > 0.05))
+    print(f"  above the free tier and 0.05 of memory: {above['preempts'].mean():.3f} of {above.height:,} placements")
+
+
 def report_big_jobs(placed: pl.DataFrame) -> None:
     print("big jobs: tasks, memory asked; those started within 15 s of the submission, then the others:")
     for job in BIG_JOBS:
@@ -347,6 +376,8 @@ def main() -> None:
     report_waits(placed, stay)
     print()
     report_memory(placed, args.hours)
+    print()
+    report_priorities(placed, args.hours)
     print()
     report_victims(placed, stay)
     print()

@@ -79,6 +79,8 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "above 0.05 of memory: 0.543 of 5,051 placements",
         "never scheduled in the input (nor killed pending): 1,105, of 6 jobs, 986 of job 6218406404",
         "the lowest went first in 98.4% of 2,169",
+        "priority 1    : 57.1% of 564 (899), 3.4% of 178 (7), 0.4% of 2,169 (20), 59.5% of 7,702 (7,091)",
+        "above the free tier and 0.05 of memory: 0.521 of 4,093 placements",
     ):
         assert figure in output
 
