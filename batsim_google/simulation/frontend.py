@@ -62,6 +62,7 @@ def job_request(
         machines=int(machines),
         trace_machine=None if fields.get("trace_machine") is None else int(fields["trace_machine"]),
         initial=fields.get("initial") is not None,
+        running_at_start=fields.get("initial") == "running",
     )
 
 
