@@ -1,7 +1,8 @@
 """Placing a warm start's tasks at time 0 in batches of one request shape, not one scan per task.
 
 A generated warm start submits the cell's stationary state at time 0 (133,172 tasks on the full
-cell) without machines: the scheduler places them. One by one, each placement scans the cell's
+cell) without machines, as does a trace replay's initial state unless ``--faithful`` (121,889 in
+the first hour): the scheduler places them. One by one, each placement scans the cell's
 12,583 machines. Placed here instead in groups of one priority level and one request shape, a
 group costs one look at the cell, and within a group the machines are taken in the placement's
 order (best-fit: least room left first; first-fit: lowest id), each filled while the request still

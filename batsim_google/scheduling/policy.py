@@ -48,7 +48,8 @@ Semantics (the trace's format document and the ICCP study):
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines in the order they first appear (the
   ``n``-th on machine ``n`` modulo the cell's size). Its restarts are placed freely.
-- the tasks running at time 0 without a machine (a generated warm start) are placed together at
+- the tasks running at time 0 without a machine (a generated warm start, a replay's initial state
+  without ``--faithful``) are placed together at
   the first pass, a request shape at a time (:mod:`.initial_placement`), without evicting: one
   that fits nowhere waits in the queue, as Borg's pending tasks do.
 

@@ -58,7 +58,7 @@ class JobRequest:
     #: Borg's scheduling delay is behind it, so the placement latency does not hold it.
     initial: bool = False
     #: Running at time 0 (``"initial": "running"``): without a ``trace_machine`` (a generated warm
-    #: start), placed with the others at once (:mod:`.initial_placement`).
+    #: start, a replay not ``--faithful``), placed with the others at once (:mod:`.initial_placement`).
     running_at_start: bool = False
 
 
