@@ -105,8 +105,10 @@ class FakeBatsim:
         self.step()
 
     def advance(self, time: float) -> None:
-        """Move the clock, delivering the wake-ups that fall before ``time``."""
-        for wake in sorted(t for t in self.wakeups if t <= time):
+        """Move the clock, delivering the wake-ups that fall before ``time`` (those asked on the way
+        included)."""
+        while any(t <= time for t in self.wakeups):
+            wake = min(self.wakeups)
             self.now = wake
             self.wakeups.remove(wake)
             self.policy.woken(self.now)

@@ -42,6 +42,10 @@ def run_bench(*arguments: str) -> str:
         ),
         (("bench.policy", "--tasks", "300", "600"), ["300 tasks: ", " events, ", "growth 300 -> 600 tasks"]),
         (
+            ("bench.warm_start", "--machines", "300"),
+            ["tasks at time 0 on 300 machines", "one by one: ", "  together: ", "less CPU than one by one"],
+        ),
+        (
             ("bench.startup", "--runs", "1"),
             [
                 "heavy libraries (baseline)",

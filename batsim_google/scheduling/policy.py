@@ -58,6 +58,10 @@ Semantics (the trace's format document and the ICCP study):
   had it; the trace's machines are given the cell's machines by rank with ``machines_by_load``
   (:mod:`.trace_machines`), else in the order they first appear (the ``n``-th on machine ``n``
   modulo the cell's size). Its restarts are placed freely.
+- the tasks running at time 0 without a machine (a generated warm start, a replay's initial state
+  without ``--faithful``) are placed together at
+  the first pass, a request shape at a time (:mod:`.initial_placement`), without evicting: one
+  that fits nowhere waits in the queue, as Borg's pending tasks do.
 
 A pass tries the heads of the queue's shape groups (:mod:`.queue`), not every queued task, and a
 group blocked at an earlier pass only on the machines freed since: its cost follows the number of
@@ -74,8 +78,9 @@ import numpy as np
 
 from batsim_google.model.priority import unit_priority
 from batsim_google.scheduling.cluster import Cluster, Power
-from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject, WakeAt
+from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject
 from batsim_google.scheduling.eviction import Evictions
+from batsim_google.scheduling.initial_placement import initial_placements
 from batsim_google.scheduling.placement import PLACEMENTS
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
@@ -90,6 +95,7 @@ from batsim_google.scheduling.queue import PendingQueue
 from batsim_google.scheduling.switch_guard import SwitchGuard
 from batsim_google.scheduling.tasks import Attempt, JobRequest, Outcome, StopReason, Task, TaskState
 from batsim_google.scheduling.trace_machines import assign_by_load
+from batsim_google.scheduling.wake_ups import WakeUps
 from batsim_google.units import HOUR
 
 #: Workload name of resubmitted jobs (Batsim job ids are ``workload!job``).
@@ -129,12 +135,13 @@ class CellPolicy(Policy):
         self.suspended: list[tuple[float, int, Task]] = []
         self.finished = False
         self.horizon_reached = False
-        self._timers: set[float] = set()
+        self._wake_ups = WakeUps()  # the earliest time wanted is the one asked of Batsim
         self._sequence = itertools.count()
         self._kill_on_submission: set[str] = set()
         # Machines whose room grew since the last pass: the only ones a blocked group may fit on.
         self._freed: set[int] = set()
         self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
+        self._running_at_start: list[Task] = []  # a warm start's, to place together at the next pass
         self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
         self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
         self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
@@ -186,6 +193,10 @@ class CellPolicy(Policy):
         if request.trace_machine is not None and task.restarts == 0:
             task.state = TaskState.PENDING
             self._pinned.append(task)
+            return
+        if request.running_at_start and task.restarts == 0:
+            task.state = TaskState.PENDING
+            self._running_at_start.append(task)
             return
         self._arrive(task, now)
 
@@ -253,7 +264,6 @@ class CellPolicy(Policy):
 
     def woken(self, now: float) -> None:
         """A requested wake-up: suspended tasks whose time came are resubmitted."""
-        self._timers = {time for time in self._timers if time > now}
         while self.suspended and self.suspended[0][0] <= now:
             _, _, task = heapq.heappop(self.suspended)
             self._resubmit(task)
@@ -274,6 +284,7 @@ class CellPolicy(Policy):
             self._wake_at(self.config.horizon, now)
         if not self.finished and not self.horizon_reached:
             self._start_pinned(now)
+            self._start_running_at_start(now)
             self._queue_arrived(now)
             for task, queued_at in self.preemption_waits.ready(now):
                 self._enqueue(task, queued_at)
@@ -286,6 +297,8 @@ class CellPolicy(Policy):
                     self._wake_at(recheck, now)
         if not self.finished:
             self._finish_if_done(now)
+        if not self.finished:
+            self._decisions.extend(self._wake_ups.ask(now))
         if self._power_changed and self.config.energy != ALWAYS_ON:  # what Batsim mislabels (.sleep_log)
             self.sleep_log.record(now, int((self.cluster.asleep & self.cluster.available).sum()))
         self._power_changed = False
@@ -395,6 +408,17 @@ class CellPolicy(Policy):
             else:
                 self._enqueue(task, now)
 
+    def _start_running_at_start(self, now: float) -> None:
+        """Place a warm start's tasks together (:mod:`.initial_placement`), without evicting; one
+        that fits nowhere waits in the queue, blocked until room is freed."""
+        tasks, self._running_at_start = self._running_at_start, []
+        for task, machine in initial_placements(self.cluster, tasks, self.config.placement, FREE_TIER):
+            if machine >= 0:
+                self._start(task, machine, now)
+            else:
+                self._enqueue(task, now)
+                self.pending.block(task)
+
     def _arrive(self, task: Task, now: float) -> None:
         """Queue ``task``, placeable once the placement latency has passed (at once for a task of
         the initial state, first submitted)."""
@@ -420,10 +444,11 @@ class CellPolicy(Policy):
         return True
 
     def _unpin(self, task: Task) -> bool:
-        if task not in self._pinned:
-            return False
-        self._pinned.remove(task)
-        return True
+        for waiting in (self._pinned, self._running_at_start):
+            if task in waiting:
+                waiting.remove(task)
+                return True
+        return False
 
     def _waits_for_wake(self, cpu: float, memory: float, now: float) -> bool:
         """Whether a request that fits nowhere awake waits for a wake-up rather than evicting."""
@@ -551,9 +576,7 @@ class CellPolicy(Policy):
         return self.pending.remove(task)
 
     def _wake_at(self, time: float, now: float) -> None:
-        if time > now and time not in self._timers:
-            self._timers.add(time)
-            self._decisions.append(WakeAt(time))
+        self._wake_ups.want(time, now)
 
     # ----- end ----------------------------------------------------------------------------------
 

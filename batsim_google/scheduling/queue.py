@@ -86,6 +86,13 @@ class PendingQueue:
             self.level[group.index] = group.head.level  # no higher: still blocked if it was
         return True
 
+    def block(self, task: Task) -> None:
+        """``task``, queued, fits nowhere: if it heads its group, the group is tried again only on
+        the machines freed since."""
+        group = self._by_shape[(task.request.cpu, task.request.memory)]
+        if group.head is task:
+            self.blocked[group.index] = True
+
     def nonempty(self) -> np.ndarray:
         return self.count > 0
 

@@ -57,6 +57,9 @@ class JobRequest:
     #: A task of the initial state (running or pending at a replay's or a warm start's time 0):
     #: Borg's scheduling delay is behind it, so the placement latency does not hold it.
     initial: bool = False
+    #: Running at time 0 (``"initial": "running"``): without a ``trace_machine`` (a generated warm
+    #: start, a replay not ``--faithful``), placed with the others at once (:mod:`.initial_placement`).
+    running_at_start: bool = False
 
 
 @dataclass(eq=False)

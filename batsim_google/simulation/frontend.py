@@ -79,6 +79,7 @@ def job_request(
         machines=int(machines),
         trace_machine=trace_machine,
         initial=fields.get("initial") is not None,
+        running_at_start=fields.get("initial") == "running",
     )
 
 

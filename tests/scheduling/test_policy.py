@@ -182,7 +182,7 @@ def test_idle_machines_sleep_and_wake_for_work():
     sim.now = 10.0
     sim.complete("w0!a")
     assert sim.wakeups == [100.0]  # machine 1 idle since 0
-    sim.advance(150.0)
+    sim.advance(105.0)  # machine 0, idle since 10, sleeps at 110
     assert sim.switching == {1: False}
     sim.finish_switches()
     sim.advance(250.0)

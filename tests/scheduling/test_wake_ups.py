@@ -1,0 +1,64 @@
+"""Only the earliest wanted call is asked of Batsim; every wanted time still gets its call."""
+
+from __future__ import annotations
+
+import numpy as np
+from fake_batsim import FakeBatsim
+from uncalibrated import mechanics_config
+
+from batsim_google.scheduling.decisions import WakeAt
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.tasks import JobRequest
+from batsim_google.scheduling.wake_ups import WakeUps
+
+
+def calls(wake_ups: WakeUps, now: float = 0.0) -> list[float]:
+    """The times Batsim calls at, asked at ``now`` and at each call, until nothing is wanted."""
+    wake_ups.ask(now)
+    called, asked = [], sorted(wake_ups.asked)  # the calls Batsim has been asked for
+    while asked:
+        now = asked.pop(0)
+        called.append(now)
+        asked = sorted(asked + [d.time for d in wake_ups.ask(now)])
+    return called
+
+
+def test_the_earliest_is_asked_then_the_next_at_its_call():
+    wake_ups = WakeUps()
+    for time in (5.0, 3.0, 9.0, 3.0, 0.0):  # a duplicate, and a time not after now
+        wake_ups.want(time, 0.0)
+    assert wake_ups.ask(0.0) == [WakeAt(3.0)]
+    assert wake_ups.ask(0.0) == []  # asked already
+    wake_ups.want(1.0, 0.0)  # earlier than the one asked: asked too
+    assert wake_ups.ask(0.0) == [WakeAt(1.0)]
+    assert wake_ups.asked == {1.0, 3.0}
+    assert calls(wake_ups, 0.0) == [1.0, 3.0, 5.0, 9.0]
+    assert len(wake_ups) == 0
+
+
+def test_a_time_wanted_between_calls_is_asked_when_earliest():
+    wake_ups = WakeUps()
+    wake_ups.want(10.0, 0.0)
+    assert wake_ups.ask(0.0) == [WakeAt(10.0)]
+    wake_ups.want(20.0, 4.0)
+    wake_ups.want(7.0, 4.0)
+    assert wake_ups.ask(4.0) == [WakeAt(7.0)]
+    assert calls(wake_ups, 4.0) == [7.0, 10.0, 20.0]
+
+
+def test_thousands_of_drawn_evictions_keep_one_wake_up_outstanding_and_all_happen():
+    # every start draws its eviction (a rate of 500 per 1,000 task-hours: about 2,000 s away)
+    config = mechanics_config(eviction_rate_normal=500.0)
+    sim = FakeBatsim(CellPolicy(np.ones(100), np.ones(100), config))
+    for i in range(1000):
+        request = JobRequest(f"w0!{i}", 0.0, "task", 0.5, 0.1, 0.1, 1e6)
+        sim.requests[request.job_id] = request
+        sim.submitted.add(request.job_id)
+        sim.policy.job_submitted(0.0, request)
+    sim.step()
+    assert len(sim.running) == 1000
+    assert len(sim.wakeups) == 1  # not one per drawn eviction
+    drawn = sorted(entry[0] for entry in sim.policy._reclaims)
+    sim.advance(drawn[99])
+    first_ends = sorted(a.end for a in sim.policy.ledger.attempts if a.attempt == 0 and a.end_reason == "evicted")
+    assert first_ends == drawn[:100]  # each evicted at its drawn time
