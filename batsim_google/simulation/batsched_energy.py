@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from batsim_google.errors import ParameterError
+from batsim_google.parameters import parse_text
 from batsim_google.platform.simgrid_xml import PlatformHost, compute_hosts, pstate_watts, sleep_pstates
 from batsim_google.scheduling.policy_config import PolicyConfig
 
@@ -160,8 +161,8 @@ def _given_options(command: Sequence[str]) -> tuple[dict, int | None]:
     path = _options_file(command)
     if path is not None:
         try:
-            options = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            options = parse_text(path.read_text(), ".json")
+        except (OSError, UnicodeDecodeError, ValueError) as error:
             raise ParameterError(f"{OPTIONS_FILE_FLAG} {path}: {error}") from None
         if not isinstance(options, dict):
             raise ParameterError(f"{OPTIONS_FILE_FLAG} {path} must hold a JSON object")
@@ -174,8 +175,8 @@ def _given_options(command: Sequence[str]) -> tuple[dict, int | None]:
         else:
             continue
         try:
-            options = json.loads(value)
-        except json.JSONDecodeError as error:
+            options = parse_text(value, ".json")
+        except ValueError as error:
             raise ParameterError(f"{OPTIONS_FLAG}: not JSON ({error})") from None
         if not isinstance(options, dict):
             raise ParameterError(f"{OPTIONS_FLAG} must be a JSON object (got {value!r})")

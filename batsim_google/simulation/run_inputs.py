@@ -8,7 +8,6 @@ workloads streamed (they may hold millions of jobs), and only for the job ids th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import ijson
 from procset import ProcSet
 
 from batsim_google.errors import InputFileError
+from batsim_google.parameters import MAX_TIME_S, parse_text
 from batsim_google.platform.batsim_events import AVAILABLE, UNAVAILABLE, USER_KILL_EVENT
 
 
@@ -25,17 +25,26 @@ def workload_name(index: int) -> str:
 
 
 def _events(path: Path) -> Iterator[tuple[int, dict]]:
-    """(line number, event) of a Batsim events file (JSON lines)."""
+    """(line number, event) of a Batsim events file (JSON lines), read as every input is
+    (:func:`batsim_google.parameters.parse_text`: no key twice, a bounded depth), each with a
+    ``timestamp`` Batsim can take (a number of seconds in [0, 2^42))."""
     try:
         with path.open(encoding="utf-8") as lines:
             for number, line in enumerate(lines, 1):
                 if line.strip():
                     try:
-                        event = json.loads(line)
-                    except json.JSONDecodeError as error:
+                        event = parse_text(line, ".json")
+                    except ValueError as error:
                         raise InputFileError(f"{path}:{number}: not a JSON event ({error})") from None
                     if not isinstance(event, dict):
                         raise InputFileError(f"{path}:{number}: not a JSON event (an object)")
+                    timestamp = event.get("timestamp")
+                    if isinstance(timestamp, bool) or not isinstance(timestamp, int | float):
+                        raise InputFileError(f"{path}:{number}: timestamp {timestamp!r} is not a number of seconds")
+                    if not 0 <= timestamp < MAX_TIME_S:
+                        raise InputFileError(
+                            f"{path}:{number}: timestamp {timestamp!r} is not in [0, {MAX_TIME_S:.0f}) s"
+                        )
                     yield number, event
     except (OSError, UnicodeDecodeError) as error:
         raise InputFileError(f"{path}: {error}") from error

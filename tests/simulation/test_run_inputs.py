@@ -123,3 +123,21 @@ def test_the_command_refuses_an_unknown_machine_as_a_data_error(tmp_path):
     assert result.exit_code == 2 and result.output.splitlines()[-1].startswith(
         f"Error: {events}:1: machine_unavailable of resource 9"
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ('{"timestamp": 5, "timestamp": 6, "type": "machine_unavailable", "resources": "0"}', "given twice"),
+        ('{"timestamp": -1, "type": "machine_unavailable", "resources": "0"}', "timestamp -1 is not in"),
+        ('{"timestamp": 1e300, "type": "machine_unavailable", "resources": "0"}', r"timestamp 1e\+300 is not in"),
+        ('{"timestamp": "5", "type": "machine_unavailable", "resources": "0"}', "timestamp '5' is not a number"),
+        ('{"type": "machine_unavailable", "resources": "0"}', "timestamp None is not a number"),
+        ("[" * 100 + "]" * 100, "not a JSON event"),
+    ],
+)
+def test_an_event_batsim_cannot_take_is_refused_naming_the_file_and_line(tmp_path, line, words):
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"timestamp": 1, "type": "machine_available", "resources": "0"}\n' + line + "\n")
+    with pytest.raises(InputFileError, match=rf"events.jsonl:2: .*{words}"):
+        _run(tmp_path, [_workload(tmp_path)], [events])
