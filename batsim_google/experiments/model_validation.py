@@ -164,7 +164,7 @@ def validate_model(
         **compare(real, simulated, duration),
         "window": {"start": window.start, "end": window.end},
         "cell": {"machines": window.nb_res, "sampled": window.machines is not None, "seed": window.seed},
-        "workload": {"generated": not isinstance(source, Path), "file": str(workload), "seed": window.seed},
+        "workload": {"file": str(workload), "generated_with_seed": None if isinstance(source, Path) else window.seed},
         "policy": dataclasses.asdict(policy),
         "judged": JUDGED,
         "hourly": hourly(real, simulated, duration),

@@ -104,6 +104,7 @@ def test_a_ready_workload_is_judged_by_the_replays_definitions_against_the_same_
     assert per_hour["tasks_submitted"]["free"] == {"real": [0, 0], "simulated": [0, 0]}
     assert per_hour["cpu_in_use"]["real"][0] == pytest.approx((0.0625 * 3000 + 0.0625 * 500) / 3600, rel=1e-3)
     assert report["judged"] == JUDGED and "bursts" not in report
+    assert report["workload"] == {"file": str(workload), "generated_with_seed": None}
     assert set(report) >= {"bands", "cpu_in_use", "targets", "eviction_p_values", "window", "cell", "policy"}
     assert json.loads((output / REPORT).read_text()) == json.loads(json.dumps(report))
     for name in ("wait_cdf.png", "cpu_in_use.png", "real_attempts.parquet", "simulated_attempts.parquet"):
@@ -131,6 +132,7 @@ def test_a_model_is_drawn_warm_at_the_cells_load_per_machine_on_a_sampled_cell(t
     assert all(0 <= job["subtime"] <= 1800.0 for job in arrivals)
     assert report["bands"]["all"]["simulated"]["tasks"] == sum(job["subtime"] < 1800.0 for job in arrivals)
     assert report["cell"] == {"machines": machines, "sampled": True, "seed": seed}
+    assert report["workload"] == {"file": str(workload), "generated_with_seed": seed}
     # every generated job has a group, by its model priority
     groups = pl.read_parquet(tmp_path / "out" / "simulated_attempts.parquet")["group"]
     assert groups.null_count() == 0 and groups.n_unique() >= 3
