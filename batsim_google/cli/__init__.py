@@ -25,6 +25,7 @@ from batsim_google.cli.metrics import metrics_command, per_core_jobs_command
 from batsim_google.cli.platform import failures_command, platform_command
 from batsim_google.cli.run import run
 from batsim_google.cli.trace import swf, trace
+from batsim_google.cli.validate_model import validate_model_command
 from batsim_google.cli.validate_replay import validate_replay_command
 
 
@@ -68,5 +69,6 @@ for command in (
     compare_command,
     validate_command,
     validate_replay_command,
+    validate_model_command,
 ):
     main.add_command(command)

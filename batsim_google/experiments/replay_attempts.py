@@ -10,7 +10,8 @@
 - **Simulated**: one attempt per Batsim job (a workload job, or a job the scheduler resubmitted
   after an eviction or a failure), with Batsim's submission, start and finish times, the task and
   end reason the scheduler recorded, the CPU request of its task and the priority group of the
-  trace's priority (the workload's ``google_priority``). Jobs of the window's initial state were
+  trace's priority (the workload's ``google_priority``; a generated workload's jobs, without it,
+  that of their model priority). Jobs of the window's initial state were
   submitted before the window: their submission is -inf, as in the trace.
 """
 
@@ -21,12 +22,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import ijson
+import numpy as np
 import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_fidelity import attempt_table, group_names
 from batsim_google.fitting.batsim_input import in_chunks
+from batsim_google.model.priority import google_priority
 from batsim_google.simulation.run_inputs import workload_name
 from batsim_google.trace.convert import Selection, window_complete
 from batsim_google.trace.rebuild import rebuild
@@ -83,7 +86,7 @@ def real_attempts(
 
 def workload_jobs(workload: Path, index: int = 0) -> pl.DataFrame:
     """``job`` (full id), ``google_job`` (the trace's job id), ``google_priority`` and ``initial``
-    (submitted before the window) of a converted workload's jobs."""
+    (submitted before the window) of a converted or generated workload's jobs."""
     prefix = workload_name(index) + "!"
     schema = {"job": pl.String, "google_job": pl.String, "google_priority": pl.Int64, "initial": pl.Boolean}
     frames = []
@@ -95,7 +98,7 @@ def workload_jobs(workload: Path, index: int = 0) -> pl.DataFrame:
                         {
                             "job": [prefix + str(job["id"]) for job in chunk],
                             "google_job": [_text(job.get("google_job")) for job in chunk],
-                            "google_priority": [job.get("google_priority") for job in chunk],
+                            "google_priority": _google_priorities(chunk),
                             "initial": [job.get("initial") is not None for job in chunk],
                         },
                         schema=schema,
@@ -106,6 +109,14 @@ def workload_jobs(workload: Path, index: int = 0) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema=schema)
     return pl.concat(frames)
+
+
+def _google_priorities(jobs: list[dict]) -> pl.Series:
+    """Each job's Google priority: its ``google_priority`` (a converted trace's), or else the one
+    of its model priority (a generated workload's, :func:`google_priority`)."""
+    recorded = pl.Series([job.get("google_priority") for job in jobs], dtype=pl.Int64)
+    unit = np.array([job.get("priority", math.nan) for job in jobs], dtype=float)
+    return recorded.fill_null(pl.Series(google_priority(unit), nan_to_null=True).cast(pl.Int64))
 
 
 def _text(value) -> str | None:

@@ -1,7 +1,7 @@
 """Priorities: Google's integer levels (0-11), the model's ]0, 1], and the truncated exponential.
 
 Google priority ``p`` maps to ``(p + 1) / 12``: priority 0 becomes 1/12 (never 0) and 11 becomes 1,
-and the order is kept. Being linear, the mapping sends a mean priority (a k-means centroid) to the
+and the order is kept; back, a priority in ]p / 12, (p + 1) / 12] is Google's ``p``. Being linear, the mapping sends a mean priority (a k-means centroid) to the
 mean of the mapped priorities, which is what a truncated-exponential rate is solved from. The
 model draws priorities from the exponential of rate ``lambda`` truncated to ]0, 1] (the paper's
 redraw above 1), drawn with scipy's own algorithm written with numpy (the inverse of the CDF: the
@@ -41,6 +41,19 @@ def draw_priorities(rate: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def unit_priority(google_priority):
     """Google priority 0..11 (scalar or array) -> model priority in ]0, 1]."""
     return (np.asarray(google_priority, dtype=float) + 1.0) / GOOGLE_PRIORITY_LEVELS
+
+
+#: A model priority within this of a level's bound (x levels) is on the bound: a priority written
+#: with 6 decimals (Batsim's, a workload's) keeps the level of the Google priority it came from.
+LEVEL_TOLERANCE = 1e-4
+
+
+def google_priority(unit):
+    """Model priority in ]0, 1] (scalar or array) -> Google priority 0..11: the inverse of
+    :func:`unit_priority`; a drawn priority gets the ``p`` whose band ]p / 12, (p + 1) / 12] holds
+    it (the scheduler's levels, :mod:`batsim_google.scheduling.eviction`). NaN stays NaN."""
+    levels = np.ceil(np.asarray(unit, dtype=float) * GOOGLE_PRIORITY_LEVELS - LEVEL_TOLERANCE)
+    return np.clip(levels, 1, GOOGLE_PRIORITY_LEVELS) - 1
 
 
 def rate_for_mean(mean: float) -> float:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import math
 
+import polars as pl
 import pytest
 from trace_files import event, seconds_us, write_part
 
 from batsim_google.experiments.outputs import RunOutputs
-from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
-from batsim_google.experiments.replay_fidelity import bands, cpu_per_minute
+from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts, workload_jobs
+from batsim_google.experiments.replay_fidelity import bands, cpu_per_minute, group_names
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
 from batsim_google.trace.schema import TaskEvent as E
@@ -116,3 +117,18 @@ def test_a_sampled_cell_keeps_the_attempts_of_its_machines(trace):
     # seed 4 keeps machines 501, 502 and 504 (hashed_uniforms < 6,000 / 12,583), not 503
     table = real_attempts([trace], START, END, RowAccount(), sample=MachineSample(6000, seed=4))
     assert sorted(table["submit"].to_list()) == [-90.0, 50.0, 550.0]
+
+
+def test_a_generated_workloads_jobs_get_the_group_of_their_model_priority(tmp_path):
+    # a generated job has no google_priority, only a model priority in ]0, 1]: 0.1 is Google's 1
+    # (free), 0.2 its 2 (normal), 0.8 its 9 (production), 0.95 its 11 (monitoring); a recorded
+    # google_priority wins
+    priorities = [0.1, 0.2, 0.8, 0.95, 0.1]
+    jobs = [{"id": i, "subtime": 0, "res": 1, "profile": "p", "priority": p} for i, p in enumerate(priorities)]
+    jobs[-1]["google_priority"] = 9
+    workload = tmp_path / "generated.json"
+    workload.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 1}}}))
+    table = workload_jobs(workload)
+    assert table["google_priority"].to_list() == [1, 2, 9, 11, 9]
+    groups = table.select(group_names(pl.col("google_priority")))
+    assert groups.to_series().to_list() == ["free", "normal", "production", "monitoring", "production"]

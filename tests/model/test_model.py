@@ -128,3 +128,14 @@ def test_priority_mapping():
     assert rates == sorted(rates, reverse=True)
     with pytest.raises(ValueError, match="out of reach"):
         rate_for_centroid(6)
+
+
+def test_google_priority_is_the_inverse_of_unit_priority_and_bands_drawn_priorities():
+    from batsim_google.model.priority import google_priority
+
+    levels = np.arange(12)
+    assert google_priority(unit_priority(levels)).tolist() == levels.tolist()
+    assert google_priority(np.round(unit_priority(levels), 6)).tolist() == levels.tolist()  # 6 decimals
+    # a drawn priority in ]p / 12, (p + 1) / 12] is Google's p: 0.17 is above 2/12, 0.16 below
+    assert google_priority([1e-9, 0.16, 0.17, 0.5, 0.75, 1.0]).tolist() == [0, 1, 2, 5, 8, 11]
+    assert np.isnan(google_priority(np.nan))
