@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import chosen_model, fail, fail_usage
+from batsim_google.cli.common import SEED, WORKERS, NumberRange, chosen_model, fail, fail_usage
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 from batsim_google.model.vocabulary import PRESET_NAMES
+from batsim_google.parameters import MAX_TIME_S
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 
 DEFAULT_PRESET = "google-2011-cell"
@@ -17,9 +18,14 @@ DEFAULT_PRESET = "google-2011-cell"
 
 @click.command("validate-model")
 @click.argument("trace_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--start", type=click.FloatRange(min=0), required=True, help="Start of the trace's window (s).")
 @click.option(
-    "--end", type=click.FloatRange(min=0, min_open=True), required=True, help="End of the trace's window (s)."
+    "--start", type=NumberRange(min=0, max=MAX_TIME_S), required=True, help="Start of the trace's window (s)."
+)
+@click.option(
+    "--end",
+    type=NumberRange(min=0, min_open=True, max=MAX_TIME_S),
+    required=True,
+    help="End of the trace's window (s).",
 )
 @click.option(
     "--preset",
@@ -44,7 +50,7 @@ DEFAULT_PRESET = "google-2011-cell"
 )
 @click.option(
     "--seed",
-    type=click.IntRange(min=0),
+    type=SEED,
     default=0,
     show_default=True,
     help="Seed of the generated window and of --sample-cell's machines.",
@@ -62,7 +68,7 @@ DEFAULT_PRESET = "google-2011-cell"
 )
 @policy_options
 @simulation_options("simulated time")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Threads reading the trace.")
+@click.option("--workers", type=WORKERS, default=1, show_default=True, help="Threads reading the trace.")
 def validate_model_command(
     trace_dir,
     start,
