@@ -31,6 +31,7 @@ _MODULES = {
     # A generated workload: tasks drawn in memory, or written as a Batsim JSON file.
     "generate": "generation.generator",
     "cell_load_scale": "generation.workload",
+    "Generation": "generation.workload",
     "write_generated_workload": "generation.workload",
     # A workload converted from the Google trace or an SWF log.
     "RowAccount": "trace.row_accounting",
@@ -39,6 +40,7 @@ _MODULES = {
     "read_swf": "trace.swf",
     "write_records": "trace.convert",
     # A model fitted to a task table.
+    "FitSettings": "fitting.model_fit",
     "fit_model": "fitting.model_fit",
     # A scheduler (the built-in one's policy, a user's Policy subclass, any other kind) and one
     # simulation of it, measured.

@@ -29,7 +29,11 @@ import json
 import tempfile
 from pathlib import Path
 
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    cell_load_scale,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.cell import google_2011_cell
@@ -131,9 +135,7 @@ def main() -> None:
                 preset("google"),
                 load_request_law(),
                 1,
-                tasks=args.google_tasks,
-                nb_res=machines,
-                arrival_scale=cell_load_scale(machines),
+                Generation(tasks=args.google_tasks, nb_res=machines, arrival_scale=cell_load_scale(machines)),
             )
             for name, workload in workloads.items():
                 run = run_scheduler(

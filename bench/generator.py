@@ -28,7 +28,10 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.workload_model import load_model
@@ -114,7 +117,7 @@ def main() -> None:
         for _ in range(args.runs):  # in turn, so that a drift of the machine's speed hits both
             output = Path(folder) / "vectorized.json"
             start = time.perf_counter()
-            write_generated_workload(output, model, load_request_law(), args.seed, tasks=args.tasks)
+            write_generated_workload(output, model, load_request_law(), args.seed, Generation(tasks=args.tasks))
             vectorized.append(args.tasks / (time.perf_counter() - start))
             output.unlink()
             start = time.perf_counter()

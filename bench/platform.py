@@ -20,7 +20,10 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.cell import Cell, google_2011_cell
@@ -94,7 +97,7 @@ def main() -> None:
         for platform, machines in ((small, 64), (full, 12_583)):
             workload = folder / f"workload-{machines}.json"
             write_generated_workload(
-                workload, preset("google"), load_request_law(), 1, tasks=args.jobs, nb_res=machines
+                workload, preset("google"), load_request_law(), 1, Generation(tasks=args.jobs, nb_res=machines)
             )
             for use_energy in (False, True):
                 run = run_simulation(

@@ -19,7 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.simgrid_xml import compute_hosts
@@ -110,9 +113,7 @@ def main() -> None:
                 preset("google"),
                 load_request_law(),
                 1,
-                tasks=tasks,
-                nb_res=len(properties),
-                arrival_scale=args.arrival_scale,
+                Generation(tasks=tasks, nb_res=len(properties), arrival_scale=args.arrival_scale),
             )
             policy = cell_policy(properties, PolicyConfig())
             events, seconds[tasks] = replay(policy, json.loads(path.read_text()))

@@ -26,7 +26,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    cell_load_scale,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.run import run_scheduler
@@ -86,9 +90,7 @@ def main() -> None:
                 preset("google"),
                 load_request_law(),
                 1,
-                tasks=tasks,
-                nb_res=PLATFORM_MACHINES,
-                arrival_scale=args.arrival_scale,
+                Generation(tasks=tasks, nb_res=PLATFORM_MACHINES, arrival_scale=args.arrival_scale),
             )
             output = folder / f"google-cell-{tasks}"
             settings = SimulationSettings(timeout=args.timeout, energy_outputs=args.energy)

@@ -22,7 +22,10 @@ import ijson
 from batsim_google.errors import InputFileError
 from batsim_google.fitting import batsim_input
 from batsim_google.fitting.json_shape import check_json_shape
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
@@ -49,7 +52,9 @@ def main() -> None:
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "workload.json"
-        write_generated_workload(path, preset("google"), load_request_law(), 1, tasks=arguments.tasks, nb_res=64)
+        write_generated_workload(
+            path, preset("google"), load_request_law(), 1, Generation(tasks=arguments.tasks, nb_res=64)
+        )
         size = path.stat().st_size
         baseline = _best(arguments.rounds, lambda: _jobs_pass(path, dict))
         timings = {

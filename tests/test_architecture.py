@@ -86,13 +86,6 @@ def test_the_check_finds_an_upward_import(tmp_path):
 #: Most parameters a function outside ``cli/`` may take: more are settings threaded loose, which
 #: belong in a parameter object (a ``SimulationSettings``, a ``ModelCheck``, ...).
 MAX_PARAMETERS = 9
-#: Public functions of the earlier pipeline stages whose keyword options are still loose (the
-#: list may only shrink): fitting's, generation's and the trace converter's choices.
-LOOSE_OPTIONS = {
-    "fitting/model_fit.py:fit_model",
-    "generation/workload.py:write_generated_workload",
-    "trace/convert.py:convert_trace",
-}
 
 
 def long_signatures(root: Path = PACKAGE) -> list[str]:
@@ -114,7 +107,7 @@ def long_signatures(root: Path = PACKAGE) -> list[str]:
 
 
 def test_no_function_outside_the_command_line_takes_ten_parameters_or_more():
-    assert set(long_signatures()) <= LOOSE_OPTIONS
+    assert long_signatures() == []
 
 
 def test_the_parameter_count_finds_a_long_signature(tmp_path):

@@ -165,7 +165,10 @@ def fit_command(
     """Fit a workload model to a Google trace, an SWF log, a Batsim workload or a task table."""
     from batsim_google.fitting.fidelity import fidelity_report
     from batsim_google.fitting.job_arrivals import describe_job_profile
-    from batsim_google.fitting.model_fit import fit_model
+    from batsim_google.fitting.model_fit import (
+        FitSettings,
+        fit_model,
+    )
     from batsim_google.fitting.report import describe, stationarity_summary, without_lifetime_summary, write_report
     from batsim_google.model.workload_model import save_model
 
@@ -185,17 +188,19 @@ def fit_command(
     frame = _fit_input(source, strict, speed, censored)
     result = fit_model(
         frame,
-        classes=classes or ("kmeans" if k else "apriori"),
-        k=k,
-        profile=profile,
-        criterion=criterion,
-        methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
-        seed=seed,
-        strict=strict,
+        FitSettings(
+            classes=classes or ("kmeans" if k else "apriori"),
+            k=k,
+            profile=profile,
+            criterion=criterion,
+            methods=None if methods is None else [m.strip() for m in methods.split(",") if m.strip()],
+            seed=seed,
+            strict=strict,
+            groups=None if groups == "none" else groups,
+            jobs=jobs,
+        ),
         name=f"fitted from {source.name}",
-        groups=None if groups == "none" else groups,
         source=str(source),
-        jobs=jobs,
     )
     save_model(result.model, output)
     table = result.table

@@ -85,7 +85,10 @@ def generate(
     progress,
 ) -> None:
     """Generate a Google-like workload as a Batsim JSON file."""
-    from batsim_google.generation.workload import write_generated_workload
+    from batsim_google.generation.workload import (
+        Generation,
+        write_generated_workload,
+    )
     from batsim_google.model.request_law import load_request_law
 
     if (tasks is None) == (duration is None):
@@ -98,14 +101,16 @@ def generate(
         model,
         requests,
         seed,
-        tasks=tasks,
-        duration=duration,
-        nb_res=nb_res,
-        grain=grain,
+        Generation(
+            tasks=tasks,
+            duration=duration,
+            nb_res=nb_res,
+            grain=grain,
+            arrival_scale=arrival_scale,
+            warm=warm_start,
+            walltime=walltime,
+        ),
         progress=show_progress(progress),
-        arrival_scale=arrival_scale,
-        warm=warm_start,
-        walltime=walltime,
     )
     click.echo(f"wrote {count} jobs to {output}")
 
@@ -135,7 +140,11 @@ def demo(output: Path, tasks: int, seed: int) -> None:
     """
     import numpy as np
 
-    from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+    from batsim_google.generation.workload import (
+        Generation,
+        cell_load_scale,
+        write_generated_workload,
+    )
     from batsim_google.model.presets import preset
     from batsim_google.model.request_law import load_request_law
     from batsim_google.output_files import write_text
@@ -158,9 +167,7 @@ def demo(output: Path, tasks: int, seed: int) -> None:
         preset("google"),
         load_request_law(),
         seed,
-        tasks=tasks,
-        nb_res=DEMO_MACHINES,
-        arrival_scale=cell_load_scale(DEMO_MACHINES),
+        Generation(tasks=tasks, nb_res=DEMO_MACHINES, arrival_scale=cell_load_scale(DEMO_MACHINES)),
     )
     changes = draw_failures(DEMO_MACHINES, FailureLaw(), DEMO_HORIZON_S, np.random.default_rng(seed))
     events = write_availability_events(failures, changes)

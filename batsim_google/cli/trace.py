@@ -253,6 +253,9 @@ def trace_convert(
         sample=None if sample_cell is None else MachineSample(sample_cell, seed),
         faithful=faithful,
         pin_running=not place_again,
+        grain=grain,
+        walltime=walltime,
+        walltime_seed=seed,
     )
     jobs = convert_trace(
         sources,
@@ -260,13 +263,10 @@ def trace_convert(
         selection,
         rows,
         nb_res=nb_res,
-        grain=grain,
         grace=grace,
         verify=verify,
         workers=workers,
         progress=show_progress(progress),
-        walltime=walltime,
-        seed=seed,
     )
     click.echo(f"wrote {jobs.written} jobs to {output}")
     click.echo(jobs.summary(per))
@@ -348,6 +348,9 @@ def swf_convert(
         kill_is_service=False,
         require_requests=False,
         unknown_priority=priority,
+        grain=grain,
+        walltime=walltime,
+        walltime_seed=seed,
     )
     meta = {"generator": "batsim-google swf convert", "source": str(log), "header": header}
     jobs = write_records(
@@ -355,10 +358,7 @@ def swf_convert(
         read_swf(log, rows, node_memory),
         selection,
         nb_res,
-        grain=grain,
         meta=meta,
-        walltime=walltime,
-        seed=seed,
     )
     click.echo(f"wrote {jobs.written} jobs to {output} (nb_res {nb_res})")
     click.echo(jobs.summary("job"))

@@ -23,7 +23,11 @@ import numpy as np
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.campaign import CELL_LOAD, Campaign, FailureSpec, PlatformSpec, WorkloadSpec
 from batsim_google.generation.walltime import parse_walltime_mode
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    cell_load_scale,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.workload_model import load_model
@@ -166,13 +170,15 @@ class _Inputs:
                 model,
                 load_request_law(spec.requests),
                 seed,
-                tasks=spec.tasks,
-                duration=spec.duration,
-                nb_res=machines,
-                grain=spec.grain,
-                arrival_scale=scale,
-                warm=spec.warm_start,
-                walltime=parse_walltime_mode(spec.walltime),
+                Generation(
+                    tasks=spec.tasks,
+                    duration=spec.duration,
+                    nb_res=machines,
+                    grain=spec.grain,
+                    arrival_scale=scale,
+                    warm=spec.warm_start,
+                    walltime=parse_walltime_mode(spec.walltime),
+                ),
             )
 
         return _write_once(path, write)
@@ -199,6 +205,9 @@ class _Inputs:
             end=math.inf if spec.end is None else spec.end,
             initial_state=True,
             sample=MachineSample(machines, seed or 0),
+            grain=spec.grain,
+            walltime=parse_walltime_mode(spec.walltime),
+            walltime_seed=seed or 0,
         )
         return _write_once(
             path,
@@ -208,9 +217,6 @@ class _Inputs:
                 selection,
                 RowAccount(),
                 nb_res=machines,
-                grain=spec.grain,
-                walltime=parse_walltime_mode(spec.walltime),
-                seed=seed or 0,
             ),
         )
 

@@ -29,7 +29,12 @@ from pathlib import Path
 
 import polars as pl
 
-from batsim_google.fitting.model_fit import ModelFit, fit_model, holding_populations
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    ModelFit,
+    fit_model,
+    holding_populations,
+)
 from batsim_google.fitting.month_rhythm import job_submissions, mean_rate, weekly_job_profile
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.model.laws import Law, law_from_mapping
@@ -81,7 +86,7 @@ def cell_preset(data: Path) -> WorkloadModel:
     parts = data / "google-2011"
     frame, _ = trace_task_table([parts], RowAccount(), censored=True)
     frame = frame.join(trace_job_records([parts], RowAccount()), on="job_id", how="left")
-    fit = fit_model(frame, profile="none", name=NAME)
+    fit = fit_model(frame, FitSettings(profile="none"), name=NAME)
     month = weekly_job_profile(job_submissions([data / "google-2011-month"], RowAccount()))
     rhythm = month.profile
     model = replace(fit.model, arrival_profile=rhythm, jobs=replace(fit.model.jobs, profile=rhythm))

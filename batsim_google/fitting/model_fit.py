@@ -46,7 +46,7 @@ lifetime of the class drawn, as it would any task of that class.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -562,10 +562,10 @@ def _naming_the_source(fit: Callable[..., ModelFit]) -> Callable[..., ModelFit]:
     source, unless it names a file already (a bad row of a trace in strict mode)."""
 
     @functools.wraps(fit)
-    def fitting(frame: pl.DataFrame, **options: Any) -> ModelFit:
+    def fitting(frame: pl.DataFrame, *settings: Any, **options: Any) -> ModelFit:
         source = options.get("source", "task table")
         try:
-            return fit(frame, **options)
+            return fit(frame, *settings, **options)
         except ValueError as error:
             if str(error).startswith(source):
                 raise
@@ -575,35 +575,51 @@ def _naming_the_source(fit: Callable[..., ModelFit]) -> Callable[..., ModelFit]:
     return fitting
 
 
-@_naming_the_source
-def fit_model(
-    frame: pl.DataFrame,
-    *,
-    classes: Classification = "apriori",
-    k: int | None = None,
-    profile: ProfileChoice = "auto",
-    criterion: Criterion = "ks",
-    methods: Iterable[str] | None = None,
-    seed: int = 0,
-    strict: bool = False,
-    name: str = "fitted",
-    groups: Grouping | None = None,
-    source: str = "task table",
-    jobs: bool = True,
-    machines: int = GOOGLE_2011_MACHINES,
-) -> ModelFit:
-    """Fit a workload model to a task table (columns: see :mod:`.table`; ``source`` names it in
-    errors).
+@dataclass(frozen=True)
+class FitSettings:
+    """How a workload model is fitted to a task table.
 
     ``classes="kmeans"`` clusters the tasks into ``k`` classes, or, without ``k``, into the k of
-    2..10 with the best mean silhouette. ``seed`` seeds k-means and the silhouette sample.
+    2..10 with the best mean silhouette; ``seed`` seeds k-means and the silhouette sample.
+    ``profile``: the arrival profile; ``criterion`` ranks the ``methods`` (laws and estimators;
+    None: all). ``strict`` refuses a bad row or a class too small instead of counting it.
     ``groups`` fits makespan laws per group of widths (needs a ``width`` column). ``jobs`` fits
     job-level arrivals when the table has a ``job_id`` column and at least 3 jobs. ``machines``:
     the input's cell, over which residents are counted per machine.
     """
-    if classes not in CLASSIFICATIONS:
-        raise ParameterError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {classes!r})")
-    methods = None if methods is None else list(methods)
+
+    classes: Classification = "apriori"
+    k: int | None = None
+    profile: ProfileChoice = "auto"
+    criterion: Criterion = "ks"
+    methods: tuple[str, ...] | None = None
+    seed: int = 0
+    strict: bool = False
+    groups: Grouping | None = None
+    jobs: bool = True
+    machines: int = GOOGLE_2011_MACHINES
+
+    def __post_init__(self) -> None:
+        if self.classes not in CLASSIFICATIONS:
+            raise ParameterError(f"classes must be one of {', '.join(CLASSIFICATIONS)} (got {self.classes!r})")
+        if self.methods is not None:
+            object.__setattr__(self, "methods", tuple(self.methods))
+
+
+@_naming_the_source
+def fit_model(
+    frame: pl.DataFrame,
+    settings: FitSettings = FitSettings(),
+    *,
+    name: str = "fitted",
+    source: str = "task table",
+) -> ModelFit:
+    """Fit a workload model named ``name`` to a task table (columns: see :mod:`.table`;
+    ``source`` names it in errors) as ``settings`` say."""
+    classes, k, profile, criterion = settings.classes, settings.k, settings.profile, settings.criterion
+    seed, strict, groups = settings.seed, settings.strict, settings.groups
+    jobs, machines = settings.jobs, settings.machines
+    methods = None if settings.methods is None else list(settings.methods)
     rows = RowAccount(strict=strict)
     table = task_table(frame, rows, source)
     if groups is not None and "width" not in table.frame.columns:

@@ -183,6 +183,19 @@ def _refuse_too_many(drawn: int, span: float, duration: float) -> None:
         )
 
 
+def check_extent(tasks: int | None, duration: float | None, arrival_scale: float) -> None:
+    """Refuse a generation bound (``tasks`` or ``duration``, exactly one) or a stretch of the
+    arrivals out of range."""
+    if (tasks is None) == (duration is None):
+        raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
+    if tasks is not None and not 0 <= tasks <= MAX_TASKS:
+        raise ParameterError(f"tasks must be >= 0 and <= {MAX_TASKS:.0e} (got {tasks})")
+    if duration is not None and not (0 <= duration <= MAX_TIME_S):
+        raise ParameterError(f"duration must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {duration})")
+    if not 0 < arrival_scale <= MAX_ARRIVAL_SCALE:
+        raise ParameterError(f"arrival_scale must be > 0 and at most {MAX_ARRIVAL_SCALE:g} (got {arrival_scale})")
+
+
 def generate(
     model: WorkloadModel,
     requests: RequestLaw,
@@ -205,14 +218,7 @@ def generate(
     longer than the job gap between them) overlaps it by that much; with ``duration`` every task
     submitted by then is yielded, whichever batch draws it.
     """
-    if (tasks is None) == (duration is None):
-        raise ParameterError("give exactly one of tasks (a count) and duration (seconds)")
-    if tasks is not None and not 0 <= tasks <= MAX_TASKS:
-        raise ParameterError(f"tasks must be >= 0 and <= {MAX_TASKS:.0e} (got {tasks})")
-    if duration is not None and not (0 <= duration <= MAX_TIME_S):
-        raise ParameterError(f"duration must be a number of seconds >= 0 and <= {MAX_TIME_S:.4g} (got {duration})")
-    if not 0 < arrival_scale <= MAX_ARRIVAL_SCALE:
-        raise ParameterError(f"arrival_scale must be > 0 and at most {MAX_ARRIVAL_SCALE:g} (got {arrival_scale})")
+    check_extent(tasks, duration, arrival_scale)
     for index, task_class in enumerate(model.classes):
         requests.for_class(task_class, f"classes[{index}]")
     job_sizes = None if model.jobs is None else JobSizes.of(model.jobs, model.arrival_profile)

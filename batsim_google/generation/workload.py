@@ -10,6 +10,7 @@ id of the task's job, so that schedulers and metrics can group a job's tasks.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from tqdm import tqdm
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.batsim_json import WorkloadWriter
-from batsim_google.generation.generator import TaskBatch, generate
+from batsim_google.generation.generator import TaskBatch, check_extent, generate
 from batsim_google.generation.walltime import NO_WALLTIMES, WalltimeMode, walltime_rng
 from batsim_google.generation.warm_start import warm_start
 from batsim_google.model.request_law import RequestLaw
@@ -33,31 +34,48 @@ def cell_load_scale(machines: int) -> float:
     return GOOGLE_2011_MACHINES / machines
 
 
+@dataclass(frozen=True)
+class Generation:
+    """What a generated workload holds and how its jobs are written.
+
+    Exactly one bound: ``tasks`` (a count) or ``duration`` (seconds of submissions).
+    ``nb_res``: the platform's resources (the file's header; no job wider); ``grain``: times
+    rounded to it (None: not rounded); ``arrival_scale`` multiplies the inter-arrival times (see
+    :func:`.generator.generate`); ``warm`` first writes the tasks running at time 0 in the model's
+    stationary state (:mod:`.warm_start`); ``walltime``: the jobs' walltimes (:mod:`.walltime`).
+    """
+
+    tasks: int | None = None
+    duration: float | None = None
+    nb_res: int = GOOGLE_2011_MACHINES
+    grain: float | None = None
+    arrival_scale: float = 1.0
+    warm: bool = False
+    walltime: WalltimeMode = NO_WALLTIMES
+
+    def __post_init__(self) -> None:
+        check_extent(self.tasks, self.duration, self.arrival_scale)
+
+
 def write_generated_workload(
     path: str | Path,
     model: WorkloadModel,
     requests: RequestLaw,
     seed: int,
+    generation: Generation,
     *,
-    tasks: int | None = None,
-    duration: float | None = None,
-    nb_res: int = GOOGLE_2011_MACHINES,
-    grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
     progress: bool = False,
-    arrival_scale: float = 1.0,
-    warm: bool = False,
-    walltime: WalltimeMode = NO_WALLTIMES,
 ) -> int:
     """Generate the workload of ``model`` with ``seed`` into ``path``; return the job count.
 
-    ``arrival_scale`` multiplies the inter-arrival times (see :func:`generate`); it is recorded in
-    the file's ``meta`` when it is not 1. ``warm`` first writes the tasks running at time 0 in
-    the model's stationary state (:mod:`.warm_start`), flagged ``initial``, drawn from a generator
-    spawned from the seed's: the tasks after them are those of the same seed without it.
-    ``walltime``: the jobs' walltimes (:mod:`.walltime`), drawn from a stream of their own, so
-    that the jobs of a seed are the same in every mode.
+    ``generation.arrival_scale`` is recorded in the file's ``meta`` when it is not 1. The warm
+    start's tasks are drawn from a generator spawned from the seed's: the tasks after them are
+    those of the same seed without it. The walltimes are drawn from a stream of their own, so
+    that the jobs of a seed are the same in every walltime mode.
     """
+    tasks, duration, nb_res = generation.tasks, generation.duration, generation.nb_res
+    arrival_scale, warm = generation.arrival_scale, generation.warm
     if model.max_width > nb_res:
         raise ParameterError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
@@ -90,7 +108,12 @@ def write_generated_workload(
             **({} if batch.job is None else {"google_job": batch.job}),
         }
 
-    with bar, WorkloadWriter(path, nb_res, grain, meta=header, walltime=walltime, rng=walltime_rng(seed)) as writer:
+    with (
+        bar,
+        WorkloadWriter(
+            path, nb_res, generation.grain, meta=header, walltime=generation.walltime, rng=walltime_rng(seed)
+        ) as writer,
+    ):
         warm_tasks = 0
         if warm_rng is not None:
             initial = warm_start(model, requests, warm_rng, arrival_scale, nb_res)

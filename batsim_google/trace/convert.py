@@ -93,6 +93,12 @@ class Selection:
     #: start carry the trace's machine (``trace_machine``), on which the scheduler keeps them.
     faithful: bool = False
     pin_running: bool = True
+    #: Times rounded to this many seconds (None: not rounded).
+    grain: float | None = None
+    #: The jobs' walltimes (:mod:`batsim_google.generation.walltime`), ``user-estimate`` drawn from
+    #: ``walltime_seed``.
+    walltime: WalltimeMode = NO_WALLTIMES
+    walltime_seed: int = 0
 
     def __post_init__(self) -> None:
         if self.per not in ("attempt", "task"):
@@ -302,15 +308,13 @@ def write_records(
     selection: Selection,
     nb_res: int,
     *,
-    grain: float | None = None,
     meta: Mapping[str, Any] | None = None,
-    walltime: WalltimeMode = NO_WALLTIMES,
-    seed: int = 0,
 ) -> JobAccount:
-    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0; the jobs'
-    walltimes of the ``walltime`` mode (``user-estimate`` drawn from ``seed``)."""
+    """Stream records (attempt or task tables) into a Batsim workload; ids count from 0; times
+    rounded and walltimes given as ``selection`` says."""
     account = JobAccount()
-    with WorkloadWriter(path, nb_res, grain, meta=meta, walltime=walltime, rng=walltime_rng(seed)) as writer:
+    walltimes = walltime_rng(selection.walltime_seed)
+    with WorkloadWriter(path, nb_res, selection.grain, meta=meta, walltime=selection.walltime, rng=walltimes) as writer:
         for records in record_batches:
             kept = select_records(records, selection, nb_res, account)
             if kept.height:
@@ -342,16 +346,13 @@ def convert_trace(
     rows: RowAccount,
     *,
     nb_res: int,
-    grain: float | None = None,
     grace: float = DEFAULT_GRACE,
     verify: bool = False,
     workers: int = 1,
     progress: bool = False,
-    walltime: WalltimeMode = NO_WALLTIMES,
-    seed: int = 0,
 ) -> JobAccount:
     """task_events in ``sources`` -> Batsim workload at ``output``; reading stops once every task
-    submitted in the window has ended; the jobs' walltimes of the ``walltime`` mode."""
+    submitted in the window has ended."""
     sources = [str(source) for source in sources]
     batches = rebuild(
         sources,
@@ -382,4 +383,4 @@ def convert_trace(
     )
     if selection.faithful:
         records = fold_evictions(records, selection.start)
-    return write_records(output, records, selection, nb_res, grain=grain, meta=meta, walltime=walltime, seed=seed)
+    return write_records(output, records, selection, nb_res, meta=meta)

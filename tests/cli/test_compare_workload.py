@@ -10,13 +10,18 @@ import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
 
 def generated(path: Path, seed: int, model: str = "google", tasks: int = 3000, scale: float = 100.0) -> Path:
-    write_generated_workload(path, preset(model), load_request_law(), seed, tasks=tasks, nb_res=64, arrival_scale=scale)
+    write_generated_workload(
+        path, preset(model), load_request_law(), seed, Generation(tasks=tasks, nb_res=64, arrival_scale=scale)
+    )
     return path
 
 

@@ -12,9 +12,15 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.fitting.batsim_input import read_batsim_table
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.table import task_table
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.request_law import load_request_law
 from batsim_google.trace.row_accounting import RowAccount
 
@@ -103,12 +109,12 @@ def test_walltimes_cut_durations_and_bad_sequences_are_named(tmp_path):
 
 def test_the_jobs_of_tasks_of_a_generated_workload_survive_into_the_fit(tmp_path):
     path = tmp_path / "jobs.json"
-    write_generated_workload(path, job_model(), load_request_law(), 3, tasks=1200, nb_res=64)
+    write_generated_workload(path, job_model(), load_request_law(), 3, Generation(tasks=1200, nb_res=64))
     jobs = json.loads(path.read_text())["jobs"]
     groups = {job["google_job"] for job in jobs}
     frame = read_batsim_table(path).frame
     assert frame["job_id"].n_unique() == len(groups) and "width" not in frame.columns
-    result = fit_model(frame, methods=FAST, profile="none")
+    result = fit_model(frame, FitSettings(methods=FAST, profile="none"))
     assert result.jobs is not None and result.jobs.job_count == len(groups)
     output = (
         CliRunner()

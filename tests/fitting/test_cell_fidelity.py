@@ -8,7 +8,10 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.generation.generator import generate
 from batsim_google.generation.warm_start import class_rates, warm_start
@@ -43,7 +46,7 @@ def parts_jobs(google_2011) -> pl.DataFrame:
 def fitted(google_2011):
     frame, _ = trace_task_table([google_2011], RowAccount(), censored=True)
     frame = frame.join(trace_job_records([google_2011], RowAccount()), on="job_id", how="left")
-    return fit_model(frame, profile="none", methods=METHODS).model
+    return fit_model(frame, FitSettings(profile="none", methods=METHODS)).model
 
 
 def test_the_parts_submissions(parts_jobs):
@@ -99,7 +102,7 @@ def test_a_model_fitted_on_a_later_part_warm_starts_like_the_real_cell(google_20
     submits."""
     part = google_2011 / "task_events" / "part-00002-of-00500.csv.gz"
     frame, _ = trace_task_table([part], RowAccount(), censored=True)
-    fit = fit_model(frame, profile="none", methods=METHODS)
+    fit = fit_model(frame, FitSettings(profile="none", methods=METHODS))
     assert not frame["resident"].any()
     assert any("trace's start" in (c.best.note or "") for c in fit.classes)
     machines = 1000

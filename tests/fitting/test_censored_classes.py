@@ -11,7 +11,10 @@ from click.testing import CliRunner
 from scipy import stats
 
 from batsim_google.cli import main
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.table import task_table
 from batsim_google.generation.warm_start import class_rates, warm_counts, warm_start
 from batsim_google.model.request_law import load_request_law
@@ -78,7 +81,7 @@ def window(streams) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def fitted(window):
-    return fit_model(window, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    return fit_model(window, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
 
 
 def test_cut_rows_are_services_with_their_flags(window):
@@ -113,7 +116,7 @@ def _little(fit) -> None:
 def test_stationary_streams_explain_their_own_residents(streams):
     """Little's law with the censored laws: the window's arrivals explain the tasks at its start,
     so holding the start moves the services' mean lifetime little."""
-    fit = fit_model(streams, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    fit = fit_model(streams, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
     residents = int(streams["resident"].sum())
     assert warm_counts(fit.model, 1.0, MACHINES).sum() == pytest.approx(residents, rel=1e-6)
     _little(fit)
@@ -190,11 +193,11 @@ def test_the_start_bounds_the_stationary_tasks(streams):
     """A start holding fewer tasks than the window's arrivals and laws imply (a third of the
     residents gone): the longest-held class's mean gives way, so that the warm start holds the
     start; the other class's law and the rates are kept."""
-    free = fit_model(streams, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    free = fit_model(streams, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
     gone = streams.with_row_index().filter(~pl.col("resident") | (pl.col("index") % 3 != 0)).drop("index")
     residents = int(gone["resident"].sum())
     assert warm_counts(free.model, 1.0, MACHINES).sum() > 1.3 * residents
-    fit = fit_model(gone, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    fit = fit_model(gone, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
     assert warm_counts(fit.model, 1.0, MACHINES).sum() == pytest.approx(residents, rel=1e-6)
     by_name = {c.name: c for c in fit.classes}
     free_service = next(c for c in free.classes if c.name == "service")

@@ -13,15 +13,23 @@ from click.testing import CliRunner
 from scipy import stats
 
 from batsim_google.cli import main
-from batsim_google.errors import InputFileError
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.fitting.batsim_input import read_batsim_workload
 from batsim_google.fitting.fidelity import fidelity_report
 from batsim_google.fitting.law_fitters import FITTERS
-from batsim_google.fitting.model_fit import MIN_CLASS_TASKS, SMALL_CLASS, fit_model
+from batsim_google.fitting.model_fit import (
+    MIN_CLASS_TASKS,
+    SMALL_CLASS,
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.table import task_table
 from batsim_google.fitting.trace_input import trace_task_table
 from batsim_google.generation.generator import generate
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.laws import Gamma, HyperExponential, LogNormal, law_from_mapping
 from batsim_google.model.presets import preset
 from batsim_google.model.priority import rate_for_centroid
@@ -35,7 +43,7 @@ FAST = ["lognormal-ml", "lognormal-mean-median", "gamma-ml", "hyperexp2-ml", "lo
 @pytest.fixture(scope="module")
 def google_workload(tmp_path_factory):
     path = tmp_path_factory.mktemp("fit") / "google.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 21, tasks=60_000)
+    write_generated_workload(path, preset("google"), load_request_law(), 21, Generation(tasks=60_000))
     return path
 
 
@@ -76,7 +84,7 @@ def test_task_table_counts_what_it_skips_and_strict_mode_names_the_row():
 
 def test_batsim_reader_gives_delays_for_tasks_and_walltimes_for_services(tmp_path):
     path = tmp_path / "w.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 4, tasks=3000, grain=5)
+    write_generated_workload(path, preset("google"), load_request_law(), 4, Generation(tasks=3000, grain=5))
     data = json.loads(path.read_text())
     table = read_batsim_workload(path)
     assert table.height == 3000 and "scheduling_class" not in table.columns
@@ -93,7 +101,7 @@ def test_batsim_reader_gives_delays_for_tasks_and_walltimes_for_services(tmp_pat
 
 def test_apriori_fit_recovers_the_generating_model(google_workload):
     truth = preset("google")
-    result = fit_model(read_batsim_workload(google_workload), methods=FAST)
+    result = fit_model(read_batsim_workload(google_workload), FitSettings(methods=FAST))
     assert result.table.rows.read == result.table.rows.used == 60_000 and result.table.rows.skipped == {}
     model = result.model
     for fitted, true, fit in zip(model.classes, truth.classes, result.classes):
@@ -122,13 +130,13 @@ def test_small_classes_are_skipped_and_counted_or_refused_in_strict_mode():
             "priority": rng.uniform(0.01, 0.5, count),
         }
     )
-    result = fit_model(frame, methods=FAST)
+    result = fit_model(frame, FitSettings(methods=FAST))
     assert [c.name for c in result.model.classes] == ["task"]
     rows = result.table.rows
     assert rows.skipped == {SMALL_CLASS: MIN_CLASS_TASKS - 1} and rows.balanced
     assert result.table.frame.height == rows.used == count - (MIN_CLASS_TASKS - 1) and rows.read == count
     with pytest.raises(InputFileError, match="fewer than 20 tasks"):
-        fit_model(frame, methods=FAST, strict=True)
+        fit_model(frame, FitSettings(methods=FAST, strict=True))
 
 
 def _three_clusters(seed: int = 5) -> pl.DataFrame:
@@ -154,7 +162,7 @@ def _three_clusters(seed: int = 5) -> pl.DataFrame:
 
 def test_kmeans_finds_the_clusters_and_writes_one_class_each():
     frame = _three_clusters()
-    result = fit_model(frame, classes="kmeans", methods=FAST, seed=1)
+    result = fit_model(frame, FitSettings(classes="kmeans", methods=FAST, seed=1))
     assert [s.k for s in result.elbow] == list(range(2, 11))
     inertia = [s.inertia for s in result.elbow]
     assert all(a > b for a, b in zip(inertia, inertia[1:]))
@@ -176,7 +184,7 @@ def test_kmeans_finds_the_clusters_and_writes_one_class_each():
             assert task_class.priority_rate == pytest.approx(rate_for_centroid(centroid), rel=1e-6)
     assert model.classes[1].priority_rate == 1e-3  # centroid ~9.2: beyond a decreasing law, noted
     assert "out of reach" in result.classes[1].priority.note
-    four = fit_model(frame, classes="kmeans", k=4, methods=FAST, seed=1)
+    four = fit_model(frame, FitSettings(classes="kmeans", k=4, methods=FAST, seed=1))
     assert len(four.model.classes) == 4 and four.clustering.silhouette < result.clustering.silhouette
 
 
@@ -210,7 +218,7 @@ def test_fidelity_of_a_fitted_model_and_of_a_wrong_one():
         ),
     )
     original = _table_of(truth, 50_000, seed=1)
-    result = fit_model(original.drop("class"), methods=FAST + ["hyperexp3-ml"])
+    result = fit_model(original.drop("class"), FitSettings(methods=FAST + ["hyperexp3-ml"]))
     assert isinstance(result.model.classes[0].makespan, Gamma)
     assert isinstance(result.model.classes[1].makespan, HyperExponential)
     report = fidelity_report(result.table.frame, result.model, seed=9)
@@ -342,14 +350,14 @@ def test_the_inter_arrival_law_keeps_the_observed_arrival_rate():
         {"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n}
     )
     mean_gap = np.diff(subtimes).mean()
-    result = fit_model(table, profile="none", methods=["lognormal-ml", "exponential", "gamma-ml"], seed=0)
+    result = fit_model(table, FitSettings(profile="none", methods=["lognormal-ml", "exponential", "gamma-ml"], seed=0))
     scores = {fit.method: fit for fit in result.arrivals.fits}
     # The log-normal has the best KS but a mean 6 times too small: it is not selectable.
     assert scores["lognormal-ml"].ks < scores["gamma-ml"].ks < scores["exponential"].ks
     assert scores["lognormal-ml"].law.mean() < 0.2 * mean_gap
     assert result.arrivals.best.method == "gamma-ml"
     assert result.arrivals.best.law.mean() == pytest.approx(mean_gap, rel=0.1)
-    only_lognormal = fit_model(table, profile="none", methods=["lognormal-ml"], seed=0).arrivals.best
+    only_lognormal = fit_model(table, FitSettings(profile="none", methods=["lognormal-ml"], seed=0)).arrivals.best
     assert only_lognormal.method == "lomax-dynamism" and "mean positive gap" in only_lognormal.note
     assert only_lognormal.law.mean() == pytest.approx(mean_gap, rel=1e-9)
 
@@ -364,7 +372,7 @@ def test_simultaneous_submissions_are_a_share_of_zero_gaps_in_the_model():
     table = pl.DataFrame(
         {"subtime": subtimes, "makespan": rng.lognormal(5, 1, n), "kind": ["task"] * n, "priority": [0.1] * n}
     )
-    result = fit_model(table, profile="none", methods=["exponential", "gamma-ml"], seed=0)
+    result = fit_model(table, FitSettings(profile="none", methods=["exponential", "gamma-ml"], seed=0))
     arrivals, model = result.arrivals, result.model
     observed = np.diff(subtimes)
     assert arrivals.best.method == "gamma-ml"  # fitted to the positive gaps, not replaced by a fallback
@@ -418,3 +426,12 @@ def test_fit_of_jobs_reports_the_job_fidelity_instead_of_the_raw_gaps(google_201
     assert "inter-arrivals" not in fidelity  # raw gaps: the trace's 1-2 us stamps against exact zeros
     job_line = next(line for line in outcome.output.splitlines() if line.startswith("job fidelity"))
     assert "task gaps" in job_line and "(worst hour, generated: mean of 20 draws; one draw" in job_line
+
+
+def test_fit_settings_refuse_an_unknown_classification_and_keep_their_methods_frozen():
+    with pytest.raises(ParameterError, match="classes must be one of apriori, kmeans"):
+        FitSettings(classes="hierarchical")
+    methods = ["gamma-ml", "exponential"]
+    settings = FitSettings(methods=methods)
+    methods.append("lognormal-ml")
+    assert settings.methods == ("gamma-ml", "exponential") and hash(settings)

@@ -14,7 +14,10 @@ from batsim_google.fitting.fidelity import fidelity_report
 from batsim_google.fitting.fit_figures import write_plots
 from batsim_google.fitting.job_arrivals import SIMULTANEOUS_GAP
 from batsim_google.fitting.job_fidelity import job_fidelity
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.report import render_markdown, report_mapping
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.generation.generator import generate
@@ -54,7 +57,9 @@ def generated_table(model, tasks=150_000, seed=2) -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def recovered():
-    return fit_model(generated_table(job_model(PURE)), profile="none", methods=["gamma-ml", "exponential"]).jobs
+    return fit_model(
+        generated_table(job_model(PURE)), FitSettings(profile="none", methods=["gamma-ml", "exponential"])
+    ).jobs
 
 
 def test_job_classes_and_tasks_per_job_are_recovered(recovered):
@@ -95,7 +100,7 @@ def test_the_jobs_own_profile_is_fitted_and_job_sizes_follow_the_task_rates():
     """Two days drawn with a flat job rate and task rates 1.5 then 0.5: the fitted profiles give
     it back, half day by half day (a fit of the jobs in the task profile's time would not)."""
     table = generated_table(profiled_job_model(), tasks=230_000)
-    fitted = fit_model(table, profile="daily", methods=["gamma-ml", "exponential"]).model
+    fitted = fit_model(table, FitSettings(profile="daily", methods=["gamma-ml", "exponential"])).model
     job_rates = np.array(fitted.jobs.profile.rates)
     factors = size_factors(fitted.arrival_profile, fitted.jobs.profile)
     assert abs(job_rates[:24].mean() - 1.0) < 0.05 and abs(job_rates[24:].mean() - 1.0) < 0.05
@@ -105,7 +110,7 @@ def test_the_jobs_own_profile_is_fitted_and_job_sizes_follow_the_task_rates():
 
 def test_tables_without_job_ids_fit_no_jobs():
     table = generated_table(job_model(PURE), tasks=5_000).drop("job_id")
-    fit = fit_model(table, profile="none", methods=["gamma-ml"])
+    fit = fit_model(table, FitSettings(profile="none", methods=["gamma-ml"]))
     assert fit.jobs is None and fit.model.jobs is None
 
 
@@ -118,7 +123,7 @@ def sample_parts(google_2011):
 @pytest.fixture(scope="module")
 def sample_parts_fit(sample_parts):
     """The sample parts fitted with the hours they cover as a daily profile (the others at the mean)."""
-    fit = fit_model(sample_parts, profile="daily")
+    fit = fit_model(sample_parts, FitSettings(profile="daily"))
     return fit, fidelity_report(fit.table.frame, fit.model, seed=0)
 
 
@@ -205,7 +210,7 @@ def test_a_fit_on_weeks_of_jobs_generates_their_hourly_jobs():
             "job_id": np.concatenate([b.job for b in batches]),
         }
     )
-    model = fit_model(table, methods=["gamma-ml", "exponential"]).model
+    model = fit_model(table, FitSettings(methods=["gamma-ml", "exponential"])).model
     assert model.arrival_profile.period == WEEK
 
     def hourly_jobs(source) -> np.ndarray:

@@ -14,7 +14,10 @@ from scipy import stats
 from batsim_google.cli import main
 from batsim_google.fitting.fit_figures import write_plots
 from batsim_google.fitting.load_fidelity import input_load, load_fidelity, running_load
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.report import load_lines, write_report
 from batsim_google.generation.population import Population
 from batsim_google.model.request_law import load_request_law
@@ -75,7 +78,7 @@ def cell() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def censored_fit(cell):
-    return fit_model(cell, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    return fit_model(cell, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
 
 
 def test_the_inputs_load_is_its_rows(cell):
@@ -107,7 +110,7 @@ def test_a_censored_model_generates_the_inputs_load(cell, censored_fit):
 def test_a_model_blind_to_the_cut_tasks_is_told_apart(cell):
     """The fit of the tasks that start and end in the window: a far emptier cell."""
     kept = cell.filter(~pl.col("censored") & ~pl.col("resident")).drop("censored", "resident")
-    naive = fit_model(kept, profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES)
+    naive = fit_model(kept, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
     load = load_fidelity(cell, naive.model, load_request_law(), MACHINES, seed=1)
     assert load.warm_start.tasks < 0.5 * load.input_start.tasks
     assert load.warm_start.cpu < 0.7 * load.input_start.cpu

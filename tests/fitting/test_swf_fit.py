@@ -17,7 +17,11 @@ from conftest import plain_swf_jobs
 from width_groups import expected_pow2_name
 
 from batsim_google.cli import main
-from batsim_google.fitting.model_fit import MIN_GROUP_TASKS, fit_model
+from batsim_google.fitting.model_fit import (
+    MIN_GROUP_TASKS,
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.swf_input import swf_task_table
 from batsim_google.model.workload_model import load_model
 from batsim_google.trace.row_accounting import RowAccount
@@ -124,7 +128,9 @@ def test_width_law_is_the_logs_histogram_and_groups_have_their_sizes(kth_fit, kt
 
 def test_per_width_groups_leave_small_widths_to_the_class_law(kth, kth_jobs):
     account = RowAccount()
-    result = fit_model(swf_task_table(kth, account), methods=FAST.split(","), groups="width", profile="none")
+    result = fit_model(
+        swf_task_table(kth, account), FitSettings(methods=FAST.split(","), groups="width", profile="none")
+    )
     widths = result.classes[0].widths
     histogram = kth_jobs["widths"]
     small = {w: n for w, n in histogram.items() if n < MIN_GROUP_TASKS}

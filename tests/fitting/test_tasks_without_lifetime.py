@@ -7,7 +7,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.table import task_table
 from batsim_google.generation.generator import generate
 from batsim_google.generation.warm_start import class_rates
@@ -60,8 +63,10 @@ def test_a_task_without_a_lifetime_needs_a_reason(table):
 
 
 def test_tasks_without_a_lifetime_count_in_the_rates_not_in_the_laws(table):
-    fit = fit_model(table, profile="none", methods=METHODS)
-    with_lifetime = fit_model(table.filter(pl.col("no_lifetime").is_null()), profile="none", methods=METHODS)
+    fit = fit_model(table, FitSettings(profile="none", methods=METHODS))
+    with_lifetime = fit_model(
+        table.filter(pl.col("no_lifetime").is_null()), FitSettings(profile="none", methods=METHODS)
+    )
     lifeless = int(table["no_lifetime"].is_not_null().sum())
     assert lifeless > 0.25 * table.height  # leaving them out misses the rate by far more than 10 %
     # jobs: every job and every task, each job's size its whole size

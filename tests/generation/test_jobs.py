@@ -12,7 +12,10 @@ from job_models import JOBS, job_model, profiled_job_model
 from scipy import stats
 
 from batsim_google.generation.generator import BATCH_SIZE, generate
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.job_arrivals import JobClass
 from batsim_google.model.laws import Empirical, Exponential
 from batsim_google.model.presets import preset
@@ -121,7 +124,7 @@ def test_arrival_scale_stretches_job_gaps_not_spreads(scale=2.0):
 
 def test_each_batsim_job_carries_its_google_job(tmp_path):
     path = tmp_path / "w.json"
-    write_generated_workload(path, job_model(), load_request_law(), 1, tasks=500)
+    write_generated_workload(path, job_model(), load_request_law(), 1, Generation(tasks=500))
     jobs = json.loads(path.read_text())["jobs"]
     sample = drawn(job_model(), tasks=500)
     assert [job["google_job"] for job in jobs] == sample["job"].tolist()

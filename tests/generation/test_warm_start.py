@@ -11,7 +11,10 @@ from scipy import stats
 
 from batsim_google.errors import ParameterError
 from batsim_google.generation.warm_start import class_rates, residual_lives, warm_start
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.laws import Empirical, Exponential, LogNormal, Pareto
 from batsim_google.model.presets import PRESETS
 from batsim_google.model.request_law import load_request_law
@@ -99,7 +102,9 @@ def test_a_model_with_widths_is_refused():
 def test_the_tasks_after_a_warm_start_are_those_of_the_same_seed_without_it(tmp_path):
     model, requests = _google(), load_request_law()
     for name, warm in (("cold", False), ("warm", True)):
-        write_generated_workload(tmp_path / f"{name}.json", model, requests, 3, tasks=500, nb_res=64, warm=warm)
+        write_generated_workload(
+            tmp_path / f"{name}.json", model, requests, 3, Generation(tasks=500, nb_res=64, warm=warm)
+        )
     cold = json.loads((tmp_path / "cold.json").read_text())
     warm = json.loads((tmp_path / "warm.json").read_text())
     initial = [job for job in warm["jobs"] if job.get("initial") == "running"]

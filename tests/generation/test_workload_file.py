@@ -8,16 +8,19 @@ import numpy as np
 import polars as pl
 import pytest
 
-from batsim_google.errors import InputFileError
+from batsim_google.errors import InputFileError, ParameterError
 from batsim_google.generation.batsim_json import IN_FLIGHT, MAX_GRAIN, WorkloadWriter
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
 
 def _write(path, seed=3, **bounds):
     kwargs = {"tasks": 1000} if not bounds else bounds
-    write_generated_workload(path, preset("google"), load_request_law(), seed, **kwargs)
+    write_generated_workload(path, preset("google"), load_request_law(), seed, Generation(**kwargs))
     return json.loads(path.read_text())
 
 
@@ -71,10 +74,10 @@ def test_duration_bound(tmp_path):
 
 def test_grain_shares_rounded_profiles(tmp_path):
     path = tmp_path / "g.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 5, tasks=5000, grain=60)
+    write_generated_workload(path, preset("google"), load_request_law(), 5, Generation(tasks=5000, grain=60))
     data = json.loads(path.read_text())
     assert len(data["profiles"]) < 1000
-    write_generated_workload(tmp_path / "f.json", preset("google"), load_request_law(), 5, tasks=5000)
+    write_generated_workload(tmp_path / "f.json", preset("google"), load_request_law(), 5, Generation(tasks=5000))
     exact = json.loads((tmp_path / "f.json").read_text())
     for coarse_job, job in zip(data["jobs"], exact["jobs"]):
         if job["kind"] == "service":
@@ -156,14 +159,16 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     """Scale 1 is the default to the byte; scale F multiplies every submission time by F (the
     same draws), leaves every other field alone and is recorded in the meta."""
     default = tmp_path / "default.json"
-    write_generated_workload(default, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512)
+    write_generated_workload(default, preset("google"), load_request_law(), 5, Generation(tasks=3000, nb_res=512))
     one = tmp_path / "one.json"
-    write_generated_workload(one, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=1.0)
+    write_generated_workload(
+        one, preset("google"), load_request_law(), 5, Generation(tasks=3000, nb_res=512, arrival_scale=1.0)
+    )
     assert one.read_bytes() == default.read_bytes()
     scaled = tmp_path / "scaled.json"
     factor = 12583 / 512
     write_generated_workload(
-        scaled, preset("google"), load_request_law(), 5, tasks=3000, nb_res=512, arrival_scale=factor
+        scaled, preset("google"), load_request_law(), 5, Generation(tasks=3000, nb_res=512, arrival_scale=factor)
     )
     base, stretched = json.loads(default.read_text()), json.loads(scaled.read_text())
     assert stretched["meta"]["arrival_scale"] == factor and "arrival_scale" not in base["meta"]
@@ -173,7 +178,7 @@ def test_arrival_scale_stretches_the_same_arrivals_and_nothing_else(tmp_path):
     assert strip == [{key: value for key, value in job.items() if key != "subtime"} for job in stretched["jobs"]]
     with pytest.raises(ValueError, match="arrival_scale"):
         write_generated_workload(
-            tmp_path / "bad.json", preset("google"), load_request_law(), 5, tasks=10, arrival_scale=0.0
+            tmp_path / "bad.json", preset("google"), load_request_law(), 5, Generation(tasks=10, arrival_scale=0.0)
         )
 
 
@@ -232,12 +237,12 @@ def test_frequencies_within_the_tolerance_generate_and_no_zero_weight_is_drawn(t
     data = preset("google").to_mapping()
     data["classes"][1]["frequency"] = 0.3000005  # sums to 1 within the model's 1e-6
     model = model_from_mapping(data)
-    assert write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, tasks=100) == 100
+    assert write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, Generation(tasks=100)) == 100
     drawn = draw_categories([(0.5, 0.0), (0.25, 0.75)], np.repeat([0, 1], 10_000), np.random.default_rng(0))
     assert not drawn[:10_000].any()  # a uniform beyond a row's total picks no weight-0 category
     assert abs(drawn[10_000:].mean() - 0.75) < 0.02
     with pytest.raises(ValueError, match="duration must be a number of seconds >= 0 and <= 4.398e"):
-        write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, duration=float("inf"))
+        write_generated_workload(tmp_path / "w.json", model, load_request_law(), 0, Generation(duration=float("inf")))
 
 
 @pytest.mark.parametrize("grain", [1e300, MAX_GRAIN * 1.01, float("inf"), float("nan")])
@@ -245,3 +250,17 @@ def test_a_grain_coarser_than_the_rule_is_refused(tmp_path, grain):
     with pytest.raises(ValueError, match=f"grain must be a positive number of seconds, at most {MAX_GRAIN:g}"):
         WorkloadWriter(tmp_path / "x.json", 4, grain=grain)
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [
+        ({}, "give exactly one of tasks"),
+        ({"tasks": 10, "duration": 60.0}, "give exactly one of tasks"),
+        ({"tasks": -1}, "tasks must be >= 0"),
+        ({"tasks": 10, "arrival_scale": -2.0}, "arrival_scale must be > 0"),
+    ],
+)
+def test_a_generation_is_refused_when_made_not_when_written(bounds, message):
+    with pytest.raises(ParameterError, match=message):
+        Generation(**bounds)

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, run_simulation
@@ -25,7 +28,9 @@ def pybatsim(scheduler: str):
 @pytest.mark.parametrize("grain", [None, 10.0])
 def test_generated_workload_completes_in_batsim(tmp_path, batsim_binary, grain):
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 4, tasks=300, nb_res=8, grain=grain)
+    write_generated_workload(
+        workload, preset("google"), load_request_law(), 4, Generation(tasks=300, nb_res=8, grain=grain)
+    )
     result = run_simulation(
         Simulation(
             FIXTURES / "cluster8.xml",

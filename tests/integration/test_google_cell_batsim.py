@@ -17,7 +17,10 @@ from cell_scenarios import (
 from uncalibrated import UNCALIBRATED
 
 from batsim_google.errors import SimulationError
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.scheduling.policy import CellPolicy
@@ -65,7 +68,7 @@ def test_services_are_killed_by_design_at_their_lifetime(tmp_path, batsim_binary
 
 def test_failure_storm_resubmits_and_never_uses_failed_machines(tmp_path, batsim_binary):
     path = tmp_path / "generated.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 8, tasks=200, nb_res=4, grain=1.0)
+    write_generated_workload(path, preset("google"), load_request_law(), 8, Generation(tasks=200, nb_res=4, grain=1.0))
     events = tmp_path / "events.jsonl"
     windows = []  # machine, down, up
     for k in range(30):

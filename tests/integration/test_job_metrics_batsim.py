@@ -12,7 +12,11 @@ from click.testing import CliRunner
 from job_models import job_model
 
 from batsim_google.cli import main
-from batsim_google.generation.workload import cell_load_scale, write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    cell_load_scale,
+    write_generated_workload,
+)
 from batsim_google.model.request_law import load_request_law
 
 PLATFORM = Path(__file__).resolve().parents[1] / "fixtures" / "cell4_energy.xml"
@@ -22,7 +26,7 @@ pytestmark = pytest.mark.batsim
 def test_run_reports_the_response_time_of_each_google_job(tmp_path, batsim_binary):
     workload = tmp_path / "workload.json"
     write_generated_workload(
-        workload, job_model(), load_request_law(), 3, tasks=80, nb_res=4, arrival_scale=cell_load_scale(4)
+        workload, job_model(), load_request_law(), 3, Generation(tasks=80, nb_res=4, arrival_scale=cell_load_scale(4))
     )
     output = tmp_path / "run"
     command = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "-o", str(output)]

@@ -12,7 +12,10 @@ from click.testing import CliRunner
 
 from batsim_google.cli import main
 from batsim_google.experiments.metrics import LEDGER_METRICS
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
@@ -24,7 +27,7 @@ pytestmark = pytest.mark.batsim
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("workload") / "workload.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 4, tasks=40, nb_res=4)
+    write_generated_workload(path, preset("google"), load_request_law(), 4, Generation(tasks=40, nb_res=4))
     return path
 
 

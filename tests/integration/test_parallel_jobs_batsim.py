@@ -13,9 +13,15 @@ import pytest
 from procset import ProcSet
 from test_generated_workload_batsim import pybatsim
 
-from batsim_google.fitting.model_fit import fit_model
+from batsim_google.fitting.model_fit import (
+    FitSettings,
+    fit_model,
+)
 from batsim_google.fitting.swf_input import swf_task_table
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.laws import Empirical, Exponential, Gamma
 from batsim_google.model.request_law import load_request_law
 from batsim_google.model.workload_model import TaskClass, WorkloadModel
@@ -47,7 +53,7 @@ def _handwritten() -> WorkloadModel:
 
 def _fitted_kth(kth: Path) -> WorkloadModel:
     frame = swf_task_table(kth, RowAccount())
-    return fit_model(frame, methods=["lognormal-ml", "gamma-ml"], groups="pow2", profile="none").model
+    return fit_model(frame, FitSettings(methods=["lognormal-ml", "gamma-ml"], groups="pow2", profile="none")).model
 
 
 @pytest.mark.parametrize(
@@ -60,7 +66,7 @@ def _fitted_kth(kth: Path) -> WorkloadModel:
 def test_jobs_get_their_width_in_machines(request, tmp_path, batsim_binary, source, platform, machines):
     model = _handwritten() if source == "handwritten" else _fitted_kth(request.getfixturevalue("kth"))
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, model, load_request_law(), 6, tasks=300, nb_res=machines)
+    write_generated_workload(workload, model, load_request_law(), 6, Generation(tasks=300, nb_res=machines))
     data = json.loads(workload.read_text())
     jobs = {str(job["id"]): job for job in data["jobs"]}
     assert max(job["res"] for job in jobs.values()) > 16  # really parallel jobs

@@ -13,7 +13,10 @@ from procset import ProcSet
 
 from batsim_google.cli import main
 from batsim_google.errors import SimulationError
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.batsim_events import write_availability_events
@@ -90,7 +93,7 @@ def _check_run(run, events_path, platform):
 def test_batsim_runs_the_512_machine_cell_with_energy_and_failures(batsim_binary, tmp_path):
     platform = REPO / "platforms" / "google-2011-cell-512.xml"
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 3, tasks=300, nb_res=512)
+    write_generated_workload(workload, preset("google"), load_request_law(), 3, Generation(tasks=300, nb_res=512))
     # Short times between failures, so that many happen while the jobs run.
     law = FailureLaw(mean_time_between_failures=20_000.0, mean_repair_time=2_000.0)
     events = tmp_path / "failures.jsonl"
@@ -114,7 +117,9 @@ def test_batsim_accepts_the_events_of_a_trace(batsim_binary, tmp_path):
     )
     history = read_machine_history([trace])
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=20, nb_res=len(history.cell))
+    write_generated_workload(
+        workload, preset("google"), load_request_law(), 1, Generation(tasks=20, nb_res=len(history.cell))
+    )
     run = run_batsim(
         platform, workload, tmp_path / "trace", events=events, energy=True, timeout=120, batsim=batsim_binary
     )
@@ -129,7 +134,7 @@ def test_a_repeated_event_makes_batsim_abort_and_the_run_fail(batsim_binary, tmp
         '{"timestamp": 1, "type": "machine_unavailable", "resources": "1"}\n'
     )
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 1, tasks=5, nb_res=64)
+    write_generated_workload(workload, preset("google"), load_request_law(), 1, Generation(tasks=5, nb_res=64))
     platform = REPO / "platforms" / "google-2011-cell-64.xml"
     with pytest.raises(SimulationError, match="already in UNAVAILABLE state"):
         run_batsim(platform, workload, tmp_path / "bad", events=events, timeout=60, batsim=batsim_binary)

@@ -10,7 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 from batsim_google.cli import main
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 
@@ -20,7 +23,9 @@ pytestmark = pytest.mark.batsim
 
 def test_run_measures_the_workloads_span_by_default_and_draws_its_figures(tmp_path, batsim_binary):
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 3, tasks=60, nb_res=4, arrival_scale=50)
+    write_generated_workload(
+        workload, preset("google"), load_request_law(), 3, Generation(tasks=60, nb_res=4, arrival_scale=50)
+    )
     submissions = sorted(job["subtime"] for job in json.loads(workload.read_text())["jobs"])
     span_end = submissions[-1] + (submissions[-1] - submissions[0]) / (len(submissions) - 1)
     arguments = ["run", "--platform", str(PLATFORM), "--workload", str(workload), "--batsim", batsim_binary]

@@ -18,7 +18,10 @@ from click.testing import CliRunner
 from batsim_google.cli import main
 from batsim_google.experiments.metrics import run_metrics
 from batsim_google.experiments.outputs import RunOutputs, started_jobs
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import (
+    Generation,
+    write_generated_workload,
+)
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.simulation.run import run_scheduler
@@ -34,7 +37,7 @@ pytestmark = pytest.mark.batsim
 @pytest.fixture(scope="module")
 def workload(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("workload") / "workload.json"
-    write_generated_workload(path, preset("google"), load_request_law(), 4, tasks=40, nb_res=4)
+    write_generated_workload(path, preset("google"), load_request_law(), 4, Generation(tasks=40, nb_res=4))
     return path
 
 
@@ -127,7 +130,7 @@ def test_a_pybatsim_scheduler_gives_the_same_run_twice(tmp_path, batsim_binary):
     """fillerSched iterates a set of job ids: with the fixed hash seed of its process, two runs of
     the same inputs write the same jobs, starts and machines."""
     workload = tmp_path / "workload.json"
-    write_generated_workload(workload, preset("google"), load_request_law(), 11, tasks=200, nb_res=4)
+    write_generated_workload(workload, preset("google"), load_request_law(), 11, Generation(tasks=200, nb_res=4))
     runs = []
     for name in ("first", "second"):
         scheduler = Scheduler("pybatsim", "fillerSched")

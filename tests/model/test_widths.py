@@ -14,7 +14,12 @@ from scipy import stats
 from width_groups import expected_pow2_name
 
 from batsim_google.errors import InputFileError, ParameterError
-from batsim_google.fitting.model_fit import CONSTANT_CLASS, MIN_GROUP_TASKS, fit_model
+from batsim_google.fitting.model_fit import (
+    CONSTANT_CLASS,
+    MIN_GROUP_TASKS,
+    FitSettings,
+    fit_model,
+)
 from batsim_google.generation.generator import generate
 from batsim_google.model.laws import Empirical, Exponential, Gamma, LogNormal
 from batsim_google.model.request_law import load_request_law
@@ -250,7 +255,7 @@ def test_fit_recovers_the_width_law_and_the_group_laws():
         }
     )
     table = pl.concat([table, rare], how="vertical_relaxed")
-    result = fit_model(table, methods=FAST, groups="pow2", profile="none")
+    result = fit_model(table, FitSettings(methods=FAST, groups="pow2", profile="none"))
     widths = result.classes[0].widths
     # The empirical law is the sample's histogram, exactly.
     histogram = table.group_by("width").len().sort("width")
@@ -279,13 +284,13 @@ def test_fit_recovers_the_width_law_and_the_group_laws():
 
 def test_fit_without_groups_keeps_one_makespan_law_and_groups_need_widths():
     table = _table(_parallel_model(None), 5_000, seed=4)
-    result = fit_model(table, methods=FAST, profile="none")
+    result = fit_model(table, FitSettings(methods=FAST, profile="none"))
     assert result.classes[0].widths.grouping is None and result.model.classes[0].groups is None
     assert result.model.classes[0].width is not None
     with pytest.raises(InputFileError, match=r"per group of widths \(pow2\) need a width column"):
-        fit_model(table.drop("width"), methods=FAST, groups="pow2")
+        fit_model(table.drop("width"), FitSettings(methods=FAST, groups="pow2"))
     bad = table.with_columns(pl.when(pl.int_range(pl.len()) < 3).then(0).otherwise(pl.col("width")).alias("width"))
-    assert fit_model(bad, methods=FAST, profile="none").table.rows.skipped == {
+    assert fit_model(bad, FitSettings(methods=FAST, profile="none")).table.rows.skipped == {
         "width is not an integer in 1..1000000": 3
     }
 
@@ -302,18 +307,18 @@ def test_a_group_of_equal_makespans_draws_from_the_class_law_and_a_class_of_them
         }
     )
     result = fit_model(
-        pl.concat([table, repeated], how="vertical_relaxed"), methods=FAST, groups="pow2", profile="none"
+        pl.concat([table, repeated], how="vertical_relaxed"), FitSettings(methods=FAST, groups="pow2", profile="none")
     )
     widths = result.classes[0].widths
     assert widths.constant_groups == ("65-127",) and "65-127" not in {g.name for g in widths.groups}
     assert result.model.classes[0].makespan_law_index(np.array([100]))[0] == 0  # the class's law
     with pytest.raises(InputFileError, match=r"no class of 20 tasks or more whose makespans differ"):
-        fit_model(repeated, methods=FAST, profile="none")
+        fit_model(repeated, FitSettings(methods=FAST, profile="none"))
     services = (
         table.filter(pl.col("kind") == "task").head(400).with_columns(kind=pl.lit("service"), makespan=pl.lit(7.0))
     )
-    both = fit_model(pl.concat([table, services]), methods=FAST, profile="none")
+    both = fit_model(pl.concat([table, services]), FitSettings(methods=FAST, profile="none"))
     assert [c.name for c in both.classes] == ["task"]  # the constant class is set aside, counted
     assert both.table.rows.skipped == {CONSTANT_CLASS: 400} and both.table.rows.balanced
     with pytest.raises(InputFileError, match=r"class\(es\) \['service'\]: all makespans equal"):
-        fit_model(pl.concat([table, services]), methods=FAST, profile="none", strict=True)
+        fit_model(pl.concat([table, services]), FitSettings(methods=FAST, profile="none", strict=True))
