@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from batsim_google.generation.workload import write_generated_workload
+from batsim_google.generation.workload import Generation, write_generated_workload
 from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.simgrid_xml import compute_hosts
@@ -67,7 +67,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "warm.json"
         model = preset("google-2011-cell")
-        write_generated_workload(path, model, load_request_law(), args.seed, duration=1.0, nb_res=len(hosts), warm=True)
+        write_generated_workload(
+            path, model, load_request_law(), args.seed, Generation(duration=1.0, nb_res=len(hosts), warm=True)
+        )
         workload = json.loads(path.read_text())
     requests = [
         job_request(

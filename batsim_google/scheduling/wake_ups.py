@@ -4,8 +4,14 @@ Every start drawing an eviction time, every queued task's ready time and every d
 wants a call. Asked of Batsim as they come, each is a waiting actor there, and Batsim 4.2.1's waiter
 sleeps on a model action that every simulation step scans: a generated warm start's 133,172 starts
 at time 0 drew some 18,000 wake-ups (most of them hours away), and each further job start at time
-0 then scanned them all. Only the earliest wanted time is asked; when its call comes, the next
-earliest is asked: the policy is called at the same times, with one or a few waiters in Batsim.
+0 then scanned them all. So a wanted time is asked only once it is within :data:`ASK_WITHIN_S` of
+the earliest wanted one: the policy is called at the same times, with a few waiters in Batsim.
+
+A time is never asked at the last moment: Batsim's clock may have passed the scheduler's ``now``
+by a few milliseconds when it reads a request (its internal messages take simulated time), and it
+aborts on a call asked in the past. The window makes every time that was wanted long before be asked
+at least :data:`ASK_WITHIN_S` ahead (at the call of an earlier time, or earlier), as a time asked
+when it is wanted always was.
 """
 
 from __future__ import annotations
@@ -14,31 +20,46 @@ import heapq
 
 from batsim_google.scheduling.decisions import WakeAt
 
+#: How far past the earliest wanted time a wanted time is asked of Batsim at once.
+ASK_WITHIN_S = 60.0
+
 
 class WakeUps:
-    """Wanted call times (a heap) and the ones asked of Batsim that have not passed."""
+    """Wanted call times: those held back (a heap) and those asked of Batsim (a heap)."""
 
-    def __init__(self) -> None:
-        self._wanted: list[float] = []
-        self._known: set[float] = set()  # the wanted times, for duplicates
-        self.asked: set[float] = set()
+    def __init__(self, window: float = ASK_WITHIN_S) -> None:
+        self.window = window
+        self._held: list[float] = []
+        self._asked: list[float] = []
+        self._known: set[float] = set()  # held or asked, not passed: no time wanted twice
 
     def want(self, time: float, now: float) -> None:
         """A call is wanted at ``time`` (ignored unless later than ``now``)."""
         if time > now and time not in self._known:
             self._known.add(time)
-            heapq.heappush(self._wanted, time)
+            heapq.heappush(self._held, time)
 
     def ask(self, now: float) -> list[WakeAt]:
-        """Forget the times passed; the request for the earliest wanted one, unless asked already."""
-        while self._wanted and self._wanted[0] <= now:
-            self._known.discard(heapq.heappop(self._wanted))
-        self.asked = {time for time in self.asked if time > now}
-        if not self._wanted or self._wanted[0] in self.asked:
+        """Forget the times passed; the requests for the held times within the window of the
+        earliest wanted one."""
+        for heap in (self._held, self._asked):
+            while heap and heap[0] <= now:
+                self._known.discard(heapq.heappop(heap))
+        if not self._held:
             return []
-        self.asked.add(self._wanted[0])
-        return [WakeAt(self._wanted[0])]
+        earliest = min(self._held[0], self._asked[0]) if self._asked else self._held[0]
+        requests = []
+        while self._held and self._held[0] <= earliest + self.window:
+            time = heapq.heappop(self._held)
+            heapq.heappush(self._asked, time)
+            requests.append(WakeAt(time))
+        return requests
+
+    @property
+    def asked(self) -> set[float]:
+        """The times asked of Batsim that had not passed at the last :meth:`ask`."""
+        return set(self._asked)
 
     def __len__(self) -> int:
-        """Wanted times not passed (at the last :meth:`ask`)."""
-        return len(self._wanted)
+        """Wanted times not passed (at the last :meth:`ask`), asked or held."""
+        return len(self._held) + len(self._asked)
