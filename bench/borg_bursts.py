@@ -3,9 +3,10 @@
 Prints the figures behind the scheduler's preemption defaults (docs/faithful-replay.md,
 "Bursts"): which placements evicted (an eviction on the same machine at the same millisecond),
 how long they waited against the others, by the size of their job's burst; the share of
-placements that preempt by the task's memory request; which tasks were evicted; how the big
-jobs' tasks started; whether the machines' requests separate the placements that evicted; the
-free tier's attempts never started and its waits after a mass eviction.
+placements that preempt by the task's memory request, and by its job's burst per priority band
+and hour (no one law of the burst holds); which tasks were evicted; how the big jobs' tasks
+started; whether the machines' requests separate the placements that evicted; the free tier's
+attempts never started and its waits after a mass eviction.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
@@ -165,13 +166,20 @@ def report_burst_law(placed: pl.DataFrame, hours: int) -> None:
     """The share of placements that evict by their job's burst (its tasks submitted within the
     same second), per priority band and per hour: whether one law of the burst holds across them."""
     placed = placed.filter((pl.col("start") < hours * 3600) & (pl.col("priority") >= 1) & pl.col("burst").is_not_null())
-    placed = placed.with_columns((pl.col("evicted") > 0).alias("preempts"), (pl.col("start") // 3600).cast(pl.Int64).alias("hour"))
+    placed = placed.with_columns(
+        (pl.col("evicted") > 0).alias("preempts"), (pl.col("start") // 3600).cast(pl.Int64).alias("hour")
+    )
 
     def cell(rows: pl.DataFrame) -> str:
         return f"{rows['preempts'].mean():6.1%} of {rows.height:>6,}" if rows.height else f"{'-':>16}"
 
     print(f"share of placements (priority 1 and above) that evict, by their job's burst; hours 0 to {hours - 1}:")
-    print(f"  {'burst':<8} {'all':>16} " + " ".join(f"{name:>16}" for *_, name in BANDS) + " | per hour: " + ", ".join(str(h) for h in range(hours)))
+    print(
+        f"  {'burst':<8} {'all':>16} "
+        + " ".join(f"{name:>16}" for *_, name in BANDS)
+        + " | per hour: "
+        + ", ".join(str(h) for h in range(hours))
+    )
     for low, high, name in BURSTS:
         rows = placed.filter(pl.col("burst").is_between(low, high))
         bands = " ".join(cell(rows.filter(pl.col("priority").is_between(a, b))) for a, b, _ in BANDS)
