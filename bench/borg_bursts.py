@@ -3,9 +3,10 @@
 Prints the figures behind the scheduler's preemption defaults (docs/faithful-replay.md,
 "Bursts"): which placements evicted (an eviction on the same machine at the same millisecond),
 how long they waited against the others, by the size of their job's burst; the share of
-placements that preempt by the task's memory request; which tasks were evicted; how the big
-jobs' tasks started; whether the machines' requests separate the placements that evicted; the
-free tier's attempts never started and its waits after a mass eviction.
+placements that preempt by the task's memory request, and by its job's burst per priority band
+and hour (no one law of the burst holds); which tasks were evicted; how the big jobs' tasks
+started; whether the machines' requests separate the placements that evicted; the free tier's
+attempts never started and its waits after a mass eviction.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
@@ -155,6 +156,60 @@ def report_memory(placed: pl.DataFrame, hours: int) -> None:
         for size, group in (("above 0.05", large), ("at most 0.05", binned.filter(pl.col("memory") <= 0.05))):
             burst = group.filter(pl.col("burst").is_between(low, high))
             print(f"  {name:<8} {size:<13}: {burst['preempts'].mean() or 0:.3f} of {burst.height:,}")
+
+
+BURSTS = [(1, 1, "1"), (2, 9, "2-9"), (10, 99, "10-99"), (100, 999, "100-999"), (1000, 10**9, "1,000+")]
+BANDS = [(1, 1, "1 (free)"), (2, 8, "2-8"), (9, 11, "9-11")]
+
+
+def report_burst_law(placed: pl.DataFrame, hours: int) -> None:
+    """The share of placements that evict by their job's burst (its tasks submitted within the
+    same second), per priority band and per hour: whether one law of the burst holds across them."""
+    placed = placed.filter((pl.col("start") < hours * 3600) & (pl.col("priority") >= 1) & pl.col("burst").is_not_null())
+    placed = placed.with_columns(
+        (pl.col("evicted") > 0).alias("preempts"), (pl.col("start") // 3600).cast(pl.Int64).alias("hour")
+    )
+
+    def cell(rows: pl.DataFrame) -> str:
+        return f"{rows['preempts'].mean():6.1%} of {rows.height:>6,}" if rows.height else f"{'-':>16}"
+
+    print(f"share of placements (priority 1 and above) that evict, by their job's burst; hours 0 to {hours - 1}:")
+    print(
+        f"  {'burst':<8} {'all':>16} "
+        + " ".join(f"{name:>16}" for *_, name in BANDS)
+        + " | per hour: "
+        + ", ".join(str(h) for h in range(hours))
+    )
+    for low, high, name in BURSTS:
+        rows = placed.filter(pl.col("burst").is_between(low, high))
+        bands = " ".join(cell(rows.filter(pl.col("priority").is_between(a, b))) for a, b, _ in BANDS)
+        hourly = ", ".join(f"{rows.filter(pl.col('hour') == h)['preempts'].mean() or 0:.1%}" for h in range(hours))
+        print(f"  {name:<8} {cell(rows)} {bands} | {hourly}")
+    print("  per hour and band (bursts 1-99 / 100+):")
+    for a, b, band in BANDS:
+        rows = placed.filter(pl.col("priority").is_between(a, b))
+        cells = ", ".join(
+            f"{cell(rows.filter((pl.col('hour') == h) & (pl.col('burst') < 100)))} / {cell(rows.filter((pl.col('hour') == h) & (pl.col('burst') >= 100)))}"
+            for h in range(hours)
+        )
+        print(f"    {band:<9}: {cells}")
+    jobs = (
+        placed.filter(pl.col("burst") >= 100)
+        .group_by(["job", "priority"])
+        .agg(pl.len().alias("placements"), pl.col("preempts").mean().alias("share"), pl.col("hour").min())
+    )
+    print("  jobs with bursts of 100+ tasks, by the share of their placements that evict (jobs, placements):")
+    for a, b, band in BANDS:
+        rows = jobs.filter(pl.col("priority").is_between(a, b))
+        cells = ", ".join(
+            f"{name} {part.height} ({part['placements'].sum():,})"
+            for name, part in (
+                ("under 10 %", rows.filter(pl.col("share") < 0.1)),
+                ("10-90 %", rows.filter(pl.col("share").is_between(0.1, 0.9))),
+                ("over 90 %", rows.filter(pl.col("share") > 0.9)),
+            )
+        )
+        print(f"    {band:<9}: {cells}")
 
 
 def report_victims(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
@@ -378,6 +433,8 @@ def main() -> None:
     report_memory(placed, args.hours)
     print()
     report_priorities(placed, args.hours)
+    print()
+    report_burst_law(placed, args.hours)
     print()
     report_victims(placed, stay)
     print()

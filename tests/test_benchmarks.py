@@ -85,6 +85,9 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "the lowest went first in 98.4% of 2,169",
         "priority 1    : 57.1% of 564 (899), 3.4% of 178 (7), 0.4% of 2,169 (20), 59.5% of 7,702 (7,091)",
         "above the free tier and 0.05 of memory: 0.521 of 4,093 placements",
+        "1,000+    10.8% of 53,678  46.2% of  9,004   3.7% of 44,674",
+        "2-8      : under 10 % 131 (63,895), 10-90 % 3 (2,463), over 90 % 3 (478)",
+        "1 (free) : under 10 % 1 (2,000), 10-90 % 4 (6,319), over 90 % 2 (1,315)",
     ):
         assert figure in output
 
