@@ -9,7 +9,8 @@ the earliest wanted one: the policy is called at the same times, with a few wait
 
 A time is never asked at the last moment: Batsim's clock may have passed the scheduler's ``now``
 by a few milliseconds when it reads a request (its internal messages take simulated time), and it
-aborts on a call asked in the past. The window makes every time that was wanted long before be asked
+aborts on a call asked in the past. A time wanted within :data:`MIN_LEAD_S` of ``now`` is called
+that much later, and the window makes every time that was wanted long before be asked
 at least :data:`ASK_WITHIN_S` ahead (at the call of an earlier time, or earlier), as a time asked
 when it is wanted always was.
 """
@@ -22,6 +23,9 @@ from batsim_google.scheduling.decisions import WakeAt
 
 #: How far past the earliest wanted time a wanted time is asked of Batsim at once.
 ASK_WITHIN_S = 60.0
+#: The least a call is asked ahead of ``now``: a time a rounding error after it (a delay's end
+#: computed from another clock reading) is past for Batsim, which aborts on it.
+MIN_LEAD_S = 1e-3
 
 
 class WakeUps:
@@ -34,8 +38,12 @@ class WakeUps:
         self._known: set[float] = set()  # held or asked, not passed: no time wanted twice
 
     def want(self, time: float, now: float) -> None:
-        """A call is wanted at ``time`` (ignored unless later than ``now``)."""
-        if time > now and time not in self._known:
+        """A call is wanted at ``time`` (ignored unless later than ``now``; a time within
+        :data:`MIN_LEAD_S` of ``now`` is called that much after ``now``)."""
+        if time <= now:
+            return
+        time = max(time, now + MIN_LEAD_S)
+        if time not in self._known:
             self._known.add(time)
             heapq.heappush(self._held, time)
 

@@ -9,7 +9,7 @@ from uncalibrated import mechanics_config
 from batsim_google.scheduling.decisions import WakeAt
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.tasks import JobRequest
-from batsim_google.scheduling.wake_ups import ASK_WITHIN_S, WakeUps
+from batsim_google.scheduling.wake_ups import ASK_WITHIN_S, MIN_LEAD_S, WakeUps
 
 
 def calls(wake_ups: WakeUps, now: float = 0.0) -> list[float]:
@@ -91,3 +91,11 @@ def test_thousands_of_drawn_evictions_keep_a_few_wake_ups_outstanding_and_all_ha
     sim.advance(drawn[99])
     first_ends = sorted(a.end for a in sim.policy.ledger.attempts if a.attempt == 0 and a.end_reason == "evicted")
     assert first_ends == drawn[:100]  # each evicted at its drawn time
+
+
+def test_a_time_a_rounding_error_after_now_is_called_a_little_later_not_in_batsims_past():
+    wake_ups = WakeUps()
+    now = 5.542082
+    wake_ups.want(now + 1e-12, now)
+    wake_ups.want(now, now)  # not later than now: this pass handles it
+    assert wake_ups.ask(now) == [WakeAt(now + MIN_LEAD_S)]
