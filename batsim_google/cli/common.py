@@ -243,3 +243,23 @@ class Commands(click.Group):
             return super().invoke(ctx)
         except tuple(ENDINGS) as error:
             raise command_error(error) from error
+
+
+def report_options(default_folder: str) -> Callable[[Callable], Callable]:
+    """``-o`` (the folder of a validation's workload, run, report and figures) and ``--json`` (the
+    report also written there), the options every validation command shares."""
+
+    def decorate(command: Callable) -> Callable:
+        command = click.option(
+            "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
+        )(command)
+        return click.option(
+            "-o",
+            "--output",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=Path(default_folder),
+            show_default=True,
+            help="Folder for the workload, the run, the report and the figures.",
+        )(command)
+
+    return decorate

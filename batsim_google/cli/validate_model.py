@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import SEED, WORKERS, NumberRange, chosen_model, fail, fail_usage
+from batsim_google.cli.common import SEED, WORKERS, NumberRange, chosen_model, fail, fail_usage, report_options
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
 from batsim_google.model.vocabulary import PRESET_NAMES
@@ -55,17 +55,7 @@ DEFAULT_PRESET = "google-2011-cell"
     show_default=True,
     help="Seed of the generated window and of --sample-cell's machines.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("model-validation"),
-    show_default=True,
-    help="Folder for the workload, the run, the report and the figures.",
-)
-@click.option(
-    "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
-)
+@report_options("model-validation")
 @policy_options
 @simulation_options("simulated time")
 @click.option("--workers", type=WORKERS, default=1, show_default=True, help="Threads reading the trace.")

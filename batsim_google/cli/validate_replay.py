@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from batsim_google.cli.common import SEED, WORKERS, NumberRange, fail, fail_usage
+from batsim_google.cli.common import SEED, WORKERS, NumberRange, fail, fail_usage, report_options
 from batsim_google.cli.parallel_options import DASK_OPTION, jobs_option, resumable
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.simulation_options import simulation_options, simulation_settings
@@ -45,17 +45,7 @@ from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
     is_flag=True,
     help="Let the scheduler place the tasks running at the start anew (default: on the trace's machines).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("replay-validation"),
-    show_default=True,
-    help="Folder for the workload, the run, the report and the figures.",
-)
-@click.option(
-    "--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the report here."
-)
+@report_options("replay-validation")
 @jobs_option("jobs")
 @DASK_OPTION
 @click.option("--retry-failed", is_flag=True, help="With --windows, replay again the windows that failed before.")
