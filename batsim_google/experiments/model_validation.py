@@ -23,8 +23,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from batsim_google.experiments.outputs import RunOutputs
-from batsim_google.experiments.replay_attempts import real_attempts, simulated_attempts
+from batsim_google.experiments.replay_attempts import real_attempts
 from batsim_google.experiments.replay_fidelity import BANDS, compare, cpu_per_minute, eviction_p_values, targets
 from batsim_google.experiments.replay_figures import draw_figures
 from batsim_google.experiments.replay_validation import (
@@ -33,6 +32,7 @@ from batsim_google.experiments.replay_validation import (
     RUN,
     WORKLOAD,
     report_lines,
+    simulate,
     window_policy,
 )
 from batsim_google.model.workload_model import WorkloadModel
@@ -42,9 +42,7 @@ from batsim_google.platform.energy import load_energy_model
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.platform.simgrid_xml import write_platform
 from batsim_google.scheduling.policy_config import PolicyConfig
-from batsim_google.simulation.run import run_scheduler
-from batsim_google.simulation.schedulers import built_in
-from batsim_google.simulation.settings import RunInputs, SimulationSettings
+from batsim_google.simulation.settings import SimulationSettings
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
 
@@ -90,13 +88,6 @@ def write_window_workload(path: Path, model: WorkloadModel, window: ModelWindow)
         warm=True,
     )
     return write_generated_workload(path, model, load_request_law(), window.seed, generation)
-
-
-def simulate(policy: PolicyConfig, platform: Path, workload: Path, folder: Path, settings: SimulationSettings):
-    """The run's attempts (Batsim's energy plugin off) and its summary."""
-    quiet = dataclasses.replace(settings, energy_outputs=False, say=lambda line: None)
-    run = run_scheduler(built_in(policy), RunInputs(platform, [workload]), folder, quiet)
-    return simulated_attempts(RunOutputs(folder), workload), run.summary
 
 
 def hourly(real: pl.DataFrame, simulated: pl.DataFrame, duration: float) -> dict:

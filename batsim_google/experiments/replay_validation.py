@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from batsim_google.errors import ParameterError
 from batsim_google.experiments.outputs import RunOutputs
@@ -43,6 +44,9 @@ from batsim_google.trace.convert import Selection, convert_trace
 from batsim_google.trace.row_accounting import RowAccount
 from batsim_google.trace.sampling import MachineSample
 from batsim_google.trace.vocabulary import END_EVENT_NAMES
+
+if TYPE_CHECKING:
+    import polars as pl
 
 WORKLOAD = "workload.json"
 PLATFORM = "platform.xml"
@@ -81,6 +85,16 @@ def window_policy(policy: PolicyConfig, start: float, end: float) -> PolicyConfi
     return dataclasses.replace(policy, horizon=duration)
 
 
+def simulate(
+    policy: PolicyConfig, platform: Path, workload: Path, folder: Path, settings: SimulationSettings
+) -> tuple[pl.DataFrame, dict]:
+    """Run ``workload`` on ``platform`` in ``folder`` with the built-in scheduler (``settings``,
+    Batsim's energy plugin off); the run's attempts and the scheduler's summary."""
+    quiet = dataclasses.replace(settings, energy_outputs=False, say=lambda line: None)
+    run = run_scheduler(built_in(policy), RunInputs(platform, [workload]), folder, quiet)
+    return simulated_attempts(RunOutputs(folder), workload), run.summary
+
+
 def validate_replay(
     trace: Path,
     window: ReplayWindow,
@@ -111,11 +125,9 @@ def validate_replay(
     jobs = convert_trace([trace], workload, selection, RowAccount(), nb_res=machines, workers=workers)
     say(f"wrote {jobs.written} jobs to {workload} ({jobs.summary('attempt')})")
     write_platform(platform, google_2011_cell(None if sample is None else machines), load_energy_model())
-    quiet = dataclasses.replace(settings, energy_outputs=False, say=lambda line: None)
-    run = run_scheduler(built_in(policy), RunInputs(platform, [workload]), output / RUN, quiet)
-    say(f"simulated {run.summary['submitted']} tasks ({'balanced' if run.summary['balanced'] else 'NOT balanced'})")
+    simulated, summary = simulate(policy, platform, workload, output / RUN, settings)
+    say(f"simulated {summary['submitted']} tasks ({'balanced' if summary['balanced'] else 'NOT balanced'})")
     real = real_attempts([trace], start, end, RowAccount(), sample=sample, workers=workers)
-    simulated = simulated_attempts(RunOutputs(output / RUN), workload)
     for name, table in (("real", real), ("simulated", simulated)):
         table.write_parquet(output / ATTEMPTS[name])
     report = {
