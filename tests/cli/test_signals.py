@@ -11,10 +11,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from processes import alive, descendants, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -35,43 +35,6 @@ def waiting_batsim(folder: Path) -> Path:
     )
     path.chmod(0o755)
     return path
-
-
-def parents() -> dict[int, int]:
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                found[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    return found
-
-
-def descendants(pid: int) -> set[int]:
-    tree, found, todo = parents(), set(), [pid]
-    while todo:
-        parent = todo.pop()
-        children = {child for child, ppid in tree.items() if ppid == parent}
-        found |= children
-        todo += children
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def started_batsims(folder: Path, count: int, seconds: float = 180) -> list[int]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from processes import alive, descendants, wait_for
 
 from batsim_google.cli import main
 from batsim_google.simulation import googleCell
@@ -86,39 +87,6 @@ def setup(tmp_path, monkeypatch):
     )
     assert result.exit_code == 0, result.output
     return tmp_path, workload
-
-
-def alive(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_for(condition, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def descendants(pid: int) -> set[int]:
-    tree = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                tree[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    found, todo = set(), [pid]
-    while todo:
-        parent = todo.pop()
-        children = {child for child, ppid in tree.items() if ppid == parent}
-        found |= children
-        todo += children
-    return found
 
 
 def batsims_among(pids) -> list[int]:

@@ -7,10 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from processes import alive, wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 
@@ -41,24 +41,6 @@ out = Path(sys.argv[1])
 sleeper = [sys.executable, "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(3600)"]
 _supervise({"scheduler": sleeper + [str(out / "scheduler.pid")], "batsim": sleeper + [str(out / "batsim.pid")]}, out, 3600, None, None)
 """
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie waiting for its reaper is dead
-        return stat.read().split(")")[-1].split()[0] != "Z"
-
-
-def wait_for(condition, seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def pids(paths: list[Path]) -> list[int]:

@@ -8,6 +8,7 @@ import sys
 import time
 
 import pytest
+from processes import alive
 
 from batsim_google.errors import SimulationError
 from batsim_google.simulation.runner import SCHEDULER_HASH_SEED, _supervise, seeded_environment
@@ -129,14 +130,6 @@ def test_a_child_that_left_the_schedulers_session_is_ended_with_the_run(tmp_path
     finally:
         if alive(escaped):
             os.kill(escaped, 9)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def test_every_process_runs_with_the_fixed_hash_seed_so_set_order_repeats(tmp_path):
