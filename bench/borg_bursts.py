@@ -286,6 +286,81 @@ def report_priorities(placed: pl.DataFrame, hours: int) -> None:
     print(f"  above the free tier and 0.05 of memory: {above['preempts'].mean():.3f} of {above.height:,} placements")
 
 
+def report_priority_pairs(placed: pl.DataFrame, stay: pl.DataFrame, hours: int) -> None:
+    """Which priorities evicted which, at their placements' instants: the pairs the scheduler's
+    preemption rules need."""
+    evicted = (
+        stay.filter(pl.col("end_type") == TaskEvent.EVICT)
+        .with_columns(millisecond("end"))
+        .select("machine", "ms", pl.col("priority").alias("victim"))
+    )
+    instants = (
+        placed.filter((pl.col("start") < hours * 3600) & (pl.col("evicted") > 0))
+        .group_by(["machine", "ms"])
+        .agg(pl.col("priority").max().alias("placed"))
+    )
+    pairs = instants.join(evicted, on=["machine", "ms"]).group_by(["placed", "victim"]).len().sort(["placed", "victim"])
+    print(f"evictions at placements' instants by (placed priority -> evicted priority), hours 0 to {hours - 1}:")
+    print("  " + ", ".join(f"{a} -> {b}: {n:,}" for a, b, n in pairs.rows()))
+
+
+def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame: pl.DataFrame, hours: int) -> None:
+    """Priority 1 preempting priority 0 inside the free tier: the share of priority-1 placements
+    beside priority-0 tasks that evicted them, per hour and pooled (the scheduler's default), the
+    victims, and per job: whether the job's size, its shape or the cell's room says which preempt."""
+    top = placed.filter((pl.col("start") < hours * 3600) & (pl.col("priority") == 1))
+    running = stay.filter(pl.col("priority") == 0).select(
+        "machine", pl.col("start").alias("since"), "end", "end_type", pl.col("memory").alias("m")
+    )
+    beside = (
+        top.select("job", "index", "machine", "start", "memory", "cpu", "burst")
+        .join(running, on="machine")
+        .filter((pl.col("since") < pl.col("start") - 1e-4) & (pl.col("end") >= pl.col("start") - 1e-3))
+        .with_columns(
+            ((pl.col("end_type") == TaskEvent.EVICT) & ((pl.col("end") - pl.col("start")).abs() < 2e-3)).alias("gone")
+        )
+        .group_by(["job", "index", "start"])
+        .agg(
+            pl.len().alias("lower"),
+            pl.col("gone").sum(),
+            pl.col("m").filter(pl.col("gone")).sum().alias("freed"),
+            pl.col("memory", "cpu", "burst").first(),
+        )
+        .with_columns((pl.col("gone") > 0).alias("preempts"), (pl.col("start") // 3600).cast(pl.Int64).alias("hour"))
+    )
+    hourly = beside.group_by("hour").agg(pl.len(), pl.col("preempts").mean()).sort("hour")
+    print(
+        f"priority-1 placements beside priority-0 tasks: {beside.height:,} of {top.height:,}; evicting them, per hour: "
+        + ", ".join(f"{share:.1%} of {n:,}" for _, n, share in hourly.rows())
+        + f"; pooled {beside['preempts'].mean():.3f}"
+    )
+    evicting = beside.filter(pl.col("preempts"))
+    print(
+        f"  victims per evicting placement: mean {evicting['gone'].mean():.2f}, median {evicting['gone'].median():.0f} "
+        f"of {evicting['lower'].median():.0f} there; memory freed / asked median {(evicting['freed'] / evicting['memory']).median():.2f}"
+    )
+    jobs = (
+        beside.filter(pl.col("burst") >= 100)
+        .group_by("job")
+        .agg(
+            pl.len().alias("placements"),
+            pl.col("preempts").mean().alias("share"),
+            pl.col("cpu", "memory").median(),
+            pl.col("start").min().alias("first start"),
+        )
+        .sort("first start")
+    )
+    submitted = frame.filter(pl.col("type") == TaskEvent.SUBMIT).group_by("job").agg(pl.col("t").min().alias("at"))
+    print("  its jobs with a burst of 100+ tasks (placements, share evicting, CPU / memory asked; the cell's")
+    print("  requests running at its submission, CPU / memory, priority 0 | 1 | 2+):")
+    for job, count, share, cpu, memory, _ in jobs.rows():
+        at = submitted.filter(pl.col("job") == job)["at"][0]
+        live = stay.filter((pl.col("start") <= at) & (pl.col("end") > at))
+        bands = [live.filter(band) for band in (pl.col("priority") == 0, pl.col("priority") == 1, pl.col("priority") >= 2)]
+        loads = " | ".join(f"{b['cpu'].sum():,.0f} / {b['memory'].sum():,.0f}" for b in bands)
+        print(f"    {job} at {at:,.0f} s: {count:,}, {share:.1%}, {cpu:.4f} / {memory:.4f}; {loads}")
+
+
 def report_big_jobs(placed: pl.DataFrame) -> None:
     print("big jobs: tasks, memory asked; those started within 15 s of the submission, then the others:")
     for job in BIG_JOBS:
@@ -433,6 +508,10 @@ def main() -> None:
     report_memory(placed, args.hours)
     print()
     report_priorities(placed, args.hours)
+    print()
+    report_priority_pairs(placed, stay, args.hours)
+    print()
+    report_free_tier_preemption(placed, stay, frame, args.hours)
     print()
     report_burst_law(placed, args.hours)
     print()

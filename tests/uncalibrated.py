@@ -13,6 +13,7 @@ UNCALIBRATED = {
     "pay_for_room": False,
     "preemption_delay": 0.0,
     "preempt_share": 0.0,
+    "free_tier_preempt_share": 0.0,
     "machines_by_load": False,
     "eviction_rate_normal": 0.0,
     "eviction_rate_production": 0.0,

@@ -50,6 +50,9 @@ Semantics (the trace's format document and the ICCP study):
 - with ``preempt_share``, a task above the free tier asking more memory than ``preempt_memory``,
   placed beside free-tier tasks, preempts them at that seeded share of its placements, freeing its
   memory (:mod:`.preemption`): in the trace, large tasks preempted about half the time;
+- with ``free_tier_preempt_share``, a free-tier task placed beside free-tier tasks of a lower
+  level (Google's priority 1 beside priority 0) preempts them at that seeded share of its
+  placements, freeing its memory (:mod:`.preemption`): in the trace, about half the time;
 - a task that can start only by evicting (those, or preemption by requests) waits
   ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's
   preemptions come tens of seconds after the submission, its other placements in a couple;
@@ -88,6 +91,7 @@ from batsim_google.scheduling.power import PowerManager
 from batsim_google.scheduling.preemption import (
     PreemptionWaits,
     large_task_victims,
+    lower_tier_victims,
     room_overflow,
     victims_for_room,
 )
@@ -151,6 +155,7 @@ class CellPolicy(Policy):
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
         self.preemption_waits = PreemptionWaits(config.preemption_delay)
         self._victim_rng = np.random.default_rng([config.reclaim_seed, 2])  # a stream of its own
+        self._tier_rng = np.random.default_rng([config.reclaim_seed, 3])  # the free tier's own preemptions
 
     @property
     def switch_guard(self) -> SwitchGuard | None:
@@ -369,8 +374,14 @@ class CellPolicy(Policy):
         return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
 
     def _large_preempts(self, task: Task, machine: int) -> list[Task]:
-        """The free-tier tasks that ``task`` evicts on ``machine`` by its size (:func:`.large_task_victims`)."""
+        """The tasks that ``task`` evicts on ``machine`` though it fits: a task above the free tier
+        evicts free-tier tasks by its size (:func:`.large_task_victims`), a free-tier task those of
+        the free tier's lower levels (:func:`.lower_tier_victims`)."""
         config = self.config
+        if machine >= 0 and config.free_tier_preempt_share and task.request.priority <= FREE_TIER:
+            lower = [v for v in self._free_tier_on(machine) if v.level < task.level]
+            waited = self.preemption_waits.waited(task)
+            return lower_tier_victims(task, lower, waited, config.free_tier_preempt_share, self._tier_rng)
         if machine < 0 or not config.preempt_share or task.request.priority <= FREE_TIER:
             return []
         return large_task_victims(

@@ -11,8 +11,8 @@ there (a median 2 of 4), and not the youngest first (51.2 % of the evicted were 
 youngest, 53.0 % by chance).
 
 :class:`PreemptionWaits` holds the tasks that can start only by evicting for the delay;
-:func:`large_task_victims`, :func:`room_overflow` and :func:`victims_for_room` say what a task
-evicts on its machine.
+:func:`large_task_victims`, :func:`lower_tier_victims`, :func:`room_overflow` and
+:func:`victims_for_room` say what a task evicts on its machine.
 """
 
 from __future__ import annotations
@@ -115,3 +115,16 @@ def large_task_victims(
     if task.request.memory <= memory or not free_tier or not (waited or rng.random() < share):
         return []
     return victims_for_room(free_tier, 0.0, task.request.memory, rng)
+
+
+def lower_tier_victims(
+    task: Task, lower: list[Task], waited: bool, share: float, rng: np.random.Generator
+) -> list[Task]:
+    """The tasks of ``lower`` (of a lower priority, running on its machine) that the free-tier task
+    ``task`` evicts: at a seeded ``share`` of its tries (every try once it ``waited`` the
+    preemption delay), in a seeded order, until its memory request is freed. In the trace, priority
+    1 evicted priority 0 at 47.9 % of its placements beside them (7,989 evictions in hours 0 to 3,
+    a mean 2.2 per evicting placement), whatever the task's size or its burst's."""
+    if not lower or not (waited or rng.random() < share):
+        return []
+    return victims_for_room(lower, 0.0, task.request.memory, rng)

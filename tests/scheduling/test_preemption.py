@@ -269,3 +269,43 @@ def test_large_tasks_preempt_at_the_share_asked():
     evicted = sum(1 for t in sim.policy.ledger.tasks.values() if t.outcome is not None)
     assert len([j for j in sim.running if j.startswith("w0!large")]) == tasks
     assert 0.54 - 0.1 < evicted / tasks < 0.54 + 0.1  # 0.25 or 1 is far off
+
+
+# ----- the free tier's upper priority preempts its lower -------------------------------------
+
+
+def test_the_free_tiers_upper_priority_beside_its_lower_waits_then_evicts_it_freeing_its_memory():
+    sim = cell(1, free_tier_preempt_share=1.0, preemption_delay=26.0, restart="none")
+    for i in range(4):
+        sim.submit(job(f"low{i}", priority=FREE, cpu=0.1, memory=0.04))
+    sim.submit(job("peer", priority=FREE_HIGH, cpu=0.1, memory=0.04))
+    assert "w0!peer" not in sim.running  # room enough, yet it preempts the priority 0 beside it
+    sim.advance(26.0)
+    assert start_of(sim, "w0!peer") == 26.0
+    (killed, _), *_ = sim.kills
+    assert len(killed) == 1 and killed[0].startswith("w0!low")  # one of 0.04 frees its 0.04
+    sim.submit(job("upper", priority=FREE_HIGH, cpu=0.1, memory=0.1))
+    sim.advance(52.0)
+    evicted = {t.task_id for t in sim.policy.ledger.tasks.values() if t.outcome is not None}
+    assert "w0!peer" not in evicted and len(evicted) == 4  # never its own level: the 3 left of priority 0
+
+
+def test_the_free_tiers_lower_priority_and_tasks_above_it_never_preempt_by_this_share():
+    sim = cell(1, free_tier_preempt_share=1.0, preemption_delay=26.0)
+    sim.submit(job("low", priority=FREE, cpu=0.1, memory=0.04))
+    sim.submit(job("low2", priority=FREE, cpu=0.1, memory=0.04))  # nothing lower than it
+    sim.submit(job("normal", cpu=0.1, memory=0.2))  # above the free tier: the large tasks' rule
+    assert set(sim.running) == {"w0!low", "w0!low2", "w0!normal"} and not sim.kills
+
+
+def test_the_free_tiers_upper_priority_preempts_at_the_share_asked():
+    # 400 machines, each holding a priority-0 task: each priority-1 task fits beside one
+    machines, tasks = 400, 300
+    sim = cell(machines, free_tier_preempt_share=0.48, reclaim_seed=5, restart="none")
+    for i in range(machines):
+        sim.submit(job(f"low{i}", priority=FREE, cpu=0.1, memory=0.5, machine=i))
+    for i in range(tasks):
+        sim.submit(job(f"upper{i}", priority=FREE_HIGH, cpu=0.01, memory=0.02))
+    evicted = sum(1 for t in sim.policy.ledger.tasks.values() if t.outcome is not None)
+    assert len([j for j in sim.running if j.startswith("w0!upper")]) == tasks
+    assert 0.48 - 0.08 < evicted / tasks < 0.48 + 0.08  # every one (1) or none (0) is far off
