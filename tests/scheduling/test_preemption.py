@@ -277,35 +277,57 @@ def test_large_tasks_preempt_at_the_share_asked():
 def test_the_free_tiers_upper_priority_beside_its_lower_waits_then_evicts_it_freeing_its_memory():
     sim = cell(1, free_tier_preempt_share=1.0, preemption_delay=26.0, restart="none")
     for i in range(4):
-        sim.submit(job(f"low{i}", priority=FREE, cpu=0.1, memory=0.04))
-    sim.submit(job("peer", priority=FREE_HIGH, cpu=0.1, memory=0.04))
+        sim.submit(job(f"low{i}", priority=FREE, cpu=0.01, memory=0.04))
+    sim.submit(job("peer", priority=FREE_HIGH, cpu=0.01, memory=0.04))
     assert "w0!peer" not in sim.running  # room enough, yet it preempts the priority 0 beside it
     sim.advance(26.0)
     assert start_of(sim, "w0!peer") == 26.0
     (killed, _), *_ = sim.kills
     assert len(killed) == 1 and killed[0].startswith("w0!low")  # one of 0.04 frees its 0.04
-    sim.submit(job("upper", priority=FREE_HIGH, cpu=0.1, memory=0.1))
+    sim.submit(job("upper", priority=FREE_HIGH, cpu=0.01, memory=0.1))
     sim.advance(52.0)
     evicted = {t.task_id for t in sim.policy.ledger.tasks.values() if t.outcome is not None}
     assert "w0!peer" not in evicted and len(evicted) == 4  # never its own level: the 3 left of priority 0
 
 
 def test_the_free_tiers_lower_priority_and_tasks_above_it_never_preempt_by_this_share():
-    sim = cell(1, free_tier_preempt_share=1.0, preemption_delay=26.0)
-    sim.submit(job("low", priority=FREE, cpu=0.1, memory=0.04))
-    sim.submit(job("low2", priority=FREE, cpu=0.1, memory=0.04))  # nothing lower than it
-    sim.submit(job("normal", cpu=0.1, memory=0.2))  # above the free tier: the large tasks' rule
+    sim = cell(1, free_tier_preempt_share=1.0, free_tier_preempt_share_cpu=1.0, preemption_delay=26.0)
+    sim.submit(job("low", priority=FREE, cpu=0.01, memory=0.04))
+    sim.submit(job("low2", priority=FREE, cpu=0.01, memory=0.04))  # nothing lower than it
+    sim.submit(job("normal", cpu=0.01, memory=0.2))  # above the free tier: the large tasks' rule
     assert set(sim.running) == {"w0!low", "w0!low2", "w0!normal"} and not sim.kills
+
+
+@pytest.mark.parametrize(("cpu", "memory", "preempts"), [(0.01, 0.04, True), (0.04, 0.04, False), (0.1, 0.04, False)])
+def test_the_share_of_a_task_asking_more_memory_than_cpu_is_not_that_of_the_others(cpu, memory, preempts):
+    sim = cell(1, free_tier_preempt_share=1.0, free_tier_preempt_share_cpu=0.0, preemption_delay=26.0)
+    sim.submit(job("low", priority=FREE, cpu=0.01, memory=0.04))
+    sim.submit(job("upper", priority=FREE_HIGH, cpu=cpu, memory=memory))
+    assert ("w0!upper" not in sim.running) is preempts
+
+
+def test_a_held_task_of_the_free_tier_is_placed_where_it_can_preempt():
+    # both held on machine 0, the tightest; the first to start evicts all the priority 0 there, and
+    # machine 0 stays the tightest: the second goes to machine 1, where priority 0 runs
+    sim = cell(3, free_tier_preempt_share=1.0, preemption_delay=26.0, restart="none")
+    sim.submit(job("low0", priority=FREE, cpu=0.01, memory=0.6, machine=0))
+    sim.submit(job("low1", priority=FREE, cpu=0.01, memory=0.05, machine=1))
+    sim.submit(job("a", priority=FREE_HIGH, cpu=0.01, memory=0.1))
+    sim.submit(job("b", priority=FREE_HIGH, cpu=0.01, memory=0.1))
+    assert not sim.kills
+    sim.advance(26.0)
+    assert sim.running["w0!a"] == 0 and sim.running["w0!b"] == 1
+    assert {t.task_id for t in sim.policy.ledger.tasks.values() if t.outcome is not None} == {"w0!low0", "w0!low1"}
 
 
 def test_the_free_tiers_upper_priority_preempts_at_the_share_asked():
     # 400 machines, each holding a priority-0 task: each priority-1 task fits beside one
     machines, tasks = 400, 300
-    sim = cell(machines, free_tier_preempt_share=0.48, reclaim_seed=5, restart="none")
+    sim = cell(machines, free_tier_preempt_share=0.76, reclaim_seed=5, restart="none")
     for i in range(machines):
         sim.submit(job(f"low{i}", priority=FREE, cpu=0.1, memory=0.5, machine=i))
     for i in range(tasks):
         sim.submit(job(f"upper{i}", priority=FREE_HIGH, cpu=0.01, memory=0.02))
     evicted = sum(1 for t in sim.policy.ledger.tasks.values() if t.outcome is not None)
     assert len([j for j in sim.running if j.startswith("w0!upper")]) == tasks
-    assert 0.48 - 0.08 < evicted / tasks < 0.48 + 0.08  # every one (1) or none (0) is far off
+    assert 0.76 - 0.08 < evicted / tasks < 0.76 + 0.08  # every one (1) or none (0) is far off
