@@ -15,6 +15,7 @@ UNCALIBRATED = {
     "preempt_share": 0.0,
     "free_tier_preempt_share": 0.0,
     "free_tier_preempt_share_cpu": 0.0,
+    "free_tier_preempt_share_alone": 0.0,
     "machines_by_load": False,
     "eviction_rate_normal": 0.0,
     "eviction_rate_production": 0.0,

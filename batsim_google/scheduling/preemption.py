@@ -12,13 +12,15 @@ youngest, 53.0 % by chance).
 
 :class:`PreemptionWaits` holds the tasks that can start only by evicting for the delay;
 :func:`large_task_victims`, :func:`lower_tier_victims`, :func:`room_overflow` and
-:func:`victims_for_room` say what a task evicts on its machine.
+:func:`victims_for_room` say what a task evicts on its machine; :class:`Bursts` which tasks came
+in a burst.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -128,3 +130,42 @@ def lower_tier_victims(
     if not lower or not (waited or rng.random() < share):
         return []
     return victims_for_room(lower, 0.0, task.request.memory, rng)
+
+
+#: Seconds within which tasks of one request shape submitted after the first are of its burst: the
+#: trace's bursts (a job's tasks submitted within the same second) spread over a few milliseconds.
+BURST_SPAN = 1.0
+
+
+@dataclass
+class _Burst:
+    first: float
+    size: int = 1
+
+
+class Bursts:
+    """Which tasks came in a burst: tasks of one request shape (priority, CPU, memory) submitted
+    within :data:`BURST_SPAN` of the first of them. The scheduler does not know the trace's jobs;
+    a job's burst asks for one shape."""
+
+    def __init__(self) -> None:
+        self._latest: dict[tuple[float, float, float], _Burst] = {}
+        self._of: dict[Task, _Burst] = {}
+
+    def submitted(self, task: Task, now: float) -> None:
+        request = task.request
+        shape = (request.priority, request.cpu, request.memory)
+        burst = self._latest.get(shape)
+        if burst is None or now - burst.first > BURST_SPAN:
+            burst = self._latest[shape] = _Burst(now)
+        else:
+            burst.size += 1
+        self._of[task] = burst
+
+    def in_burst(self, task: Task) -> bool:
+        """Whether ``task`` came with others of its shape (so far)."""
+        burst = self._of.get(task)
+        return burst is not None and burst.size > 1
+
+    def forget(self, task: Task) -> None:
+        self._of.pop(task, None)

@@ -11,7 +11,7 @@ from uncalibrated import mechanics_config
 from batsim_google.scheduling.cluster import Cluster
 from batsim_google.scheduling.decisions import Execute
 from batsim_google.scheduling.policy import CellPolicy
-from batsim_google.scheduling.preemption import PreemptionWaits, room_overflow, victims_for_room
+from batsim_google.scheduling.preemption import Bursts, PreemptionWaits, room_overflow, victims_for_room
 from batsim_google.scheduling.tasks import JobRequest, Task
 from batsim_google.scheduling.trace_machines import assign_by_load
 
@@ -275,7 +275,7 @@ def test_large_tasks_preempt_at_the_share_asked():
 
 
 def test_the_free_tiers_upper_priority_beside_its_lower_waits_then_evicts_it_freeing_its_memory():
-    sim = cell(1, free_tier_preempt_share=1.0, preemption_delay=26.0, restart="none")
+    sim = cell(1, free_tier_preempt_share_alone=1.0, preemption_delay=26.0, restart="none")
     for i in range(4):
         sim.submit(job(f"low{i}", priority=FREE, cpu=0.01, memory=0.04))
     sim.submit(job("peer", priority=FREE_HIGH, cpu=0.01, memory=0.04))
@@ -291,19 +291,40 @@ def test_the_free_tiers_upper_priority_beside_its_lower_waits_then_evicts_it_fre
 
 
 def test_the_free_tiers_lower_priority_and_tasks_above_it_never_preempt_by_this_share():
-    sim = cell(1, free_tier_preempt_share=1.0, free_tier_preempt_share_cpu=1.0, preemption_delay=26.0)
+    shares = {"free_tier_preempt_share": 1.0, "free_tier_preempt_share_cpu": 1.0, "free_tier_preempt_share_alone": 1.0}
+    sim = cell(1, **shares, preemption_delay=26.0)
     sim.submit(job("low", priority=FREE, cpu=0.01, memory=0.04))
     sim.submit(job("low2", priority=FREE, cpu=0.01, memory=0.04))  # nothing lower than it
     sim.submit(job("normal", cpu=0.01, memory=0.2))  # above the free tier: the large tasks' rule
     assert set(sim.running) == {"w0!low", "w0!low2", "w0!normal"} and not sim.kills
 
 
-@pytest.mark.parametrize(("cpu", "memory", "preempts"), [(0.01, 0.04, True), (0.04, 0.04, False), (0.1, 0.04, False)])
-def test_the_share_of_a_task_asking_more_memory_than_cpu_is_not_that_of_the_others(cpu, memory, preempts):
-    sim = cell(1, free_tier_preempt_share=1.0, free_tier_preempt_share_cpu=0.0, preemption_delay=26.0)
-    sim.submit(job("low", priority=FREE, cpu=0.01, memory=0.04))
-    sim.submit(job("upper", priority=FREE_HIGH, cpu=cpu, memory=memory))
-    assert ("w0!upper" not in sim.running) is preempts
+@pytest.mark.parametrize(
+    ("tasks", "cpu", "memory", "preempts"),
+    [(2, 0.01, 0.04, True), (2, 0.04, 0.04, False), (2, 0.1, 0.04, False), (1, 0.01, 0.04, False)],
+)
+def test_a_burst_asking_more_memory_than_cpu_preempts_at_its_own_share(tasks, cpu, memory, preempts):
+    shares = {"free_tier_preempt_share": 1.0, "free_tier_preempt_share_cpu": 0.0, "free_tier_preempt_share_alone": 0.0}
+    sim = cell(1, **shares, preemption_delay=26.0)
+    sim.submit(job("low", priority=FREE, cpu=0.01, memory=0.5))
+    submit_together(sim, [job(f"upper{i}", priority=FREE_HIGH, cpu=cpu, memory=memory) for i in range(tasks)])
+    assert ("w0!upper0" not in sim.running) is preempts
+
+
+def test_a_burst_is_one_shape_submitted_within_a_second_of_its_first_task():
+    bursts = Bursts()
+    tasks = [
+        Task(job(name, priority=FREE_HIGH, cpu=cpu, memory=0.02), f"w0!{name}")
+        for name, cpu in (("a", 0.01), ("b", 0.01), ("c", 0.02), ("d", 0.01))
+    ]
+    for task, now in zip(tasks, (10.0, 10.9, 10.9, 11.5), strict=True):
+        bursts.submitted(task, now)
+    a, b, c, d = tasks
+    assert bursts.in_burst(a) and bursts.in_burst(b)  # a's burst grew with b
+    assert not bursts.in_burst(c)  # another shape
+    assert not bursts.in_burst(d)  # 1.5 s after a: a burst of its own
+    bursts.forget(a)
+    assert not bursts.in_burst(a)
 
 
 def test_a_held_task_of_the_free_tier_is_placed_where_it_can_preempt():
@@ -312,8 +333,7 @@ def test_a_held_task_of_the_free_tier_is_placed_where_it_can_preempt():
     sim = cell(3, free_tier_preempt_share=1.0, preemption_delay=26.0, restart="none")
     sim.submit(job("low0", priority=FREE, cpu=0.01, memory=0.6, machine=0))
     sim.submit(job("low1", priority=FREE, cpu=0.01, memory=0.05, machine=1))
-    sim.submit(job("a", priority=FREE_HIGH, cpu=0.01, memory=0.1))
-    sim.submit(job("b", priority=FREE_HIGH, cpu=0.01, memory=0.1))
+    submit_together(sim, [job(name, priority=FREE_HIGH, cpu=0.01, memory=0.1) for name in "ab"])
     assert not sim.kills
     sim.advance(26.0)
     assert sim.running["w0!a"] == 0 and sim.running["w0!b"] == 1
@@ -323,11 +343,11 @@ def test_a_held_task_of_the_free_tier_is_placed_where_it_can_preempt():
 def test_the_free_tiers_upper_priority_preempts_at_the_share_asked():
     # 400 machines, each holding a priority-0 task: each priority-1 task fits beside one
     machines, tasks = 400, 300
-    sim = cell(machines, free_tier_preempt_share=0.76, reclaim_seed=5, restart="none")
+    sim = cell(machines, free_tier_preempt_share=0.8, reclaim_seed=5, restart="none")
     for i in range(machines):
         sim.submit(job(f"low{i}", priority=FREE, cpu=0.1, memory=0.5, machine=i))
     for i in range(tasks):
         sim.submit(job(f"upper{i}", priority=FREE_HIGH, cpu=0.01, memory=0.02))
     evicted = sum(1 for t in sim.policy.ledger.tasks.values() if t.outcome is not None)
     assert len([j for j in sim.running if j.startswith("w0!upper")]) == tasks
-    assert 0.76 - 0.08 < evicted / tasks < 0.76 + 0.08  # every one (1) or none (0) is far off
+    assert 0.8 - 0.08 < evicted / tasks < 0.8 + 0.08  # every one (1) or none (0) is far off
