@@ -366,10 +366,11 @@ class CellPolicy(Policy):
         cpu, memory = task.request.cpu, task.request.memory
         above = task.request.priority > FREE_TIER
         if not above and self._preempts_in_free_tier(task):
-            beside = self._beside_lower_levels(task)
-            machine = self.place(self.cluster, cpu, memory, beside if allowed is None else beside & allowed, False)
+            machine = self._beside_lower_levels(task, allowed)
             if machine >= 0:
-                return machine, self._large_preempts(task, machine)
+                lower = [v for v in self._free_tier_on(machine) if v.level < task.level]
+                cpu_over, memory_over = room_overflow(self.cluster, machine, cpu, memory)
+                return machine, victims_for_room(lower, cpu_over, max(memory_over, memory), self._tier_rng)
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
             machine = self.place(self.cluster, cpu, memory, allowed, above)
             return machine, self._large_preempts(task, machine)
@@ -417,15 +418,25 @@ class CellPolicy(Policy):
 
     def _preempts_in_free_tier(self, task: Task) -> bool:
         """Whether the free-tier ``task`` waited the delay to preempt its tier's lower levels: it is
-        then placed where such tasks run (98 % of the trace's priority-1 placements were beside
-        priority 0). Else a burst's held tasks, drawn on the same best-fit machine, come back to
-        it once the first of them has evicted all there, and most evict nothing."""
+        then placed where such tasks run, in their room (98 % of the trace's priority-1 placements
+        were beside priority 0). Else a burst's held tasks, drawn on the same best-fit machine,
+        come back to it once the first of them has evicted all there, and most evict nothing."""
         return bool(self._free_tier_share(task) and self.config.priority_levels and self.preemption_waits.waited(task))
 
-    def _beside_lower_levels(self, task: Task) -> np.ndarray:
-        """The machines where tasks of a lower level than ``task``'s run."""
-        _, memory = self.evictions.freeable(np.array([task.level]), np.arange(len(self.cluster)))
-        return memory[0] > 1e-12
+    def _beside_lower_levels(self, task: Task, allowed: np.ndarray | None) -> int:
+        """The machine (among ``allowed``) where ``task`` fits best once the tasks of lower levels
+        there are evicted, among those that run some; -1 if none. Borg's preempting placements
+        came after the tasks that fit had started: they take the room of those they evict."""
+        cpu, memory = task.request.cpu, task.request.memory
+        below_cpu, below_memory = self.evictions.freeable(np.array([task.level]), np.arange(len(self.cluster)))
+        room_cpu = self.cluster.free_cpu() + below_cpu[0]
+        room_memory = self.cluster.free_memory() + below_memory[0]
+        fits = self.cluster.usable() & (below_memory[0] > 1e-12) & (room_cpu >= cpu) & (room_memory >= memory)
+        if allowed is not None:
+            fits &= allowed
+        if not fits.any():
+            return -1
+        return int(np.argmin(np.where(fits, room_cpu - cpu + room_memory - memory, np.inf)))
 
     def _free_tier_on(self, machine: int) -> list[Task]:
         return [v for v in self.evictions.tasks_on([machine]) if v.request.priority <= FREE_TIER]
