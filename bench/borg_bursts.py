@@ -339,6 +339,15 @@ def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame:
         f"  victims per evicting placement: mean {evicting['gone'].mean():.2f}, median {evicting['gone'].median():.0f} "
         f"of {evicting['lower'].median():.0f} there; memory freed / asked median {(evicting['freed'] / evicting['memory']).median():.2f}"
     )
+    print("  by the task's burst (its job's tasks submitted within the same second) and request, per hour 0 to 3:")
+    for name, rows in (
+        ("alone", beside.filter(pl.col("burst") == 1)),
+        ("burst, memory > CPU", beside.filter((pl.col("burst") > 1) & (pl.col("memory") > pl.col("cpu")))),
+        ("burst, memory <= CPU", beside.filter((pl.col("burst") > 1) & (pl.col("memory") <= pl.col("cpu")))),
+    ):
+        per_hour = rows.group_by("hour").agg(pl.len(), pl.col("preempts").mean()).sort("hour")
+        cells = ", ".join(f"{share:.1%} of {n:,}" for _, n, share in per_hour.rows())
+        print(f"    {name:<21}: {rows['preempts'].mean():.3f} of {rows.height:,} ({rows['job'].n_unique():,} jobs); {cells}")
     jobs = (
         beside.filter(pl.col("burst") >= 100)
         .group_by("job")
@@ -359,6 +368,32 @@ def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame:
         bands = [live.filter(band) for band in (pl.col("priority") == 0, pl.col("priority") == 1, pl.col("priority") >= 2)]
         loads = " | ".join(f"{b['cpu'].sum():,.0f} / {b['memory'].sum():,.0f}" for b in bands)
         print(f"    {job} at {at:,.0f} s: {count:,}, {share:.1%}, {cpu:.4f} / {memory:.4f}; {loads}")
+
+
+def report_pass_time(placed: pl.DataFrame, hours: int) -> None:
+    """Whether Borg placed a burst at a finite rate: the waits of bursts that evicted nothing, by
+    their size, and how long each took from its first start to its last."""
+    calm = placed.filter((pl.col("start") < hours * 3600) & (pl.col("evicted") == 0) & pl.col("burst").is_not_null())
+    bursts = (
+        calm.group_by(["job", "second"])
+        .agg(
+            pl.len().alias("placed"),
+            pl.col("burst").first(),
+            pl.col("wait").median().alias("median"),
+            (pl.col("start").max() - pl.col("start").min()).alias("spread"),
+        )
+        .filter(pl.col("placed") >= 0.8 * pl.col("burst"))
+    )
+    print("bursts that evicted nothing (80 % of their tasks placed): median wait, then start spread (s), by size:")
+    for low, high, name in [(1, 1, "1"), (2, 99, "2-99"), (100, 999, "100-999"), (1000, 10**9, "1,000+")]:
+        rows = bursts.filter(pl.col("burst").is_between(low, high))
+        print(
+            f"  {name:<8}: {rows.height:,} bursts, median waits {percentiles(rows['median'], (10, 50, 90))}; "
+            f"spread {percentiles(rows['spread'], (50, 90))}"
+        )
+    large = bursts.filter(pl.col("burst") >= 20)
+    slope = np.corrcoef(np.log(large["burst"].to_numpy()), large["median"].to_numpy())[0, 1]
+    print(f"  bursts of 20+: correlation of log size and median wait {slope:.2f} ({large.height:,} bursts)")
 
 
 def report_big_jobs(placed: pl.DataFrame) -> None:
@@ -516,6 +551,8 @@ def main() -> None:
     report_burst_law(placed, args.hours)
     print()
     report_victims(placed, stay)
+    print()
+    report_pass_time(placed, args.hours)
     print()
     report_big_jobs(placed)
     print()

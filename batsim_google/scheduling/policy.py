@@ -53,7 +53,7 @@ Semantics (the trace's format document and the ICCP study):
 - with ``free_tier_preempt_share`` (and its ``_cpu`` and ``_alone`` variants), a free-tier task
   placed beside free-tier tasks of a lower level (Google's priority 1 beside priority 0)
   preempts them at that seeded share of its placements, freeing its memory (:mod:`.preemption`):
-  in the trace, 80 % of a burst's asking more memory than CPU, 9 % of the others', 6 % alone;
+  in the trace, 82 % of a burst's asking more memory than CPU, 9 % of the others', 6 % alone;
   held for the delay, it is then placed where such tasks run;
 - a task that can start only by evicting (those, or preemption by requests) waits
   ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's

@@ -118,24 +118,24 @@ class PolicyConfig:
         max=1,
     )
     free_tier_preempt_share: float = _option(
-        0.80,
+        0.82,
         "Share of the placements of free-tier tasks of its upper priority (Google 1) in a burst (tasks of one "
         "shape submitted within a second) asking more memory than CPU, beside tasks of its lower (Google 0), "
         "that preempt them: they wait the preemption delay, then evict those tasks there until their memory "
-        "request is freed. In the trace, 79.8 % of 5,656 such placements evicted (docs/faithful-replay.md, "
+        "request is freed. In the trace, 81.8 % of 5,576 such placements evicted (docs/faithful-replay.md, "
         "'Bursts and preemption'); 0: none.",
         min=0,
         max=1,
     )
     free_tier_preempt_share_cpu: float = _option(
-        0.086,
-        "The same for those in a burst asking no more memory than CPU: 8.6 % of 4,208 in the trace; 0: none.",
+        0.090,
+        "The same for those in a burst asking no more memory than CPU: 9.0 % of 4,131 in the trace; 0: none.",
         min=0,
         max=1,
     )
     free_tier_preempt_share_alone: float = _option(
-        0.057,
-        "The same for those submitted alone: 5.7 % of 749 in the trace, 2.9 to 7.3 % every hour; 0: none.",
+        0.062,
+        "The same for those submitted alone: 6.2 % of 689 in the trace, 3.3 to 7.8 % every hour; 0: none.",
         min=0,
         max=1,
     )

@@ -126,7 +126,8 @@ def lower_tier_victims(
     ``task`` evicts: at a seeded ``share`` of its tries (every try once it ``waited`` the
     preemption delay), in a seeded order, until its memory request is freed. In the trace, priority
     1 evicted priority 0 at 47.9 % of its placements beside them (7,989 evictions in hours 0 to 3,
-    a mean 2.2 per evicting placement), whatever the task's size or its burst's."""
+    a mean 2.2 per evicting placement): 6.2 % of those submitted alone, 81.8 % of those in a
+    burst asking more memory than CPU, 9.0 % of the other bursts'."""
     if not lower or not (waited or rng.random() < share):
         return []
     return victims_for_room(lower, 0.0, task.request.memory, rng)
