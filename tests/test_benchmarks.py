@@ -88,6 +88,13 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "1,000+    10.8% of 53,678  46.2% of  9,004   3.7% of 44,674",
         "2-8      : under 10 % 131 (63,895), 10-90 % 3 (2,463), over 90 % 3 (478)",
         "1 (free) : under 10 % 1 (2,000), 10-90 % 4 (6,319), over 90 % 2 (1,315)",
+        "1 -> 0: 7,989, 2 -> 0: 4,809, 2 -> 1: 46",
+        "evicting them, per hour: 60.1% of 539, 3.8% of 156, 0.4% of 2,102, 61.0% of 7,599; pooled 0.479",
+        "alone                : 0.062 of 689 (530 jobs)",
+        "burst, memory > CPU  : 0.818 of 5,576 (9 jobs)",
+        "burst, memory <= CPU : 0.090 of 4,131 (19 jobs)",
+        "6252521393 at 13,694 s: 1,989, 11.9%, 0.0625 / 0.0318",
+        "bursts of 20+: correlation of log size and median wait -0.10 (432 bursts)",
     ):
         assert figure in output
 

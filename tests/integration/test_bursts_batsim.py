@@ -1,6 +1,7 @@
 """A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
 placement latency, those that must preempt after the preemption delay, evicting the free tier
-where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``)."""
+where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``);
+inside the free tier, a burst of priority 1 evicts priority 0 (``free_tier_preempt_share``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from batsim_google.simulation.schedulers import built_in
 from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 pytestmark = pytest.mark.batsim
-FREE, NORMAL = 1 / 12, 5 / 12
+FREE, FREE_HIGH, NORMAL = 1 / 12, 2 / 12, 5 / 12
 LATENCY, DELAY, ARRIVAL = 2.0, 27.0, 100.0
 
 
@@ -25,10 +26,10 @@ def burst_jobs() -> list[dict]:
     return jobs + [task(10 + i, ARRIVAL, 200, priority=NORMAL, cpu=0.5, memory=0.5) for i in range(6)]
 
 
-def simulate(folder, batsim_binary, **policy) -> dict[str, dict]:
+def simulate(folder, batsim_binary, jobs=None, **policy) -> dict[str, dict]:
     folder.mkdir(parents=True, exist_ok=True)
     config = PolicyConfig(**{**UNCALIBRATED, "placement_latency": LATENCY, "free_tier_room": True, **policy})
-    inputs = RunInputs(PLATFORM, [workload(folder / "workload.json", burst_jobs())])
+    inputs = RunInputs(PLATFORM, [workload(folder / "workload.json", burst_jobs() if jobs is None else jobs)])
     settings = SimulationSettings(timeout=120, batsim=batsim_binary)
     summary = run_scheduler(built_in(config), inputs, folder / "out", settings).summary
     assert summary["balanced"]
@@ -70,3 +71,16 @@ def test_large_tasks_preempt_the_free_tier_after_the_delay_even_with_room(tmp_pa
     starts, evicted = starts_and_evictions(out)
     assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 6, abs=0.1)
     assert len(evicted) >= 6 and evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * len(evicted), abs=0.1)
+
+
+def test_a_free_tier_burst_of_priority_1_evicts_priority_0_after_the_delay(tmp_path, batsim_binary):
+    # four priority-0 tasks of 0.45, one on each small machine and two on a large one; at t = 100 a
+    # burst of four priority-1 tasks asking more memory than CPU, at a share of 1: each evicts one
+    jobs = [task(i, 0, 1000, priority=FREE, cpu=0.45, memory=0.45) for i in range(4)]
+    jobs += [task(10 + i, ARRIVAL, 200, priority=FREE_HIGH, cpu=0.02, memory=0.04) for i in range(4)]
+    out = simulate(tmp_path / "tier", batsim_binary, jobs, free_tier_preempt_share=1.0, preemption_delay=DELAY)
+    starts = sorted(float(out[str(10 + i)]["starting_time"]) for i in range(4))
+    evicted = [float(row["finish_time"]) for job, row in out.items() if row["final_state"] == "COMPLETED_KILLED"]
+    assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 4, abs=0.1)
+    # held together, each is then placed where priority 0 still runs: four evicted, at those starts
+    assert evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * 4, abs=0.1)
