@@ -347,7 +347,9 @@ def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame:
     ):
         per_hour = rows.group_by("hour").agg(pl.len(), pl.col("preempts").mean()).sort("hour")
         cells = ", ".join(f"{share:.1%} of {n:,}" for _, n, share in per_hour.rows())
-        print(f"    {name:<21}: {rows['preempts'].mean():.3f} of {rows.height:,} ({rows['job'].n_unique():,} jobs); {cells}")
+        print(
+            f"    {name:<21}: {rows['preempts'].mean():.3f} of {rows.height:,} ({rows['job'].n_unique():,} jobs); {cells}"
+        )
     jobs = (
         beside.filter(pl.col("burst") >= 100)
         .group_by("job")
@@ -365,7 +367,9 @@ def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame:
     for job, count, share, cpu, memory, _ in jobs.rows():
         at = submitted.filter(pl.col("job") == job)["at"][0]
         live = stay.filter((pl.col("start") <= at) & (pl.col("end") > at))
-        bands = [live.filter(band) for band in (pl.col("priority") == 0, pl.col("priority") == 1, pl.col("priority") >= 2)]
+        bands = [
+            live.filter(band) for band in (pl.col("priority") == 0, pl.col("priority") == 1, pl.col("priority") >= 2)
+        ]
         loads = " | ".join(f"{b['cpu'].sum():,.0f} / {b['memory'].sum():,.0f}" for b in bands)
         print(f"    {job} at {at:,.0f} s: {count:,}, {share:.1%}, {cpu:.4f} / {memory:.4f}; {loads}")
 
