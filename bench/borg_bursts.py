@@ -127,6 +127,9 @@ def report_waits(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
         group = evicting.filter(pl.col("burst").is_between(low, high))
         print(f"  evicting, bursts of {name:<12}: {percentiles(group['wait'])} ({group.height:,})")
     print(f"  evicting, all                   : {percentiles(evicting['wait'])} ({evicting.height:,})")
+    for low, high, name in [(1, 1, "priority 1"), (2, 8, "priorities 2-8"), (9, 9, "priority 9")]:
+        band = evicting.filter(pl.col("priority").is_between(low, high) & (pl.col("start") < 4 * 3600))
+        print(f"  evicting, {name:<22}: {percentiles(band['wait'])} ({band.height:,}, hours 0 to 3)")
 
 
 def report_memory(placed: pl.DataFrame, hours: int) -> None:
