@@ -338,9 +338,23 @@ def report_free_tier_preemption(placed: pl.DataFrame, stay: pl.DataFrame, frame:
         + f"; pooled {beside['preempts'].mean():.3f}"
     )
     evicting = beside.filter(pl.col("preempts"))
+    instants = (
+        top.filter(pl.col("evicted") > 0)
+        .group_by(["machine", "ms"])
+        .agg(pl.col("memory").sum().alias("asked"), pl.col("start").first())
+        .join(running, on="machine")
+        .filter(
+            (pl.col("since") < pl.col("start") - 1e-4)
+            & (pl.col("end_type") == TaskEvent.EVICT)
+            & ((pl.col("end") - pl.col("start")).abs() < 2e-3)
+        )
+        .group_by(["machine", "ms"])
+        .agg(pl.col("m").sum().alias("freed"), pl.col("asked").first())
+    )
     print(
         f"  victims per evicting placement: mean {evicting['gone'].mean():.2f}, median {evicting['gone'].median():.0f} "
-        f"of {evicting['lower'].median():.0f} there; memory freed / asked median {(evicting['freed'] / evicting['memory']).median():.2f}"
+        f"of {evicting['lower'].median():.0f} there; memory freed / asked median {(evicting['freed'] / evicting['memory']).median():.2f}, "
+        f"per machine and instant {(instants['freed'] / instants['asked']).median():.2f} ({instants.height:,})"
     )
     print("  by the task's burst (its job's tasks submitted within the same second) and request, per hour 0 to 3:")
     for name, rows in (
