@@ -488,11 +488,13 @@ def submissions(frame: pl.DataFrame, hours: int) -> pl.DataFrame:
     lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
         pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
         pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+        pl.col("type").shift(1).over(["job", "index"]).alias("previous_type"),
     )
     submitted = lifecycle.filter(
         (pl.col("type") == TaskEvent.SUBMIT) & pl.col("t").is_between(0, hours * 3600, closed="left")
     )
     return submitted.with_columns(
+        (pl.col("previous_type") == TaskEvent.EVICT).fill_null(False).alias("after_eviction"),
         pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
         pl.when(pl.col("priority") <= 1).then(pl.lit("free")).otherwise(pl.lit("other")).alias("group"),
     )
@@ -509,6 +511,13 @@ def report_free_tier(frame: pl.DataFrame, hours: int) -> None:
         f"(nor killed pending): {never.height:,}, of {top.height} jobs, {top['len'][0]:,} of job {top['job'][0]}; "
         f"waiting over 600 s: {(free['wait'] > 600).sum():,}"
     )
+    hour = (pl.col("t") // 3600).cast(pl.Int64)
+    for name, rows in (
+        ("after an eviction", free.filter(pl.col("after_eviction"))),
+        ("the others", free.filter(~pl.col("after_eviction"))),
+    ):
+        medians = ", ".join(f"{rows.filter(hour == h)['wait'].median():.1f}" for h in range(hours))
+        print(f"  free-tier submissions {name}: {rows.height:,}, median wait per hour {medians} s")
     minutes = (
         frame.filter((pl.col("type") == TaskEvent.EVICT) & (pl.col("t") > 0))
         .group_by((pl.col("t") // 60).cast(pl.Int64).alias("minute"))
