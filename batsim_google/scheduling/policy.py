@@ -373,17 +373,17 @@ class CellPolicy(Policy):
                 return machine, victims_for_room(lower, cpu_over, max(memory_over, memory), self._tier_rng)
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
             machine = self.place(self.cluster, cpu, memory, allowed, above)
-            return machine, self._large_preempts(task, machine)
+            return machine, self._evicts_though_it_fits(task, machine)
         machine = self.place(self.cluster, cpu, memory, allowed, False)
         if machine >= 0:
-            return machine, self._large_preempts(task, machine)
+            return machine, self._evicts_though_it_fits(task, machine)
         machine = self.place(self.cluster, cpu, memory, allowed, True)
         if machine < 0:
             return machine, []
         overflow = room_overflow(self.cluster, machine, cpu, memory)
         return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
 
-    def _large_preempts(self, task: Task, machine: int) -> list[Task]:
+    def _evicts_though_it_fits(self, task: Task, machine: int) -> list[Task]:
         """The tasks that ``task`` evicts on ``machine`` though it fits: a task above the free tier
         evicts free-tier tasks by its size (:func:`.large_task_victims`), a free-tier task those of
         the free tier's lower levels (:func:`.lower_tier_victims`)."""
@@ -394,7 +394,7 @@ class CellPolicy(Policy):
                 return []
             lower = [v for v in self._free_tier_on(machine) if v.level < task.level]
             return lower_tier_victims(task, lower, self.preemption_waits.waited(task), share, self._tier_rng)
-        if machine < 0 or not config.preempt_share or task.request.priority <= FREE_TIER:
+        if machine < 0 or not config.preempt_share:
             return []
         return large_task_victims(
             task,
