@@ -18,10 +18,17 @@ fits nowhere is left pending, as Borg's are. (Placing the free tier first, so th
 pass the capacity by its requests as in the trace, started every task of the full cell's warm
 start, but best-fit then stacked both tiers on the same machines: 3,108 left empty, others at
 twice their CPU.)
+
+Under the free tier's over-commit (the cluster's ``free_tier_overcommit`` > 1), the free tier is
+placed as :func:`.placement.free_tier_spread` places it, past the machines' CPU capacity up to
+what Borg let a machine hold, each task on the machine its requests fill least: a group is spread
+over the machines, one task at a time from a heap of them by that share (placing a task raises only
+its machine's share), not packed machine after machine.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 
 import numpy as np
@@ -49,8 +56,9 @@ def initial_placements(
         request = task.request
         level = priority_level(request.priority, GOOGLE_PRIORITY_LEVELS)
         groups.setdefault((request.priority > free_tier, level, request.cpu, request.memory), []).append(task)
+    spread = cluster.free_tier_overcommit > 1
     for (above, *_), group in sorted(groups.items(), key=_tier_then_level):
-        yield from _fill(cluster, group, above, placement)
+        yield from _fill(cluster, group, above, placement) if above or not spread else _spread(cluster, group)
 
 
 def _tier_then_level(item: tuple[tuple, list[Task]]) -> tuple[bool, float]:
@@ -75,6 +83,32 @@ def _fill(cluster: Cluster, group: list[Task], above: bool, placement: str) -> I
     while task is not None:
         yield task, -1
         task = next(waiting, None)
+
+
+def _spread(cluster: Cluster, group: list[Task]) -> Iterator[tuple[Task, int]]:
+    """Place ``group`` (one shape of the free tier) as :func:`.placement.free_tier_spread` would,
+    task by task: the machine of the smallest share first, back in the heap while the shape fits."""
+    cpu, memory = group[0].request.cpu, group[0].request.memory
+
+    def fits(machines):
+        return (cluster.free_tier_cpu_room()[machines] >= cpu) & (cluster.free_memory()[machines] >= memory)
+
+    def share(machines):  # the same operations as free_tier_spread's, so the same floats
+        value = (cluster.cpu_used[machines] + cpu) / cluster.cpu_capacity[machines]
+        value += (cluster.memory_used[machines] + memory) / cluster.memory_capacity[machines]
+        return value
+
+    machines = np.flatnonzero(cluster.usable() & fits(slice(None)))
+    heap = list(zip(share(machines).tolist(), machines.tolist(), strict=True))
+    heapq.heapify(heap)
+    for task in group:
+        if not heap:
+            yield task, -1
+            continue
+        _, machine = heapq.heappop(heap)
+        yield task, machine  # the caller allocates it
+        if fits(machine):
+            heapq.heappush(heap, (float(share(np.array([machine]))[0]), machine))
 
 
 def _machines_in_order(

@@ -81,7 +81,7 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.initial_placement import initial_placements
-from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.scheduling.placement import PLACEMENTS, free_tier_spread
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
 from batsim_google.scheduling.power import PowerManager
@@ -124,7 +124,8 @@ class CellPolicy(Policy):
         config: PolicyConfig = PolicyConfig(),
         switch_guard: SwitchGuard | None = None,
     ) -> None:
-        super().__init__(cpu, memory, Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room))
+        cluster = Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room, config.free_tier_overcommit)
+        super().__init__(cpu, memory, cluster)
         self.config = config
         self.evictions = Evictions(self.cluster, config.priority_levels)
         self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
@@ -320,10 +321,12 @@ class CellPolicy(Policy):
         freed_mask[freed] = True
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
-        failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
+        # the smallest shapes that fit nowhere, per tier (above the free tier or not: their rooms differ)
+        failed: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         while heads:
             _, group = heapq.heappop(heads)
             cpu, memory = group.shape
+            failed_shapes = failed[group.head.request.priority > FREE_TIER]
             if any(cpu >= c and memory >= m for c, m in failed_shapes):
                 queue.blocked[group.index] = True
                 continue
@@ -336,7 +339,7 @@ class CellPolicy(Policy):
                     continue
                 machine, victims = self.evictions.make_room(task, allowed)
             if machine < 0:
-                failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
+                failed_shapes[:] = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
             if victims and self.preemption_waits.must_wait(task):
@@ -356,6 +359,8 @@ class CellPolicy(Policy):
         tier's room only where it fits nowhere else, and evicts free-tier tasks to pay for it."""
         cpu, memory = task.request.cpu, task.request.memory
         above = task.request.priority > FREE_TIER
+        if not above and self.config.free_tier_overcommit > 1:
+            return free_tier_spread(self.cluster, cpu, memory, allowed), []
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
             machine = self.place(self.cluster, cpu, memory, allowed, above)
             return machine, self._large_preempts(task, machine)
@@ -463,8 +468,9 @@ class CellPolicy(Policy):
         freed = freed[cluster.usable()[freed]]
         candidates = queue.nonempty() & ~queue.blocked
         if freed.size:
-            # the room a task above the free tier sees: a bound for every group
-            room_cpu = cluster.free_cpu(above_free_tier=True)[freed][None, :]
+            # the room a task above the free tier sees, or the free tier's CPU past the capacity:
+            # a bound for every group
+            room_cpu = np.maximum(cluster.free_cpu(above_free_tier=True), cluster.free_tier_cpu_room())[freed][None, :]
             room_memory = cluster.free_memory(above_free_tier=True)[freed][None, :]
             if self.config.preemption and self.config.priority_levels:
                 below_cpu, below_memory = self.evictions.freeable(queue.level, freed)

@@ -103,6 +103,16 @@ class PolicyConfig:
         "machine's capacity: Borg runs the free tier on what it reclaims.",
         flags=("--free-tier-room/--no-free-tier-room",),
     )
+    free_tier_overcommit: float = _option(
+        1.48,
+        "CPU over-commit up to which the free tier (Google priorities 0-1) is placed: a machine's requests, "
+        "all tiers, within this times its CPU capacity (memory within its capacity), each free-tier task on "
+        "the machine its requests fill least, spread as Borg spread it; Borg let the 99th percentile machine "
+        "hold 1.48 times its CPU (bench/borg_overcommit.py). 1: the free tier is placed as the tiers above, "
+        "within capacity.",
+        min=1.0,
+        max=100.0,
+    )
     preempt_memory: float = _option(
         0.05,
         "Memory request (of the largest machine's) above which a task placed beside free-tier tasks may have "
