@@ -114,12 +114,66 @@ def report_trace(trace: Path, every: float) -> float:
     return limit
 
 
+def report_generated(machines: int, preset_name: str, seed: int, limit: float) -> None:
+    """Place a generated warm start at t = 0 as the scheduler does, with the free tier's over-commit
+    ``limit`` and within capacity (1), and print the per-machine figures of :func:`report_trace`."""
+    import json
+    import tempfile
+
+    from batsim_google.experiments.model_validation import ModelWindow, write_window_workload
+    from batsim_google.model.presets import preset
+    from batsim_google.platform.cell import google_2011_cell
+    from batsim_google.scheduling.cluster import Cluster
+    from batsim_google.scheduling.initial_placement import initial_placements
+    from batsim_google.scheduling.policy import FREE_TIER
+    from batsim_google.scheduling.tasks import JobRequest, Task
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "workload.json"
+        write_window_workload(path, preset(preset_name), ModelWindow(0.0, 3600.0, seed, machines))
+        jobs = [job for job in json.loads(path.read_text())["jobs"] if job.get("initial") == "running"]
+    cell = google_2011_cell(machines).machines
+    cpu_capacity, memory_capacity = cell["cpu"].to_numpy(), cell["memory"].to_numpy()
+    free = np.array([job["priority"] <= FREE_TIER for job in jobs])
+    cpu = np.array([job["cpu"] for job in jobs])
+    print(
+        f"\ngenerated warm start ({preset_name}, {machines:,} machines, seed {seed}): {len(jobs):,} tasks, CPU above / "
+        f"free {cpu[~free].sum() / cpu_capacity.sum():.3f} / {cpu[free].sum() / cpu_capacity.sum():.3f} of capacity"
+    )
+    print(f"per machine, requested CPU over its capacity; percentiles {QUANTILES}:")
+    for ratio in (limit, 1.0):
+        cluster = Cluster(cpu_capacity, memory_capacity, free_tier_room=True, free_tier_overcommit=ratio)
+        tasks = [
+            Task(
+                JobRequest(str(job["id"]), 0.0, "task", job["priority"], job["cpu"], job["memory"], 1.0), str(job["id"])
+            )
+            for job in jobs
+        ]
+        started = 0
+        for task, machine in initial_placements(cluster, tasks, "best-fit", FREE_TIER):
+            if machine >= 0:
+                request = task.request
+                cluster.allocate(machine, request.cpu, request.memory, request.priority <= FREE_TIER)
+                started += 1
+        above = (cluster.cpu_used - cluster.free_tier_cpu) / cpu_capacity
+        held = cluster.free_tier_cpu / cpu_capacity
+        print(f"  free tier's over-commit {ratio:g}: {started:,} of {len(jobs):,} tasks started")
+        for name, values in (("above", above), ("free", held), ("total", cluster.cpu_used / cpu_capacity)):
+            print(f"    {name:<6}{quantiles(values)}")
+        print(f"    machines holding free-tier tasks: {(cluster.free_tier_cpu > 0).mean():.1%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", type=Path, default=Path("../shared/data/google-2011"))
     parser.add_argument("--every", type=float, default=1800.0, help="seconds between instants")
+    parser.add_argument("--generated", type=int, metavar="N", help="also place a generated warm start on N machines")
+    parser.add_argument("--preset", default="google-2011-cell", help="the model of --generated")
+    parser.add_argument("--seed", type=int, default=1, help="the seed of --generated")
     args = parser.parse_args()
-    report_trace(args.trace, args.every)
+    limit = report_trace(args.trace, args.every)
+    if args.generated:
+        report_generated(args.generated, args.preset, args.seed, round(limit, 2))
 
 
 if __name__ == "__main__":
