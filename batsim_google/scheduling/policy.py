@@ -44,6 +44,10 @@ Semantics (the trace's format document and the ICCP study):
   free room: Borg runs the free tier on resources it reclaims, so in the trace a machine's requests
   pass its capacity by the free tier's and nearly every higher-priority placement lands beside
   free-tier tasks (then ``reclaim_on_placement`` evicts some of them);
+- with ``free_tier_overcommit`` above 1, a free-tier task is placed within that many times its
+  machine's CPU capacity less every request there, on the machine its requests fill least
+  (:func:`.placement.free_tier_spread`): Borg's over-capacity is the free tier's, spread over the
+  cell; a warm start's tiers are all spread so (:mod:`.initial_placement`);
 - with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
   without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
   priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);

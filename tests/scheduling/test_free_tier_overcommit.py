@@ -91,8 +91,10 @@ def test_a_warm_start_past_the_capacity_starts_whole_with_the_free_tier_spread()
     assert np.all(cluster.free_tier_cpu > 0)
     ratio = cluster.cpu_used / cpu
     assert ratio.max() - ratio.min() < 0.15
-    # the tiers above were placed first, within the capacity
-    assert np.all(cluster.cpu_used - cluster.free_tier_cpu <= cpu + 1e-12)
+    # the tiers above were placed first, within the capacity, spread too: on every machine
+    above = cluster.cpu_used - cluster.free_tier_cpu
+    assert np.all(above <= cpu + 1e-12)
+    assert np.all(above >= 0.7 * cpu)
 
 
 def test_packing_the_free_tier_up_to_the_limit_would_stack_it():
