@@ -93,7 +93,9 @@ def _fill(cluster: Cluster, group: list[Task], above: bool, placement: str) -> I
 def _spread(cluster: Cluster, group: list[Task], above: bool) -> Iterator[tuple[Task, int]]:
     """Place ``group`` (one shape) on the machine its requests fill least, task by task, as
     :func:`.placement.free_tier_spread` places the free tier (the tiers above: within the room they
-    see): the machine of the smallest share first, back in the heap while the shape fits."""
+    see). A heap holds the machines of the smallest shares only (every machine of a share up to a
+    bound, the others' above it): its top is the cell's smallest while it is within the bound; past
+    it, the heap grows fourfold."""
     cpu, memory = group[0].request.cpu, group[0].request.memory
     cpu_room = cluster.free_cpu(above) if above else cluster.free_tier_cpu_room()
     memory_room = cluster.free_memory(above)
@@ -107,16 +109,30 @@ def _spread(cluster: Cluster, group: list[Task], above: bool) -> Iterator[tuple[
         return value
 
     machines = np.flatnonzero(cluster.usable() & fits(slice(None)))
-    heap = list(zip(share(machines).tolist(), machines.tolist(), strict=True))
-    heapq.heapify(heap)
-    for task in group:
-        if not heap:
-            yield task, -1
-            continue
-        _, machine = heapq.heappop(heap)
-        yield task, machine  # the caller allocates it
-        if fits(machine):
-            heapq.heappush(heap, (float(share(np.array([machine]))[0]), machine))
+    shares = share(machines)  # kept up to date: inf once the shape no longer fits
+    waiting = iter(group)
+    task = next(waiting, None)
+    look = max(FIRST_LOOK, len(group))
+    while task is not None:
+        bound = np.inf if look >= len(machines) else np.partition(shares, look - 1)[look - 1]
+        chosen = np.flatnonzero((shares <= bound) & np.isfinite(shares))
+        heap = list(zip(shares[chosen].tolist(), machines[chosen].tolist(), chosen.tolist(), strict=True))
+        heapq.heapify(heap)
+        while task is not None and heap and heap[0][0] <= bound:
+            _, machine, index = heapq.heappop(heap)
+            yield task, machine  # the caller allocates it: its share grows
+            task = next(waiting, None)
+            if fits(machine):
+                shares[index] = share(machines[index : index + 1])[0]
+                heapq.heappush(heap, (float(shares[index]), machine, index))
+            else:
+                shares[index] = np.inf
+        if bound == np.inf:
+            break
+        look *= 4
+    while task is not None:
+        yield task, -1
+        task = next(waiting, None)
 
 
 def _machines_in_order(

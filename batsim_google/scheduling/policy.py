@@ -47,7 +47,8 @@ Semantics (the trace's format document and the ICCP study):
 - with ``free_tier_overcommit`` above 1, a free-tier task is placed within that many times its
   machine's CPU capacity less every request there, on the machine its requests fill least
   (:func:`.placement.free_tier_spread`): Borg's over-capacity is the free tier's, spread over the
-  cell; a warm start's tiers are all spread so (:mod:`.initial_placement`);
+  cell; a warm start's tiers are all spread so (:mod:`.initial_placement`). With idle-sleep, a
+  machine running tasks is taken first, so that the spread leaves idle machines to sleep;
 - with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
   without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
   priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);
@@ -364,7 +365,7 @@ class CellPolicy(Policy):
         cpu, memory = task.request.cpu, task.request.memory
         above = task.request.priority > FREE_TIER
         if not above and self.config.free_tier_overcommit > 1:
-            return free_tier_spread(self.cluster, cpu, memory, allowed), []
+            return self._place_free_tier(cpu, memory, allowed), []
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
             machine = self.place(self.cluster, cpu, memory, allowed, above)
             return machine, self._large_preempts(task, machine)
@@ -376,6 +377,16 @@ class CellPolicy(Policy):
             return machine, []
         overflow = room_overflow(self.cluster, machine, cpu, memory)
         return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
+
+    def _place_free_tier(self, cpu: float, memory: float, allowed: np.ndarray | None) -> int:
+        """The machine for a free-tier task under its over-commit (:func:`.free_tier_spread`); with
+        idle-sleep, one running tasks if one fits, so that the spread leaves idle machines to sleep."""
+        if self.config.energy == IDLE_SLEEP:
+            busy = self.cluster.tasks > 0
+            machine = free_tier_spread(self.cluster, cpu, memory, busy if allowed is None else busy & allowed)
+            if machine >= 0:
+                return machine
+        return free_tier_spread(self.cluster, cpu, memory, allowed)
 
     def _large_preempts(self, task: Task, machine: int) -> list[Task]:
         """The free-tier tasks that ``task`` evicts on ``machine`` by its size (:func:`.large_task_victims`)."""

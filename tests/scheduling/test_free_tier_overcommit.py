@@ -48,16 +48,20 @@ def test_a_free_tier_task_goes_where_the_requests_fill_the_least_share_within_th
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_warm_start_group_of_the_free_tier_lands_where_one_by_one_puts_it(seed):
+@pytest.mark.parametrize(("machines", "tasks"), [(40, 600), (300, 100)])
+def test_a_warm_start_group_of_the_free_tier_lands_where_one_by_one_puts_it(seed, machines, tasks):
+    # 600 tasks: more than the cell holds; 100 on 300 machines: the heap holds a few machines
+    # and grows as their shares pass the others'
     rng = np.random.default_rng(seed)
-    cpu, memory = random_cell(rng, 40)
-    cpu_used = rng.uniform(0, 1.2, 40) * cpu
-    shape = (float(rng.choice([0.0, 0.05, 0.1, 0.125])), float(rng.choice([0.0625, 0.07, 0.1])))
-    requests = [request(i, FREE, *shape) for i in range(600)]  # more than the cell holds
+    cpu, memory = random_cell(rng, machines)
+    cpu_used = rng.uniform(0, 1.2, machines) * cpu
+    shape = (float(rng.choice([0.05, 0.1, 0.125])), float(rng.choice([0.0625, 0.07, 0.1])))
+    requests = [request(i, FREE, *shape) for i in range(tasks)]
     reference = one_by_one(cpu, memory, requests, cpu_used, free_tier_overcommit=LIMIT)
     batch = together(cpu, memory, requests, cpu_used, free_tier_overcommit=LIMIT)
     assert machines_of(batch) == machines_of(reference)
-    assert len(batch.pending) == len(reference.pending) > 0
+    assert len(batch.pending) == len(reference.pending)
+    assert (len(batch.pending) > 0) == (tasks > machines)
     assert np.all(batch.cluster.cpu_used <= LIMIT * cpu + 1e-12)
 
 
@@ -147,3 +151,13 @@ def test_a_free_tier_shape_is_not_blocked_by_a_larger_one_above_it_that_fits_now
     submit_all(sim, [request("big", NORMAL, 0.2, 0.1, False), request("free", FREE, 0.3, 0.1, False)])
     assert "w0!big" not in sim.running
     assert sim.running["w0!free"] == 0
+
+
+@pytest.mark.parametrize(("energy", "machine"), [("always-on", 1), ("idle-sleep", 0)])
+def test_with_idle_sleep_the_spread_keeps_to_machines_running_tasks(energy, machine):
+    config = mechanics_config(free_tier_overcommit=1.5, energy=energy)
+    sim = FakeBatsim(CellPolicy(np.ones(2), np.ones(2), config))
+    sim.submit(request("above", NORMAL, 0.9, 0.1, running_at_start=False))
+    sim.submit(request("free", FREE, 0.2, 0.1, running_at_start=False))
+    # the idle machine is the least filled; with idle-sleep it is left to sleep
+    assert sim.running["w0!free"] == machine
