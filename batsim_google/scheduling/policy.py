@@ -114,6 +114,10 @@ PRODUCTION_TOP = float(unit_priority(9)) + 1e-6
 MIN_WORK = 1e-6
 
 
+def _in_free_tier(task: Task) -> bool:
+    return task.request.priority <= FREE_TIER
+
+
 class CellPolicy(Policy):
     """Decision core of the Google-cell scheduler: the first implementation of the policy API
     (:mod:`.policy_api`), on its base's state (cluster, ledger, running tasks) with its own queue,
@@ -137,7 +141,9 @@ class CellPolicy(Policy):
         self.place = PLACEMENTS[config.placement]
         self._power_changed = False  # a machine switched, failed or came back in this batch
         self.by_job: dict[str, Task] = {}
-        self.pending = PendingQueue()
+        # under the free tier's over-commit, the free tier sees more CPU than the tiers above: its
+        # tasks form groups of their own
+        self.pending = PendingQueue(_in_free_tier if config.free_tier_overcommit > 1 else None)
         self.suspended: list[tuple[float, int, Task]] = []
         self.finished = False
         self.horizon_reached = False
@@ -485,14 +491,16 @@ class CellPolicy(Policy):
         if freed.size:
             # the room a task above the free tier sees, or the free tier's CPU past the capacity:
             # a bound for every group
-            room_cpu = np.maximum(cluster.free_cpu(above_free_tier=True), cluster.free_tier_cpu_room())[freed][None, :]
+            room_cpu = np.maximum(cluster.free_cpu(above_free_tier=True)[freed], cluster.free_tier_cpu_room()[freed])
+            room_cpu = room_cpu[None, :]
             room_memory = cluster.free_memory(above_free_tier=True)[freed][None, :]
             if self.config.preemption and self.config.priority_levels:
                 below_cpu, below_memory = self.evictions.freeable(queue.level, freed)
                 room_cpu = room_cpu + below_cpu
                 room_memory = room_memory + below_memory
-            elif self.config.preemption:
-                room_cpu, room_memory = cluster.cpu_capacity[freed][None, :], cluster.memory_capacity[freed][None, :]
+            elif self.config.preemption:  # evicting frees at most the capacity (the free tier's room may pass it)
+                room_cpu = np.maximum(room_cpu, cluster.cpu_capacity[freed][None, :])
+                room_memory = cluster.memory_capacity[freed][None, :]
             fits = ((queue.cpu[:, None] <= room_cpu) & (queue.memory[:, None] <= room_memory)).any(axis=1)
             candidates |= queue.nonempty() & fits
         return np.flatnonzero(candidates)

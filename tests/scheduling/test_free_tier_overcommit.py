@@ -161,3 +161,12 @@ def test_with_idle_sleep_the_spread_keeps_to_machines_running_tasks(energy, mach
     sim.submit(request("free", FREE, 0.2, 0.1, running_at_start=False))
     # the idle machine is the least filled; with idle-sleep it is left to sleep
     assert sim.running["w0!free"] == machine
+
+
+def test_a_free_tier_task_behind_a_blocked_head_of_its_shape_still_starts():
+    # the same shape above the free tier fits nowhere; the free-tier task behind it fits past the capacity
+    sim = FakeBatsim(CellPolicy(np.ones(1), np.ones(1), mechanics_config(free_tier_overcommit=1.5, preemption=False)))
+    sim.submit(request("above", NORMAL, 0.9, 0.1, running_at_start=False))
+    submit_all(sim, [request("big", NORMAL, 0.3, 0.1, False), request("free", FREE, 0.3, 0.1, False)])
+    assert "w0!big" not in sim.running
+    assert sim.running["w0!free"] == 0
