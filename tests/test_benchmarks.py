@@ -147,3 +147,21 @@ def test_whole_cell_benchmark_at_toy_size(google_2011, tmp_path):
         "same jobs and final states True",
     ):
         assert text in output
+
+
+def test_overcommit_derivation_prints_borgs_machines_and_the_schedulers_default(google_2011):
+    from batsim_google.scheduling.policy_config import PolicyConfig
+
+    output = run_bench("bench.borg_overcommit", "--trace", str(GOOGLE_2011), "--generated", "64")
+    for figure in (
+        "     12,489  0.908 / 0.217 / 1.125",
+        "12,167 (97.4%)",
+        "  free   0.000  0.044  0.113  0.206  0.314  0.425  0.638",
+        "  total  0.509  0.934  1.031  1.149  1.250  1.336  1.480",
+        "correlation of the tiers' CPU -0.52",
+        "limit: a machine's requested CPU at most 1.480 times its capacity (99th percentile)",
+        "free tier's over-commit 1.48: 688 of 722 tasks started",
+        "free tier's over-commit 1: 504 of 722 tasks started",
+    ):
+        assert figure in output
+    assert PolicyConfig().free_tier_overcommit == 1.48  # the scheduler's default is the derived limit

@@ -1,5 +1,5 @@
 """The Google-cell scheduler without the behaviours calibrated on Borg (placement latency, the free
-tier's room and reclaims, the preemption's delay, the machines by load, the groups' evictions), for tests of one
+tier's room, over-commit and reclaims, the preemption's delay, the machines by load, the groups' evictions), for tests of one
 mechanism, whose figures those delays and draws would blur."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ UNCALIBRATED = {
     "placement_latency": 0.0,
     "reclaim_on_placement": 0.0,
     "free_tier_room": False,
+    "free_tier_overcommit": 1.0,
     "pay_for_room": False,
     "preemption_delay": 0.0,
     "preempt_share": 0.0,

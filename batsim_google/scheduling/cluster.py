@@ -26,13 +26,21 @@ class Cluster:
     CPU may be over-committed by ``cpu_overcommit`` (1.0: never); memory never is. With
     ``free_tier_room``, a task above the free tier sees the free tier's allocations as room (Borg
     runs the free tier on what it reclaims, so a machine's requests may pass its capacity by them).
+    A free-tier task sees the CPU capacity times ``free_tier_overcommit`` less every allocation
+    (:meth:`free_tier_cpu_room`): how far past its capacity Borg let the free tier take a machine.
     """
 
     def __init__(
-        self, cpu: np.ndarray, memory: np.ndarray, cpu_overcommit: float = 1.0, free_tier_room: bool = False
+        self,
+        cpu: np.ndarray,
+        memory: np.ndarray,
+        cpu_overcommit: float = 1.0,
+        free_tier_room: bool = False,
+        free_tier_overcommit: float = 1.0,
     ) -> None:
-        if cpu_overcommit < 1.0:
-            raise ValueError(f"cpu_overcommit must be >= 1 (got {cpu_overcommit})")
+        for name, ratio in (("cpu_overcommit", cpu_overcommit), ("free_tier_overcommit", free_tier_overcommit)):
+            if ratio < 1.0:
+                raise ValueError(f"{name} must be >= 1 (got {ratio})")
         self.cpu_capacity = np.asarray(cpu, dtype=float) * cpu_overcommit
         self.memory_capacity = np.asarray(memory, dtype=float)
         size = len(self.cpu_capacity)
@@ -47,6 +55,11 @@ class Cluster:
         self.free_tier_memory = np.zeros(size)
         self._room_cpu_above = self.cpu_capacity.copy() if free_tier_room else self._free_cpu
         self._room_memory_above = self.memory_capacity.copy() if free_tier_room else self._free_memory
+        # the CPU room a free-tier task sees (the same array as _free_cpu without over-commit)
+        self.free_tier_overcommit = free_tier_overcommit
+        self._room_cpu_free_tier = (
+            self.cpu_capacity * free_tier_overcommit if free_tier_overcommit > 1 else self._free_cpu
+        )
         self.tasks = np.zeros(size, dtype=np.int64)
         self.available = np.ones(size, dtype=bool)  # False while failed (set_available)
         self.powered = np.ones(size, dtype=bool)  # True only when ON
@@ -60,6 +73,7 @@ class Cluster:
                 self._free_memory,
                 self._room_cpu_above,
                 self._room_memory_above,
+                self._room_cpu_free_tier,
             )
         )
         self._fits: dict[tuple[float, float], bool] = {}
@@ -95,6 +109,11 @@ class Cluster:
         """Memory capacity less the allocated, per machine (read-only); as :meth:`free_cpu`."""
         return self._views[4 if above_free_tier else 2]
 
+    def free_tier_cpu_room(self) -> np.ndarray:
+        """CPU capacity times ``free_tier_overcommit`` less the allocated, per machine (read-only):
+        the CPU a free-tier task may take (its memory: :meth:`free_memory`)."""
+        return self._views[5]
+
     def set_available(self, machines, available: bool) -> None:
         """Machines failed (False) or back (True)."""
         self.available[machines] = available
@@ -128,6 +147,10 @@ class Cluster:
         if self.free_tier_room:
             self._room_cpu_above[machine] = self._free_cpu[machine] + self.free_tier_cpu[machine]
             self._room_memory_above[machine] = self._free_memory[machine] + self.free_tier_memory[machine]
+        if self.free_tier_overcommit > 1:
+            self._room_cpu_free_tier[machine] = (
+                self.cpu_capacity[machine] * self.free_tier_overcommit - self.cpu_used[machine]
+            )
 
     def set_power(self, machines, power: Power, now: float) -> None:
         for machine in np.atleast_1d(machines).tolist():

@@ -44,6 +44,11 @@ Semantics (the trace's format document and the ICCP study):
   free room: Borg runs the free tier on resources it reclaims, so in the trace a machine's requests
   pass its capacity by the free tier's and nearly every higher-priority placement lands beside
   free-tier tasks (then ``reclaim_on_placement`` evicts some of them);
+- with ``free_tier_overcommit`` above 1, a free-tier task is placed within that many times its
+  machine's CPU capacity less every request there, on the machine its requests fill least
+  (:func:`.placement.free_tier_spread`): Borg's over-capacity is the free tier's, spread over the
+  cell; a warm start's tiers are all spread so (:mod:`.initial_placement`). With idle-sleep, a
+  machine running tasks is taken first, so that the spread leaves idle machines to sleep;
 - with ``pay_for_room`` (and ``free_tier_room``), a task above the free tier starts where it fits
   without evicting if it can; else in the free tier's room, evicting free-tier tasks there (lowest
   priority first) until the machine's requests are within its capacity again (:mod:`.preemption`);
@@ -86,7 +91,7 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.initial_placement import initial_placements
-from batsim_google.scheduling.placement import PLACEMENTS
+from batsim_google.scheduling.placement import PLACEMENTS, free_tier_spread
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
 from batsim_google.scheduling.power import PowerManager
@@ -116,6 +121,10 @@ PRODUCTION_TOP = float(unit_priority(9)) + 1e-6
 MIN_WORK = 1e-6
 
 
+def _in_free_tier(task: Task) -> bool:
+    return task.request.priority <= FREE_TIER
+
+
 class CellPolicy(Policy):
     """Decision core of the Google-cell scheduler: the first implementation of the policy API
     (:mod:`.policy_api`), on its base's state (cluster, ledger, running tasks) with its own queue,
@@ -131,14 +140,17 @@ class CellPolicy(Policy):
         config: PolicyConfig = PolicyConfig(),
         switch_guard: SwitchGuard | None = None,
     ) -> None:
-        super().__init__(cpu, memory, Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room))
+        cluster = Cluster(cpu, memory, config.cpu_overcommit, config.free_tier_room, config.free_tier_overcommit)
+        super().__init__(cpu, memory, cluster)
         self.config = config
         self.evictions = Evictions(self.cluster, config.priority_levels)
         self.power = PowerManager(self.cluster, config.idle_timeout, switch_guard)
         self.place = PLACEMENTS[config.placement]
         self._power_changed = False  # a machine switched, failed or came back in this batch
         self.by_job: dict[str, Task] = {}
-        self.pending = PendingQueue()
+        # under the free tier's over-commit, the free tier sees more CPU than the tiers above: its
+        # tasks form groups of their own
+        self.pending = PendingQueue(_in_free_tier if config.free_tier_overcommit > 1 else None)
         self.suspended: list[tuple[float, int, Task]] = []
         self.finished = False
         self.horizon_reached = False
@@ -329,10 +341,12 @@ class CellPolicy(Policy):
         freed_mask[freed] = True
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
-        failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
+        # the smallest shapes that fit nowhere, per tier (above the free tier or not: their rooms differ)
+        failed: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         while heads:
             _, group = heapq.heappop(heads)
             cpu, memory = group.shape
+            failed_shapes = failed[group.head.request.priority > FREE_TIER]
             if any(cpu >= c and memory >= m for c, m in failed_shapes):
                 queue.blocked[group.index] = True
                 continue
@@ -345,7 +359,7 @@ class CellPolicy(Policy):
                     continue
                 machine, victims = self.evictions.make_room(task, allowed)
             if machine < 0:
-                failed_shapes = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
+                failed_shapes[:] = [(c, m) for c, m in failed_shapes if c < cpu or m < memory] + [(cpu, memory)]
                 queue.blocked[group.index] = True
                 continue
             if victims and self.preemption_waits.must_wait(task):
@@ -371,6 +385,9 @@ class CellPolicy(Policy):
                 lower = [v for v in self._free_tier_on(machine) if v.level < task.level]
                 cpu_over, memory_over = room_overflow(self.cluster, machine, cpu, memory)
                 return machine, victims_for_room(lower, cpu_over, max(memory_over, memory), self._tier_rng)
+        if not above and self.config.free_tier_overcommit > 1:
+            machine = self._place_free_tier(cpu, memory, allowed)
+            return machine, self._evicts_though_it_fits(task, machine)
         if not (above and self.config.pay_for_room and self.config.free_tier_room):
             machine = self.place(self.cluster, cpu, memory, allowed, above)
             return machine, self._evicts_though_it_fits(task, machine)
@@ -382,6 +399,16 @@ class CellPolicy(Policy):
             return machine, []
         overflow = room_overflow(self.cluster, machine, cpu, memory)
         return machine, victims_for_room(self._free_tier_on(machine), *overflow, self._victim_rng)
+
+    def _place_free_tier(self, cpu: float, memory: float, allowed: np.ndarray | None) -> int:
+        """The machine for a free-tier task under its over-commit (:func:`.free_tier_spread`); with
+        idle-sleep, one running tasks if one fits, so that the spread leaves idle machines to sleep."""
+        if self.config.energy == IDLE_SLEEP:
+            busy = self.cluster.tasks > 0
+            machine = free_tier_spread(self.cluster, cpu, memory, busy if allowed is None else busy & allowed)
+            if machine >= 0:
+                return machine
+        return free_tier_spread(self.cluster, cpu, memory, allowed)
 
     def _evicts_though_it_fits(self, task: Task, machine: int) -> list[Task]:
         """The tasks that ``task`` evicts on ``machine`` though it fits: a task above the free tier
@@ -521,15 +548,18 @@ class CellPolicy(Policy):
         freed = freed[cluster.usable()[freed]]
         candidates = queue.nonempty() & ~queue.blocked
         if freed.size:
-            # the room a task above the free tier sees: a bound for every group
-            room_cpu = cluster.free_cpu(above_free_tier=True)[freed][None, :]
+            # the room a task above the free tier sees, or the free tier's CPU past the capacity:
+            # a bound for every group
+            room_cpu = np.maximum(cluster.free_cpu(above_free_tier=True)[freed], cluster.free_tier_cpu_room()[freed])
+            room_cpu = room_cpu[None, :]
             room_memory = cluster.free_memory(above_free_tier=True)[freed][None, :]
             if self.config.preemption and self.config.priority_levels:
                 below_cpu, below_memory = self.evictions.freeable(queue.level, freed)
                 room_cpu = room_cpu + below_cpu
                 room_memory = room_memory + below_memory
-            elif self.config.preemption:
-                room_cpu, room_memory = cluster.cpu_capacity[freed][None, :], cluster.memory_capacity[freed][None, :]
+            elif self.config.preemption:  # evicting frees at most the capacity (the free tier's room may pass it)
+                room_cpu = np.maximum(room_cpu, cluster.cpu_capacity[freed][None, :])
+                room_memory = cluster.memory_capacity[freed][None, :]
             fits = ((queue.cpu[:, None] <= room_cpu) & (queue.memory[:, None] <= room_memory)).any(axis=1)
             candidates |= queue.nonempty() & fits
         return np.flatnonzero(candidates)

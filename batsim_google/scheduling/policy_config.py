@@ -65,9 +65,10 @@ def _option(
 class PolicyConfig:
     """The knobs of the cell; every field is checked, errors name it.
 
-    The defaults behave like Borg: the placement latency, the preemption delay, the free tier's room
-    and reclaims, and the groups' eviction rates are calibrated on the trace's shared parts
-    (docs/faithful-replay.md, "Calibration"); 0 (or ``--no-free-tier-room``) turns each off.
+    The defaults behave like Borg: the placement latency, the preemption delay, the free tier's room,
+    over-commit and reclaims, and the groups' eviction rates are calibrated on the trace's shared parts
+    (docs/faithful-replay.md, "Calibration"); 0 (or ``--no-free-tier-room``, an over-commit of 1) turns
+    each off.
     """
 
     placement: str = _option(
@@ -102,6 +103,16 @@ class PolicyConfig:
         "Place a task above the free tier as if the free tier's requests were free room, past the "
         "machine's capacity: Borg runs the free tier on what it reclaims.",
         flags=("--free-tier-room/--no-free-tier-room",),
+    )
+    free_tier_overcommit: float = _option(
+        1.48,
+        "CPU over-commit up to which the free tier (Google priorities 0-1) is placed: a machine's requests, "
+        "all tiers, within this times its CPU capacity (memory within its capacity), each free-tier task on "
+        "the machine its requests fill least, spread as Borg spread it; Borg let the 99th percentile machine "
+        "hold 1.48 times its CPU (bench/borg_overcommit.py). A warm start's tiers are all spread so. 1: the free "
+        "tier is placed as the tiers above, within capacity, and a warm start by --placement.",
+        min=1.0,
+        max=100.0,
     )
     preempt_memory: float = _option(
         0.05,

@@ -9,12 +9,16 @@ have a few hundred shapes while an overloaded cell queues tens of thousands of t
 
 Groups keep their index once created (empty ones stay), so that shapes, head levels and blocked
 flags are numpy arrays and a pass screens every group in a few vector operations.
+
+Where a lower priority may see more room than a higher one (the free tier under its over-commit
+may pass the CPU capacity, the tiers above may not), a ``tier`` function splits each shape's tasks
+by the room they see, so that a head that fits nowhere blocks only tasks that cannot fit either.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from sortedcontainers import SortedList
@@ -50,9 +54,10 @@ class PendingQueue:
     head fit nowhere at the last pass that tried it) and ``count`` of queued tasks.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tier: Callable[[Task], bool] | None = None) -> None:
         self.groups: list[ShapeGroup] = []
-        self._by_shape: dict[Shape, ShapeGroup] = {}
+        self._tier = tier
+        self._by_shape: dict[tuple, ShapeGroup] = {}
         self.cpu = np.zeros(0)
         self.memory = np.zeros(0)
         self.level = np.zeros(0)
@@ -77,7 +82,7 @@ class PendingQueue:
         """Take a task out of the queue; False when it was not queued."""
         if task.queue_key is None:
             return False
-        group = self._by_shape[(task.request.cpu, task.request.memory)]
+        group = self._by_shape[self._key(task)]
         group.tasks.remove(task)
         task.queue_key = None
         self.count[group.index] -= 1
@@ -89,7 +94,7 @@ class PendingQueue:
     def block(self, task: Task) -> None:
         """``task``, queued, fits nowhere: if it heads its group, the group is tried again only on
         the machines freed since."""
-        group = self._by_shape[(task.request.cpu, task.request.memory)]
+        group = self._by_shape[self._key(task)]
         if group.head is task:
             self.blocked[group.index] = True
 
@@ -109,11 +114,16 @@ class PendingQueue:
         """All queued tasks in queue order."""
         return heapq.merge(*(group.tasks for group in self.groups), key=lambda task: task.queue_key)
 
+    def _key(self, task: Task) -> tuple:
+        shape = (task.request.cpu, task.request.memory)
+        return shape if self._tier is None else (*shape, self._tier(task))
+
     def _group(self, task: Task) -> ShapeGroup:
         shape = (task.request.cpu, task.request.memory)
-        group = self._by_shape.get(shape)
+        key = self._key(task)
+        group = self._by_shape.get(key)
         if group is None:
-            group = self._by_shape[shape] = ShapeGroup(len(self.groups), shape)
+            group = self._by_shape[key] = ShapeGroup(len(self.groups), shape)
             self.groups.append(group)
             self.cpu = np.append(self.cpu, shape[0])
             self.memory = np.append(self.memory, shape[1])

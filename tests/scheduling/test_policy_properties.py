@@ -44,9 +44,10 @@ class CellMachine(RuleBasedStateMachine):
         overcommit=st.sampled_from([1.0, 1.5]),
         levels=st.sampled_from([0, 12]),
         wake_first=st.booleans(),
+        free_tier_overcommit=st.sampled_from([1.0, 1.5]),
     )
     @precondition(lambda self: self.sim is None)
-    def configure(self, placement, restart, resume, energy, overcommit, levels, wake_first):
+    def configure(self, placement, restart, resume, energy, overcommit, levels, wake_first, free_tier_overcommit):
         config = (PolicyConfig if self.calibrated else mechanics_config)(
             placement=placement,
             restart=restart,
@@ -58,6 +59,7 @@ class CellMachine(RuleBasedStateMachine):
             max_restarts=3,
             priority_levels=levels,
             wake_before_evicting=wake_first,
+            free_tier_overcommit=free_tier_overcommit,
         )
         self.overcommit = overcommit
         self.sim = FakeBatsim(CellPolicy(CPU, MEMORY, config))
@@ -135,14 +137,20 @@ class CellMachine(RuleBasedStateMachine):
     def capacity_is_never_exceeded(self):
         if self.sim is None:
             return
-        # with the free tier's room, what runs above the free tier and the free tier each fit
+        # with the free tier's room or over-commit, what runs above the free tier and the free tier each
+        # fit (the free tier's CPU within its over-commit); without the room, the machine's total too
+        config = self.sim.policy.config
+        split = config.free_tier_room or config.free_tier_overcommit > 1
         tiers = np.zeros((2, 2, MACHINES))  # [free tier or not][cpu, memory][machine]
         for job_id, machine in self.sim.running.items():
             request = self.sim.policy.by_job[job_id].request
-            tiers[int(self.calibrated and request.priority <= FREE_TIER), :, machine] += request.cpu, request.memory
-        for cpu, memory in tiers:
-            assert np.all(cpu <= CPU * self.overcommit + 1e-9)
+            tiers[int(split and request.priority <= FREE_TIER), :, machine] += request.cpu, request.memory
+        for (cpu, memory), ratio in zip(tiers, (1.0, config.free_tier_overcommit), strict=True):
+            assert np.all(cpu <= CPU * self.overcommit * ratio + 1e-9)
             assert np.all(memory <= MEMORY + 1e-9)
+        if not config.free_tier_room:
+            assert np.all(tiers[:, 0].sum(axis=0) <= CPU * self.overcommit * config.free_tier_overcommit + 1e-9)
+            assert np.all(tiers[:, 1].sum(axis=0) <= MEMORY + 1e-9)
         assert not any(self.sim.policy.cluster.available[m] == False for m in self.sim.running.values())  # noqa: E712
         powered = self.sim.policy.cluster.powered
         assert all(powered[m] for m in self.sim.running.values())
@@ -175,6 +183,13 @@ class CellMachine(RuleBasedStateMachine):
                     room_cpu[machine] -= other.cpu
                     room_memory[machine] -= other.memory
             fits = usable & (room_cpu >= request.cpu + 1e-9) & (room_memory >= request.memory + 1e-9)
+            ratio = policy.config.free_tier_overcommit
+            if ratio > 1 and request.priority <= FREE_TIER:  # nor, without evicting, past the capacity
+                fits |= (
+                    usable
+                    & (CPU * self.overcommit * ratio - policy.cluster.cpu_used >= request.cpu + 1e-9)
+                    & (MEMORY - policy.cluster.memory_used >= request.memory + 1e-9)
+                )
             assert not fits.any(), f"{job_id} queued while machines {np.flatnonzero(fits)} could take it"
 
     @invariant()
