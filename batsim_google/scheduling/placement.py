@@ -19,29 +19,44 @@ from batsim_google.scheduling.policy_config import PLACEMENT_NAMES
 Placement = Callable[[Cluster, float, float, np.ndarray | None, bool], int]
 
 
-def _fitting(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool) -> np.ndarray:
-    mask = cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
-    return mask if extra is None else mask & extra
+def _fitting(
+    cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The machines looked at (None: all; else the indexes of ``extra``, in order) and which of
+    them are usable with room for the request: a blocked group is tried on the few machines freed
+    since, so only those are looked at, not the whole cell."""
+    if extra is None:
+        return None, cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
+    machines = np.flatnonzero(extra)
+    fits = cluster.usable()[machines] & (cluster.free_cpu(above)[machines] >= cpu)
+    return machines, fits & (cluster.free_memory(above)[machines] >= memory)
+
+
+def _machine(machines: np.ndarray | None, position: int) -> int:
+    return position if machines is None else int(machines[position])
 
 
 def first_fit(
     cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
 ) -> int:
-    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
-    return int(np.argmax(mask)) if mask.any() else -1
+    machines, mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
+    return _machine(machines, int(np.argmax(mask))) if mask.any() else -1
 
 
 def best_fit(
     cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
 ) -> int:
-    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
+    machines, mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
     if not mask.any():
         return -1
-    leftover = cluster.free_cpu(above_free_tier) - cpu
-    leftover += cluster.free_memory(above_free_tier)
+    free_cpu, free_memory = cluster.free_cpu(above_free_tier), cluster.free_memory(above_free_tier)
+    if machines is not None:
+        free_cpu, free_memory = free_cpu[machines], free_memory[machines]
+    leftover = free_cpu - cpu
+    leftover += free_memory
     leftover -= memory
     leftover[~mask] = np.inf
-    return int(np.argmin(leftover))
+    return _machine(machines, int(np.argmin(leftover)))
 
 
 PLACEMENTS: dict[str, Placement] = dict(zip(PLACEMENT_NAMES, (first_fit, best_fit), strict=True))

@@ -316,8 +316,7 @@ class CellPolicy(Policy):
         self._freed = set()
         if not self.pending:
             return
-        freed_mask = np.zeros(len(self.cluster), dtype=bool)
-        freed_mask[freed] = True
+        freed_mask = None  # made at the first blocked group tried: most passes try none
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
         failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
@@ -328,7 +327,12 @@ class CellPolicy(Policy):
                 queue.blocked[group.index] = True
                 continue
             task = group.head
-            allowed = freed_mask if queue.blocked[group.index] else None
+            allowed = None
+            if queue.blocked[group.index]:
+                if freed_mask is None:
+                    freed_mask = np.zeros(len(self.cluster), dtype=bool)
+                    freed_mask[freed] = True
+                allowed = freed_mask
             machine, victims = self._place(task, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
