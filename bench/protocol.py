@@ -1,21 +1,20 @@
-"""Benchmark: what the scheduler's process costs per Batsim message, without Batsim.
+"""Benchmark: what the scheduler's process costs per Batsim message, without Batsim, before and after.
 
 A run's scheduler process reads each of Batsim's messages (JSON), hands its events to the policy
 through pybatsim and this package's front-end, and answers with the decisions (JSON). This
 benchmark records the messages of one real run (``--workload`` on ``--platform`` with the default
-policy, ``--horizon``; or ``--messages`` of an earlier recording) and replays them in this process,
-answered by the same front-end, so that the process's own CPU time is measured apart from
-Batsim's and from the machine's load. The answers are Batsim's to the same messages only if the
-decisions are the same: each replay prints the digest of its answers and of the attempts and
-tasks it wrote, and the digests must be equal between the variants.
+policy and ``--horizon``, the patched Batsim with energy; or ``--messages``, an earlier recording
+with its ``options.json`` beside it) and replays them through the front-end in a fresh process,
+without a socket, so that the process's own CPU time is measured apart from Batsim's and, as CPU
+time, mostly apart from the machine's load.
 
-Each round replays the messages with pybatsim as it is (the baseline) and with the front-end's
-fast message handling (:mod:`batsim_google.simulation.pybatsim_messages`, one ProcSet per machine), in turn, and prints the CPU
-seconds of each, per message and per job event, with the ratio. ``--profile`` prints where the
-baseline's time goes (cProfile, by function).
+Each round replays the messages with the code of ``--baseline`` (a git revision) and with this
+tree's, in turn, and prints the CPU seconds of each, per message and per job event, then the best
+of each and their ratio. Batsim would answer the same only to the same decisions: each replay
+prints the digest of its answers and of the attempts and tasks it wrote, which must be equal.
 
-    uv run python -m bench.protocol --workload hour0.json --platform platforms/google-2011-cell.xml --horizon 3600 [--rounds 3]
-    uv run python -m bench.protocol --messages messages.ndjson [--profile]
+    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2]
+    uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV]
 """
 
 from __future__ import annotations
@@ -24,23 +23,26 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from batsim.batsim import Batsim
 from batsim.network import NetworkHandler
-from procset import ProcSet
 
-from batsim_google.scheduling.decisions import Execute
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.frontend import FrontEndOptions
-from batsim_google.simulation.googleCell import GoogleCell, complete_kill_progress
 from batsim_google.simulation.run import batsim_options
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
 
+ROOT = Path(__file__).resolve().parents[1]
 RECORDER = Path(__file__).with_name("recordingCell.py")
+#: The code before the scheduler's process was made cheaper per message (docs/benchmarks.md).
+BASELINE = "227084e"
 OPTIONS_FILE = "options.json"
 
 
@@ -97,58 +99,77 @@ class ReplayedNetwork(NetworkHandler):
 
 @dataclasses.dataclass
 class Replay:
+    """One replay: the process's CPU seconds in it, the messages, the digests of its answers and
+    of the attempts and tasks it wrote."""
+
     cpu_seconds: float
-    decision_seconds: float
     messages: int
     answers: str
     attempts: str
 
 
-class PybatsimAsItIs(GoogleCell):
-    """The front-end with pybatsim's message handling as it is: every message formatted for its
-    log, a new ProcSet per job started (the baseline)."""
-
-    def onAfterBatsimInit(self) -> None:
-        receive = self.bs.network.recv
-        self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
-
-    def execute(self, decision: Execute) -> None:
-        job = self.bs.jobs[decision.job_id]
-        job.allocation = ProcSet(decision.machine)
-        self.bs.execute_job(job)
-
-
-def replay(lines: list[str], options: dict, output: Path, fast: bool) -> Replay:
-    """Replay the recorded ``lines`` through the front-end (``fast``) or the baseline."""
+def replay(messages: Path, output: Path) -> Replay:
+    """Replay the recorded ``messages`` through the front-end of the code this process imports."""
     import batsim.batsim as pybatsim_module
 
-    ReplayedNetwork.lines = lines
+    from batsim_google.simulation.googleCell import GoogleCell
+
+    ReplayedNetwork.lines = messages.read_text().splitlines()
+    options = json.loads(messages.with_name(OPTIONS_FILE).read_text())
     saved = pybatsim_module.NetworkHandler
     pybatsim_module.NetworkHandler = ReplayedNetwork
     try:
         output.mkdir(parents=True, exist_ok=True)
-        scheduler = (GoogleCell if fast else PybatsimAsItIs)({**options, "output": str(output / "out")})
+        scheduler = GoogleCell({**options, "output": str(output / "out")})
         started = time.process_time()
-        bs = Batsim(scheduler, "replay", 0)
-        bs.start()
+        Batsim(scheduler, "replay", 0).start()
         cpu = time.process_time() - started
     finally:
         pybatsim_module.NetworkHandler = saved
     attempts = hashlib.sha256()
     for name in ("out_attempts.csv", "out_tasks.csv"):
         attempts.update((output / name).read_bytes())
-    return Replay(
-        cpu,
-        scheduler.decision_seconds,
-        scheduler.messages,
-        ReplayedNetwork.last.answers.hexdigest()[:16],
-        attempts.hexdigest()[:16],
+    return Replay(cpu, scheduler.messages, ReplayedNetwork.last.answers.hexdigest()[:16], attempts.hexdigest()[:16])
+
+
+def replay_with(code: Path, messages: Path, output: Path) -> Replay:
+    """:func:`replay` in a fresh process importing the package from ``code`` (a checkout's root)."""
+    script = (
+        "import dataclasses, json, sys; from pathlib import Path; import batsim_google; "
+        "from bench.protocol import replay; result = dataclasses.asdict(replay(Path(sys.argv[1]), Path(sys.argv[2]))); "
+        "print(json.dumps({**result, 'code': batsim_google.__file__}))"
     )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(messages), str(output)],
+        env=environment,
+        cwd=output.parent,  # not the repository's root, whose package would come first
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"replay with {code} failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.splitlines()[-1])
+    if not Path(result.pop("code")).is_relative_to(code):
+        raise SystemExit(f"the replay did not import the package from {code}")
+    return Replay(**result)
 
 
-def job_events(lines: list[str]) -> int:
+def checkout(revision: str, folder: Path) -> Path:
+    """The package as it was at ``revision`` (git archive), under ``folder``."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", revision, "batsim_google"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def job_events(messages: Path) -> int:
     """Job submissions and completions in the recording."""
-    return sum(line.count('"type":"JOB_SUBMITTED"') + line.count('"type":"JOB_COMPLETED"') for line in lines)
+    with messages.open() as lines:
+        return sum(line.count('"type":"JOB_SUBMITTED"') + line.count('"type":"JOB_COMPLETED"') for line in lines)
 
 
 def main() -> None:
@@ -160,37 +181,38 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--messages", type=Path, help="a recording of an earlier run (its options.json beside it)")
     parser.add_argument("--keep", type=Path, help="a folder to keep the recording in")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--baseline", default=BASELINE, help="the git revision whose code is the baseline")
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    if not (args.workload or args.messages):
+        parser.error("give --workload (recorded here) or --messages (an earlier recording)")
     with tempfile.TemporaryDirectory() as scratch:
-        folder = args.keep or Path(scratch)
+        scratch = Path(scratch)
+        folder = args.keep or scratch
         messages = args.messages or record(
             args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout
         )
-        options = json.loads(messages.with_name(OPTIONS_FILE).read_text())
-        lines = messages.read_text().splitlines()
-        events = job_events(lines)
-        print(f"{len(lines)} messages, {events} job events (submissions and completions)")
-        if args.profile:
-            import cProfile
-            import pstats
-
-            profiler = cProfile.Profile()
-            profiler.enable()
-            replay(lines, options, Path(scratch) / "profiled", fast=False)
-            profiler.disable()
-            pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
-            return
+        count = sum(1 for _ in messages.open())
+        events = job_events(messages)
+        print(f"{count} messages, {events} job events (submissions and completions)")
+        codes = {f"baseline {args.baseline}": checkout(args.baseline, scratch / "baseline"), "this tree": ROOT}
+        seconds: dict[str, list[float]] = {name: [] for name in codes}
+        digests = set()
         for round_ in range(args.rounds):
-            for fast in (False, True):
-                result = replay(lines, options, Path(scratch) / f"replay-{round_}-{fast}", fast)
+            for name, code in codes.items():
+                result = replay_with(code, messages, scratch / f"replay-{round_}-{len(seconds[name])}-{hash(name)}")
+                seconds[name].append(result.cpu_seconds)
+                digests.add((result.answers, result.attempts))
                 print(
-                    f"round {round_ + 1} {'fast' if fast else 'pybatsim'}: {result.cpu_seconds:.2f} CPU s "
-                    f"({result.cpu_seconds / len(lines) * 1e6:.0f} us a message, "
-                    f"{result.cpu_seconds / events * 1e6:.0f} us a job event), in callbacks {result.decision_seconds:.2f} s; "
+                    f"round {round_ + 1}, {name:>17}: {result.cpu_seconds:6.2f} CPU s, "
+                    f"{result.cpu_seconds / count * 1e6:4.0f} us a message, "
+                    f"{result.cpu_seconds / events * 1e6:4.0f} us a job event; "
                     f"answers {result.answers}, attempts and tasks {result.attempts}"
                 )
+        best = {name: min(values) for name, values in seconds.items()}
+        base, this = best[f"baseline {args.baseline}"], best["this tree"]
+        print(f"best of {args.rounds}: baseline {base:.2f} CPU s, this tree {this:.2f} CPU s: {this / base:.2f}x")
+        print(f"same answers and attempts: {len(digests) == 1}")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,8 @@ class Evictions:
 
     def make_room(self, task: Task, allowed: np.ndarray | None) -> tuple[int, list[Task]]:
         """The machine where evicting strictly lower priorities makes room for ``task`` (among
-        ``allowed``, if given) and the tasks to evict there; (-1, []) when there is none."""
+        ``allowed``, machine indexes in increasing order, if given) and the tasks to evict there;
+        (-1, []) when there is none."""
         level = task.level
         cluster = self.cluster
         if self.levels:
@@ -95,7 +96,7 @@ class Evictions:
             freeable_memory = np.bincount(machines, [v.request.memory for v in lower], minlength=len(cluster))
         free_cpu, free_memory = cluster.free_cpu(), cluster.free_memory()
         usable = cluster.usable()
-        machines = None if allowed is None else np.flatnonzero(allowed)  # only those are looked at
+        machines = allowed  # only those are looked at
         if machines is not None:
             usable, free_cpu, free_memory = usable[machines], free_cpu[machines], free_memory[machines]
             freeable_cpu, freeable_memory = freeable_cpu[machines], freeable_memory[machines]

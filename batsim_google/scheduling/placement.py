@@ -22,14 +22,13 @@ Placement = Callable[[Cluster, float, float, np.ndarray | None, bool], int]
 def _fitting(
     cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool
 ) -> tuple[np.ndarray | None, np.ndarray]:
-    """The machines looked at (None: all; else the indexes of ``extra``, in order) and which of
-    them are usable with room for the request: a blocked group is tried on the few machines freed
-    since, so only those are looked at, not the whole cell."""
+    """The machines looked at (None: all; else ``extra``, machine indexes in increasing order)
+    and which of them are usable with room for the request: a blocked group is tried on the few
+    machines freed since, so only those are looked at, not the whole cell."""
     if extra is None:
         return None, cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
-    machines = np.flatnonzero(extra)
-    fits = cluster.usable()[machines] & (cluster.free_cpu(above)[machines] >= cpu)
-    return machines, fits & (cluster.free_memory(above)[machines] >= memory)
+    fits = cluster.usable()[extra] & (cluster.free_cpu(above)[extra] >= cpu)
+    return extra, fits & (cluster.free_memory(above)[extra] >= memory)
 
 
 def _machine(machines: np.ndarray | None, position: int) -> int:

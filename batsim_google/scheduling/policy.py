@@ -316,7 +316,7 @@ class CellPolicy(Policy):
         self._freed = set()
         if not self.pending:
             return
-        freed_mask = None  # made at the first blocked group tried: most passes try none
+        freed_machines = None  # sorted at the first blocked group tried: most passes try none
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
         failed_shapes: list[tuple[float, float]] = []  # the smallest shapes that fit nowhere
@@ -329,10 +329,9 @@ class CellPolicy(Policy):
             task = group.head
             allowed = None
             if queue.blocked[group.index]:
-                if freed_mask is None:
-                    freed_mask = np.zeros(len(self.cluster), dtype=bool)
-                    freed_mask[freed] = True
-                allowed = freed_mask
+                if freed_machines is None:
+                    freed_machines = np.unique(freed)
+                allowed = freed_machines
             machine, victims = self._place(task, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):

@@ -1,6 +1,7 @@
 """A blocked group is tried on the machines freed since the last pass only, and the placement and
-eviction searches then look at those machines alone: the same machine and victims as the search
-over the whole cell masked to them (the rule before), on random cells with ties."""
+eviction searches then look at those machines alone (their indexes, in increasing order): the same
+machine as the search over the whole cell masked to them (the rule before), on random cells with
+ties."""
 
 from __future__ import annotations
 
@@ -54,9 +55,14 @@ def test_placements_on_freed_machines_are_those_of_the_masked_cell(seed):
         extra = rng.random(len(cluster)) < rng.choice([0.02, 0.2, 1.0])
         cpu, memory = rng.choice([0.0625, 0.125, 0.25, 0.5]), rng.choice([0.0625, 0.125, 0.5])
         for above in (False, True):
-            assert best_fit(cluster, cpu, memory, extra, above) == masked_best_fit(cluster, cpu, memory, extra, above)
-            assert first_fit(cluster, cpu, memory, extra, above) == masked_first_fit(cluster, cpu, memory, extra, above)
-    assert best_fit(cluster, 0.0625, 0.0625, np.zeros(len(cluster), dtype=bool)) == -1
+            machines = np.flatnonzero(extra)
+            assert best_fit(cluster, cpu, memory, machines, above) == masked_best_fit(
+                cluster, cpu, memory, extra, above
+            )
+            assert first_fit(cluster, cpu, memory, machines, above) == masked_first_fit(
+                cluster, cpu, memory, extra, above
+            )
+    assert best_fit(cluster, 0.0625, 0.0625, np.zeros(0, dtype=np.int64)) == -1
 
 
 def masked_make_room(evictions, task, allowed):
@@ -84,9 +90,9 @@ def test_evictions_on_freed_machines_are_those_of_the_masked_cell(seed):
         priority = float(rng.choice([0.3, 0.6, 0.95]))
         request = JobRequest(f"w1!{index}", 0.0, "task", priority, float(rng.choice([0.5, 1.0])), 0.25, 10.0)
         task = Task(request, request.job_id, level=evictions.level(priority))
-        machine, victims = evictions.make_room(task, allowed)
+        machine, victims = evictions.make_room(task, np.flatnonzero(allowed))
         assert machine == masked_make_room(evictions, task, allowed)
-        whole_cell = allowed if machine < 0 else np.arange(len(cluster)) == machine
-        assert (machine, victims) == evictions.make_room(task, whole_cell)  # the same victims there
+        if machine >= 0:  # the same victims as on that machine alone
+            assert victims == evictions.make_room(task, np.array([machine]))[1]
         found += machine >= 0
     assert found  # the draws do make room somewhere
