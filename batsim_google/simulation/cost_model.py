@@ -55,11 +55,13 @@ class WorkloadCost:
     horizon: float
 
 
-def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
+def workload_cost(submit: np.ndarray, makespan: np.ndarray, horizon: float | None = None) -> WorkloadCost:
     """The sweep over the submissions and ends of jobs that each run from ``submit`` for ``makespan``.
 
     A submission instant counts the jobs running when its jobs arrive (those ending then have
-    ended); an end instant counts the jobs running up to it, the ending ones included.
+    ended); an end instant counts the jobs running up to it, the ending ones included. With a
+    ``horizon`` (``run --horizon``), the jobs running then are killed together at it: their ends
+    are one instant, the horizon.
     """
     import numpy as np
 
@@ -67,6 +69,8 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
     if submit.size == 0:
         return WorkloadCost(0, 0, 0.0, 0, 0, 0.0)
     ends = np.sort(submit + np.asarray(makespan, dtype=float))
+    if horizon is not None:
+        ends = np.minimum(ends, max(horizon, 0.0))
     submit = np.sort(submit)
     arrivals, bursts = np.unique(submit, return_counts=True)
     ended_by_arrival = np.searchsorted(ends, arrivals, side="right")
@@ -119,12 +123,12 @@ def _other_types(path: str | Path) -> str:
     return ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items(), key=str))
 
 
-def read_workload_cost(*paths: str | Path) -> WorkloadCost:
-    """The sweep over every job of one or more workload files, run together."""
+def read_workload_cost(*paths: str | Path, horizon: float | None = None) -> WorkloadCost:
+    """The sweep over every job of one or more workload files, run together (until ``horizon``)."""
     import numpy as np
 
     times = [workload_times(path) for path in paths]
-    return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]))
+    return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]), horizon)
 
 
 #: Where and how the coefficients below were measured (``uv run python -m bench.batsim_cost``).
@@ -142,6 +146,8 @@ class Coefficients:
     startup_seconds_per_machine: float
     seconds_per_job: float
     seconds_per_job_step: float
+    #: Seconds per step (an instant at which jobs are submitted or end: one message each way).
+    seconds_per_step: float
     startup_bytes: float
     bytes_per_machine: float
     bytes_per_job: float
@@ -156,6 +162,7 @@ COEFFICIENTS = {
         startup_seconds_per_machine=5.9e-5,
         seconds_per_job=5.2e-4,
         seconds_per_job_step=3.2e-7,
+        seconds_per_step=0.0,
         startup_bytes=39.7e6,
         bytes_per_machine=9.9e3,
         bytes_per_job=5.0e3,
@@ -171,6 +178,7 @@ COEFFICIENTS = {
         startup_seconds_per_machine=1.4e-4,
         seconds_per_job=1.17e-3,
         seconds_per_job_step=0.0,
+        seconds_per_step=0.0,
         startup_bytes=39.5e6,
         bytes_per_machine=9.6e3,
         bytes_per_job=5.0e3,
@@ -196,6 +204,7 @@ def estimate(cost: WorkloadCost, machines: int, kind: str = "stock") -> Estimate
         + c.startup_seconds_per_machine * machines
         + c.seconds_per_job * cost.jobs
         + c.seconds_per_job_step * cost.job_steps
+        + c.seconds_per_step * cost.steps
     )
     memory = (
         c.startup_bytes
