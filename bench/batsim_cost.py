@@ -4,7 +4,7 @@ Batsim 4.2.1 forces SimGrid's ``ptask_L07`` model, which scans every running act
 simulation step, so with the stock binary a run costs about (jobs running) x (steps); the patched
 one (``engine/``) waits on timers instead, and costs a message each way per step. Both add a
 start-up that grows with the machines and a cost per job (its messages, its placement, its line in
-the outputs and metrics). Each machine count is measured with five workloads, each run by the
+the outputs and metrics). Each machine count is measured with six workloads, each run by the
 whole ``batsim-google run`` command with its defaults (energy, metrics, figures) on the platform
 ``batsim-google platform --machines N`` writes; the four synthetic ones hold 1-machine ``delay``
 tasks that fit at once:
@@ -13,7 +13,10 @@ tasks that fit at once:
 - ``steps``: ``--tasks`` short tasks (0.5 s), one a second: 2 steps a task, one job at a time;
 - ``burst``: ``--residents`` jobs submitted at time 0 that run past the tasks;
 - ``both``: the residents and the tasks together;
-- ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine.
+- ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine;
+- ``warm``: ``--warm-duration`` seconds of the ``google-2011-cell`` preset at the cell's load per
+  machine, warm-started (the cell full from time 0, as a replay's initial state fills it), run
+  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts.
 
 Each run prints its wall time (and the CPU time of all its processes) and Batsim's peak memory
 against the estimator's prediction (:mod:`batsim_google.simulation.cost_model`, whose
@@ -23,7 +26,7 @@ with other work, ``--fit-on cpu`` fits the CPU seconds instead: Batsim and the s
 turns, so alone the command's wall time is about its CPU time. The job counts are scaled down
 from the real cell's (~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
 
-    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--fit-on cpu]
+    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--fit-on cpu]
 """
 
 from __future__ import annotations
@@ -105,14 +108,16 @@ def fit(rows: list[tuple[int, WorkloadCost, float, float]], patched: bool) -> Co
     return Coefficients(*time_terms, *memory)
 
 
-def run_command(platform: Path, workload: Path, output: Path, batsim: str, timeout: float) -> tuple[float, float, int]:
+def run_command(
+    platform: Path, workload: Path, output: Path, batsim: str, timeout: float, horizon: float | None = None
+) -> tuple[float, float, int]:
     """``batsim-google run`` with its defaults (energy, metrics, figures): its wall seconds, the CPU
     seconds of the command and every process it started, and Batsim's peak memory (bytes)."""
     import resource
 
     command = [str(Path(sys.executable).with_name("batsim-google")), "run", "--platform", str(platform)]
     command += ["--workload", str(workload), "-o", str(output), "--batsim", batsim, "--no-progress"]
-    command += ["--timeout", str(timeout)]
+    command += ["--timeout", str(timeout)] + (["--horizon", str(horizon)] if horizon else [])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
@@ -129,6 +134,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="short tasks, one a second")
     parser.add_argument(
         "--google-tasks", type=int, default=10_000, help="tasks of the 'google' model at the cell's load per machine"
+    )
+    parser.add_argument(
+        "--warm-duration",
+        type=float,
+        default=600.0,
+        help="seconds of a warm-started cell (the google-2011-cell preset at its load per machine), run to that "
+        "horizon: the cell full from time 0, its placements, evictions and restarts (0: not run)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--batsim", default="batsim", help="the binary, stock or patched (engine/)")
@@ -171,11 +183,23 @@ def main() -> None:
                 1,
                 Generation(tasks=args.google_tasks, nb_res=machines, arrival_scale=cell_load_scale(machines)),
             )
+            horizons = dict.fromkeys(workloads)
+            if args.warm_duration:
+                workloads["warm"], horizons["warm"] = folder / f"warm-{machines}.json", args.warm_duration
+                write_generated_workload(
+                    workloads["warm"],
+                    preset("google-2011-cell"),
+                    load_request_law(),
+                    1,
+                    Generation(
+                        duration=args.warm_duration, nb_res=machines, arrival_scale=cell_load_scale(machines), warm=True
+                    ),
+                )
             for name, workload in workloads.items():
                 wall, cpu, peak = run_command(
-                    platform, workload, folder / f"out-{name}-{machines}", binary.path, args.timeout
+                    platform, workload, folder / f"out-{name}-{machines}", binary.path, args.timeout, horizons[name]
                 )
-                cost = read_workload_cost(workload)
+                cost = read_workload_cost(workload, horizon=horizons[name])
                 seconds = cpu if args.fit_on == "cpu" else wall
                 predicted = estimate(cost, machines, binary.kind)
                 ratios = (seconds / predicted.wall_seconds, peak / predicted.peak_bytes)

@@ -110,6 +110,7 @@ def test_estimate_grows_with_each_term():
             + c.startup_seconds_per_machine * 8
             + c.seconds_per_job * 10
             + c.seconds_per_job_step * 100
+            + c.seconds_per_step * 20
         )
     # The patched binary waits on timers: its job-steps cost nothing, the stock one's grow the run.
     many_steps = WorkloadCost(10, 20, 1e9, 5, 1, 10.0)
