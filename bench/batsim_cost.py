@@ -1,9 +1,11 @@
-"""Benchmark: what a Batsim run costs on this machine, and how close the estimator comes.
+"""Benchmark: what a ``run`` costs on this machine, and how close the estimator comes.
 
 Batsim 4.2.1 forces SimGrid's ``ptask_L07`` model, which scans every running action at each
-simulation step, so a run costs about (jobs running) x (steps), plus a start-up that grows with
-the machines and a cost per job (its messages). Each machine count is measured with five
-workloads run by this package's scheduler (``run_scheduler`` with the built-in scheduler, no ``-E``) on the platform
+simulation step, so with the stock binary a run costs about (jobs running) x (steps); the patched
+one (``engine/``) waits on timers instead, and costs a message each way per step. Both add a
+start-up that grows with the machines and a cost per job (its messages, its placement, its line in
+the outputs and metrics). Each machine count is measured with six workloads, each run by the
+whole ``batsim-google run`` command with its defaults (energy, metrics, figures) on the platform
 ``batsim-google platform --machines N`` writes; the four synthetic ones hold 1-machine ``delay``
 tasks that fit at once:
 
@@ -11,22 +13,30 @@ tasks that fit at once:
 - ``steps``: ``--tasks`` short tasks (0.5 s), one a second: 2 steps a task, one job at a time;
 - ``burst``: ``--residents`` jobs submitted at time 0 that run past the tasks;
 - ``both``: the residents and the tasks together;
-- ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine.
+- ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine;
+- ``warm``: ``--warm-duration`` seconds of the ``google-2011-cell`` preset at the cell's load per
+  machine, warm-started (the cell full from time 0, as a replay's initial state fills it), run
+  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts.
 
-Each run prints its wall time and Batsim's peak memory against the estimator's prediction
-(:mod:`batsim_google.simulation.cost_model`, whose coefficients were measured once by this
-benchmark), then the coefficients fitted (least squares) to this run's measures, to store in
-``COEFFICIENTS`` when the machine changes. The job counts are scaled down from the real cell's
-(~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
+Each run prints its wall time (and the CPU time of all its processes) and Batsim's peak memory
+against the estimator's prediction (:mod:`batsim_google.simulation.cost_model`, whose
+coefficients were measured once by this benchmark), then the coefficients fitted (least squares)
+to this run's measures, to store in ``COEFFICIENTS`` when the machine changes. On a machine shared
+with other work, ``--fit-on cpu`` fits the CPU seconds instead: Batsim and the scheduler take
+turns, so alone the command's wall time is about its CPU time. The job counts are scaled down
+from the real cell's (~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
 
-    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000]
+    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--fit-on cpu]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from batsim_google.generation.workload import (
@@ -48,10 +58,7 @@ from batsim_google.simulation.cost_model import (
     estimate,
     read_workload_cost,
 )
-from batsim_google.simulation.run import run_scheduler
 from batsim_google.simulation.runner import SimulationError
-from batsim_google.simulation.schedulers import built_in
-from batsim_google.simulation.settings import RunInputs, SimulationSettings
 
 MB = 1 << 20
 #: The estimator's target: within this factor of the measured wall time and memory.
@@ -76,23 +83,48 @@ def write_workload(path: Path, machines: int, residents: int, tasks: int) -> Pat
     return path
 
 
-def fit(rows: list[tuple[int, WorkloadCost, float, float]]) -> Coefficients:
-    """Least squares of the cost model's terms over the measured runs (machines, cost, wall, peak),
-    on relative errors, so that short runs weigh as much as long ones."""
+def fit(rows: list[tuple[int, WorkloadCost, float, float]], patched: bool) -> Coefficients:
+    """Least squares of the cost model's terms over the measured runs (machines, cost, seconds,
+    peak), on relative errors, so that short runs weigh as much as long ones. The stock binary
+    pays per job-step (its delay jobs are model actions SimGrid scans at each step), the patched
+    one per step (a message each way), its delay jobs being timers."""
     import numpy as np
 
     machines = np.array([row[0] for row in rows], dtype=float)
     jobs = np.array([row[1].jobs for row in rows], dtype=float)
-    wall = np.array([row[2] for row in rows])
+    seconds = np.array([row[2] for row in rows])
     peak = np.array([row[3] for row in rows])
 
     def relative_fit(columns: list, measured: np.ndarray) -> list[float]:
         terms = np.column_stack([np.ones_like(machines), machines, jobs, columns]) / measured[:, None]
         return [float(value) for value in np.linalg.lstsq(terms, np.ones_like(measured), rcond=None)[0]]
 
-    seconds = relative_fit([row[1].job_steps for row in rows], wall)
+    if patched:
+        startup, per_machine, per_job, per_step = relative_fit([row[1].steps for row in rows], seconds)
+        time_terms = (startup, per_machine, per_job, 0.0, per_step)
+    else:
+        time_terms = (*relative_fit([row[1].job_steps for row in rows], seconds), 0.0)
     memory = relative_fit([row[1].peak_running for row in rows], peak)
-    return Coefficients(*seconds, *memory)
+    return Coefficients(*time_terms, *memory)
+
+
+def run_command(
+    platform: Path, workload: Path, output: Path, batsim: str, timeout: float, horizon: float | None = None
+) -> tuple[float, float, int]:
+    """``batsim-google run`` with its defaults (energy, metrics, figures): its wall seconds, the CPU
+    seconds of the command and every process it started, and Batsim's peak memory (bytes)."""
+    import resource
+
+    command = [str(Path(sys.executable).with_name("batsim-google")), "run", "--platform", str(platform)]
+    command += ["--workload", str(workload), "-o", str(output), "--batsim", batsim, "--no-progress"]
+    command += ["--timeout", str(timeout)] + (["--horizon", str(horizon)] if horizon else [])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, int((output / "batsim_peak_rss").read_text())
 
 
 def main() -> None:
@@ -103,8 +135,22 @@ def main() -> None:
     parser.add_argument(
         "--google-tasks", type=int, default=10_000, help="tasks of the 'google' model at the cell's load per machine"
     )
+    parser.add_argument(
+        "--warm-duration",
+        type=float,
+        default=600.0,
+        help="seconds of a warm-started cell (the google-2011-cell preset at its load per machine), run to that "
+        "horizon: the cell full from time 0, its placements, evictions and restarts (0: not run)",
+    )
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--batsim", default="batsim", help="the binary, stock or patched (engine/)")
+    parser.add_argument(
+        "--fit-on",
+        choices=("cpu", "wall"),
+        default="wall",
+        help="fit the command's wall seconds, or its CPU seconds (all its processes: on a machine shared "
+        "with other work, what its wall time would be alone, as Batsim and the scheduler take turns)",
+    )
     args = parser.parse_args()
     try:
         binary = batsim_binary(args.batsim)
@@ -137,26 +183,35 @@ def main() -> None:
                 1,
                 Generation(tasks=args.google_tasks, nb_res=machines, arrival_scale=cell_load_scale(machines)),
             )
-            for name, workload in workloads.items():
-                run = run_scheduler(
-                    built_in(),
-                    RunInputs(platform, [workload]),
-                    folder / f"out-{name}-{machines}",
-                    SimulationSettings(timeout=args.timeout, energy_outputs=False, batsim=binary.path),
+            horizons = dict.fromkeys(workloads)
+            if args.warm_duration:
+                workloads["warm"], horizons["warm"] = folder / f"warm-{machines}.json", args.warm_duration
+                write_generated_workload(
+                    workloads["warm"],
+                    preset("google-2011-cell"),
+                    load_request_law(),
+                    1,
+                    Generation(
+                        duration=args.warm_duration, nb_res=machines, arrival_scale=cell_load_scale(machines), warm=True
+                    ),
                 )
-                cost = read_workload_cost(workload)
-                wall, peak = run.simulation.wall_seconds, run.simulation.batsim_peak_rss
+            for name, workload in workloads.items():
+                wall, cpu, peak = run_command(
+                    platform, workload, folder / f"out-{name}-{machines}", binary.path, args.timeout, horizons[name]
+                )
+                cost = read_workload_cost(workload, horizon=horizons[name])
+                seconds = cpu if args.fit_on == "cpu" else wall
                 predicted = estimate(cost, machines, binary.kind)
-                ratios = (wall / predicted.wall_seconds, peak / predicted.peak_bytes)
+                ratios = (seconds / predicted.wall_seconds, peak / predicted.peak_bytes)
                 within.append(all(1 / MAX_RATIO <= ratio <= MAX_RATIO for ratio in ratios))
-                rows.append((machines, cost, wall, peak))
+                rows.append((machines, cost, seconds, peak))
                 print(
                     f"{machines:>6} machines {name:>6}: {cost.jobs:>6} jobs, {cost.steps:>6} steps, "
-                    f"{cost.job_steps:>9.3g} job-steps, {cost.peak_running:>5} at once: {wall:7.2f} s, "
-                    f"peak {peak / MB:6.1f} MB; predicted {predicted.wall_seconds:7.2f} s ({ratios[0]:.2f}x), "
-                    f"{predicted.peak_bytes / MB:6.1f} MB ({ratios[1]:.2f}x)"
+                    f"{cost.job_steps:>9.3g} job-steps, {cost.peak_running:>5} at once: {wall:7.2f} s "
+                    f"({cpu:7.2f} CPU s), peak {peak / MB:6.1f} MB; predicted {predicted.wall_seconds:7.2f} s "
+                    f"({ratios[0]:.2f}x), {predicted.peak_bytes / MB:6.1f} MB ({ratios[1]:.2f}x)"
                 )
-    fitted = fit(rows)
+    fitted = fit(rows, binary.patched)
     print(f"fitted here: {fitted}")
     print(f"stored ({MEASURED_ON}): {COEFFICIENTS[binary.kind]}")
     print(f"predictions within {MAX_RATIO}x of the measures: {sum(within)} of {len(within)} runs")

@@ -165,3 +165,25 @@ def test_overcommit_derivation_prints_borgs_machines_and_the_schedulers_default(
     ):
         assert figure in output
     assert PolicyConfig().free_tier_overcommit == 1.48  # the scheduler's default is the derived limit
+
+
+@pytest.mark.batsim
+def test_protocol_benchmark_replays_a_recorded_run_with_the_same_answers(tmp_path, batsim_binary):
+    """bench.protocol at toy size: a run recorded, then replayed with the baseline's code and this
+    tree's, which answer Batsim the same and write the same ledger."""
+    from batsim_google.generation.workload import Generation, cell_load_scale, write_generated_workload
+    from batsim_google.model.presets import preset
+    from batsim_google.model.request_law import load_request_law
+    from batsim_google.platform.cell import google_2011_cell
+    from batsim_google.platform.energy import load_energy_model
+    from batsim_google.platform.simgrid_xml import write_platform
+    from bench.protocol import BASELINE
+
+    platform, workload = tmp_path / "cell.xml", tmp_path / "w.json"
+    write_platform(platform, google_2011_cell(32), load_energy_model())
+    generation = Generation(duration=600.0, nb_res=32, arrival_scale=cell_load_scale(32), warm=True)
+    write_generated_workload(workload, preset("google-2011-cell"), load_request_law(), 1, generation)
+    arguments = ["--workload", str(workload), "--platform", str(platform), "--horizon", "600"]
+    output = run_bench("bench.protocol", *arguments, "--batsim", batsim_binary, "--rounds", "1")
+    for text in ("messages, ", f"baseline {BASELINE}: ", "this tree: ", "same answers and attempts: True"):
+        assert text in output

@@ -12,7 +12,13 @@ MB = 1 << 20
 @click.command("estimate")
 @click.argument("platform", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("workloads", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
+@click.option(
+    "--horizon",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="run's --horizon: the jobs running then end together at it.",
+)
+def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float | None) -> None:
     """Predict the wall time and peak memory of `run` on PLATFORM with WORKLOADS (docs/benchmarks.md)."""
     from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
@@ -23,7 +29,7 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...]) -> None:
         read_workload_cost,
     )
 
-    cost = read_workload_cost(*workloads)
+    cost = read_workload_cost(*workloads, horizon=horizon)
     hosts = read_hosts(platform)
     check_simgrid_accepts(platform, smpi=False)  # a platform `run` refuses has no run to predict;
     check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)

@@ -83,7 +83,8 @@ class Evictions:
 
     def make_room(self, task: Task, allowed: np.ndarray | None) -> tuple[int, list[Task]]:
         """The machine where evicting strictly lower priorities makes room for ``task`` (among
-        ``allowed``, if given) and the tasks to evict there; (-1, []) when there is none."""
+        ``allowed``, machine indexes in increasing order, if given) and the tasks to evict there;
+        (-1, []) when there is none."""
         level = task.level
         cluster = self.cluster
         if self.levels:
@@ -94,23 +95,27 @@ class Evictions:
             freeable_cpu = np.bincount(machines, [v.request.cpu for v in lower], minlength=len(cluster))
             freeable_memory = np.bincount(machines, [v.request.memory for v in lower], minlength=len(cluster))
         free_cpu, free_memory = cluster.free_cpu(), cluster.free_memory()
+        usable = cluster.usable()
+        machines = allowed  # only those are looked at
+        if machines is not None:
+            usable, free_cpu, free_memory = usable[machines], free_cpu[machines], free_memory[machines]
+            freeable_cpu, freeable_memory = freeable_cpu[machines], freeable_memory[machines]
         candidates = (
-            cluster.usable()
+            usable
             & (free_cpu + freeable_cpu >= task.request.cpu)
             & (free_memory + freeable_memory >= task.request.memory)
         )
-        if allowed is not None:
-            candidates &= allowed
         if not candidates.any():
             return -1, []
-        machine = int(np.argmax(np.where(candidates, free_cpu + free_memory, -np.inf)))
+        position = int(np.argmax(np.where(candidates, free_cpu + free_memory, -np.inf)))
+        machine = position if machines is None else int(machines[position])
         # lowest priority first; among equals the latest started, which loses the least work
         lower_here = sorted(
             (v for v in self._on_machine[machine] if v.level < level), key=lambda v: (v.request.priority, -v.start_time)
         )
         chosen = []
-        cpu_needed = task.request.cpu - free_cpu[machine]
-        memory_needed = task.request.memory - free_memory[machine]
+        cpu_needed = task.request.cpu - free_cpu[position]
+        memory_needed = task.request.memory - free_memory[position]
         for victim in lower_here:
             if cpu_needed <= 0 and memory_needed <= 0:
                 break

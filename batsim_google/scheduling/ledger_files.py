@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-from dataclasses import asdict
 from pathlib import Path
 
 from batsim_google.output_files import AtomicFile, write_text
@@ -26,11 +25,9 @@ def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None)
     with AtomicFile(f"{prefix}_{ATTEMPTS}") as temporary, temporary.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["task_id", "job_id", "attempt", "machine", "start", "end", "end_reason"])
-        for attempt in ledger.attempts:
-            row = asdict(attempt)
-            writer.writerow(
-                [row[name] for name in ("task_id", "job_id", "attempt", "machine", "start", "end", "end_reason")]
-            )
+        writer.writerows(
+            (a.task_id, a.job_id, a.attempt, a.machine, a.start, a.end, a.end_reason) for a in ledger.attempts
+        )
     with AtomicFile(f"{prefix}_{TASKS}") as temporary, temporary.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(

@@ -25,39 +25,61 @@ from batsim_google.scheduling.policy_config import PLACEMENT_NAMES
 Placement = Callable[[Cluster, float, float, np.ndarray | None, bool], int]
 
 
-def _fitting(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool) -> np.ndarray:
-    mask = cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
-    return mask if extra is None else mask & extra
+def _fitting(
+    cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None, above: bool
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """The machines looked at (None: all; else ``extra``, machine indexes in increasing order)
+    and which of them are usable with room for the request: a blocked group is tried on the few
+    machines freed since, so only those are looked at, not the whole cell."""
+    if extra is None:
+        return None, cluster.usable() & (cluster.free_cpu(above) >= cpu) & (cluster.free_memory(above) >= memory)
+    fits = cluster.usable()[extra] & (cluster.free_cpu(above)[extra] >= cpu)
+    return extra, fits & (cluster.free_memory(above)[extra] >= memory)
+
+
+def among(mask: np.ndarray, machines: np.ndarray | None) -> np.ndarray:
+    """``mask`` (one entry per machine) kept only at ``machines`` (machine indexes; None: all)."""
+    if machines is None:
+        return mask
+    kept = np.zeros_like(mask)
+    kept[machines] = mask[machines]
+    return kept
+
+
+def _machine(machines: np.ndarray | None, position: int) -> int:
+    return position if machines is None else int(machines[position])
 
 
 def first_fit(
     cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
 ) -> int:
-    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
-    return int(np.argmax(mask)) if mask.any() else -1
+    machines, mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
+    return _machine(machines, int(np.argmax(mask))) if mask.any() else -1
 
 
 def best_fit(
     cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None, above_free_tier: bool = False
 ) -> int:
-    mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
+    machines, mask = _fitting(cluster, cpu, memory, extra, above_free_tier)
     if not mask.any():
         return -1
-    leftover = cluster.free_cpu(above_free_tier) - cpu
-    leftover += cluster.free_memory(above_free_tier)
+    free_cpu, free_memory = cluster.free_cpu(above_free_tier), cluster.free_memory(above_free_tier)
+    if machines is not None:
+        free_cpu, free_memory = free_cpu[machines], free_memory[machines]
+    leftover = free_cpu - cpu
+    leftover += free_memory
     leftover -= memory
     leftover[~mask] = np.inf
-    return int(np.argmin(leftover))
+    return _machine(machines, int(np.argmin(leftover)))
 
 
 def free_tier_spread(cluster: Cluster, cpu: float, memory: float, extra: np.ndarray | None = None) -> int:
     """The machine for a free-tier task under the free tier's over-commit: among those where it fits
+    (and among ``extra``, machine indexes, if given)
     (:meth:`.Cluster.free_tier_cpu_room`, :meth:`.Cluster.free_memory`), the one whose requests with
     it are the smallest share of its capacity (CPU and memory shares added; ties: the lowest id)."""
     cpu_room, memory_room = cluster.free_tier_cpu_room(), cluster.free_memory()
-    mask = cluster.usable() & (cpu_room >= cpu) & (memory_room >= memory)
-    if extra is not None:
-        mask &= extra
+    mask = among(cluster.usable() & (cpu_room >= cpu) & (memory_room >= memory), extra)
     if not mask.any():
         return -1
     share = (cluster.cpu_used + cpu) / cluster.cpu_capacity

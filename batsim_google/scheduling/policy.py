@@ -91,7 +91,7 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.initial_placement import initial_placements
-from batsim_google.scheduling.placement import PLACEMENTS, free_tier_spread
+from batsim_google.scheduling.placement import PLACEMENTS, among, free_tier_spread
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
 from batsim_google.scheduling.power import PowerManager
@@ -337,8 +337,7 @@ class CellPolicy(Policy):
         self._freed = set()
         if not self.pending:
             return
-        freed_mask = np.zeros(len(self.cluster), dtype=bool)
-        freed_mask[freed] = True
+        freed_machines = None  # sorted at the first blocked group tried: most passes try none
         queue = self.pending
         heads = queue.heads(self._worth_trying(freed))
         # the smallest shapes that fit nowhere, per tier (above the free tier or not: their rooms differ)
@@ -351,7 +350,11 @@ class CellPolicy(Policy):
                 queue.blocked[group.index] = True
                 continue
             task = group.head
-            allowed = freed_mask if queue.blocked[group.index] else None
+            allowed = None
+            if queue.blocked[group.index]:
+                if freed_machines is None:
+                    freed_machines = np.unique(freed)
+                allowed = freed_machines
             machine, victims = self._place(task, allowed)
             if machine < 0 and self.config.preemption:
                 if self._waits_for_wake(cpu, memory, now):
@@ -405,7 +408,7 @@ class CellPolicy(Policy):
         idle-sleep, one running tasks if one fits, so that the spread leaves idle machines to sleep."""
         if self.config.energy == IDLE_SLEEP:
             busy = self.cluster.tasks > 0
-            machine = free_tier_spread(self.cluster, cpu, memory, busy if allowed is None else busy & allowed)
+            machine = free_tier_spread(self.cluster, cpu, memory, np.flatnonzero(among(busy, allowed)))
             if machine >= 0:
                 return machine
         return free_tier_spread(self.cluster, cpu, memory, allowed)
@@ -451,16 +454,16 @@ class CellPolicy(Policy):
         return bool(self._free_tier_share(task) and self.config.priority_levels and self.preemption_waits.waited(task))
 
     def _beside_lower_levels(self, task: Task, allowed: np.ndarray | None) -> int:
-        """The machine (among ``allowed``) where ``task`` fits best once the tasks of lower levels
+        """The machine (among ``allowed``, machine indexes, if given) where ``task`` fits best once the tasks of lower levels
         there are evicted, among those that run some; -1 if none. Borg's preempting placements
         came after the tasks that fit had started: they take the room of those they evict."""
         cpu, memory = task.request.cpu, task.request.memory
         below_cpu, below_memory = self.evictions.freeable(np.array([task.level]), np.arange(len(self.cluster)))
         room_cpu = self.cluster.free_cpu() + below_cpu[0]
         room_memory = self.cluster.free_memory() + below_memory[0]
-        fits = self.cluster.usable() & (below_memory[0] > 1e-12) & (room_cpu >= cpu) & (room_memory >= memory)
-        if allowed is not None:
-            fits &= allowed
+        fits = among(
+            self.cluster.usable() & (below_memory[0] > 1e-12) & (room_cpu >= cpu) & (room_memory >= memory), allowed
+        )
         if not fits.any():
             return -1
         return int(np.argmin(np.where(fits, room_cpu - cpu + room_memory - memory, np.inf)))

@@ -9,8 +9,11 @@ therefore about
     start-up(machines) + per-job x jobs + per-job-step x (sum over those instants of the jobs
     running then),
 
-and Batsim's peak memory a start-up that grows with the machines, plus a share per job of the
-workload (Batsim loads them all) and per job running at once (a SimGrid actor and its stack).
+with the stock binary. Our patched one (``engine/``) waits on timers, so its steps cost no scan but
+a message each way: start-up(machines) + per-job x jobs + per-step x steps. With ``run``'s
+horizon, the jobs running then end together at it. Batsim's peak memory is a start-up that grows
+with the machines, plus a share per job of the workload (Batsim loads them all) and per job
+running at once (a SimGrid actor and its stack).
 
 Fitted on ``bench/batsim_cost.py``'s runs, this model came within 1.5x of each (up to 8,000 jobs
 at once). Batsim starts the jobs of a burst one message at a time, which costs little per job up
@@ -55,11 +58,13 @@ class WorkloadCost:
     horizon: float
 
 
-def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
+def workload_cost(submit: np.ndarray, makespan: np.ndarray, horizon: float | None = None) -> WorkloadCost:
     """The sweep over the submissions and ends of jobs that each run from ``submit`` for ``makespan``.
 
     A submission instant counts the jobs running when its jobs arrive (those ending then have
-    ended); an end instant counts the jobs running up to it, the ending ones included.
+    ended); an end instant counts the jobs running up to it, the ending ones included. With a
+    ``horizon`` (``run --horizon``), the jobs running then are killed together at it: their ends
+    are one instant, the horizon.
     """
     import numpy as np
 
@@ -67,6 +72,8 @@ def workload_cost(submit: np.ndarray, makespan: np.ndarray) -> WorkloadCost:
     if submit.size == 0:
         return WorkloadCost(0, 0, 0.0, 0, 0, 0.0)
     ends = np.sort(submit + np.asarray(makespan, dtype=float))
+    if horizon is not None:
+        ends = np.minimum(ends, max(horizon, 0.0))
     submit = np.sort(submit)
     arrivals, bursts = np.unique(submit, return_counts=True)
     ended_by_arrival = np.searchsorted(ends, arrivals, side="right")
@@ -119,18 +126,19 @@ def _other_types(path: str | Path) -> str:
     return ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items(), key=str))
 
 
-def read_workload_cost(*paths: str | Path) -> WorkloadCost:
-    """The sweep over every job of one or more workload files, run together."""
+def read_workload_cost(*paths: str | Path, horizon: float | None = None) -> WorkloadCost:
+    """The sweep over every job of one or more workload files, run together (until ``horizon``)."""
     import numpy as np
 
     times = [workload_times(path) for path in paths]
-    return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]))
+    return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]), horizon)
 
 
 #: Where and how the coefficients below were measured (``uv run python -m bench.batsim_cost``).
 MEASURED_ON = (
     "a 2-core x86-64 Linux machine with 23 GB, shared with other work (Batsim 4.2.1 release builds, "
-    "SimGrid 3.32, pybatsim front-end, no -E; bench.batsim_cost: stock 2026-11-23, patched 2026-11-25)"
+    "SimGrid 3.32, pybatsim front-end; bench.batsim_cost: stock 2026-11-23, its simulations without -E; patched "
+    "2026-11-26, the whole run command with its defaults, in CPU seconds)"
 )
 
 
@@ -142,6 +150,8 @@ class Coefficients:
     startup_seconds_per_machine: float
     seconds_per_job: float
     seconds_per_job_step: float
+    #: Seconds per step (an instant at which jobs are submitted or end: one message each way).
+    seconds_per_step: float
     startup_bytes: float
     bytes_per_machine: float
     bytes_per_job: float
@@ -156,25 +166,25 @@ COEFFICIENTS = {
         startup_seconds_per_machine=5.9e-5,
         seconds_per_job=5.2e-4,
         seconds_per_job_step=3.2e-7,
+        seconds_per_step=0.0,
         startup_bytes=39.7e6,
         bytes_per_machine=9.9e3,
         bytes_per_job=5.0e3,
         bytes_per_running_job=18.0e3,
     ),
-    # bench.batsim_cost --batsim batsim-patched, 2026-11-25, the test suite running on the other
-    # core: start-up and memory are the least-squares fit of its 15 runs; no job-step cost (timers).
-    # The cost per job, scheduler included, is that of whole-cell replays (docs/benchmarks.md, quiet
-    # machine): 0.81 ms a job on the trace's first hour, 1.68 ms on its three parts (a cell
-    # overloaded for hours: evictions, restarts, a long queue to try); their geometric mean.
+    # bench.batsim_cost --batsim batsim-patched --fit-on cpu, 2026-11-26: the least-squares fit of its
+    # 18 runs of the whole run command (energy, metrics, figures), six workloads on 512, 2,048 and
+    # 12,583 machines, a warm-started cell among them; no job-step cost (timers), a cost per step.
     "patched": Coefficients(
-        startup_seconds=1.2,
-        startup_seconds_per_machine=1.4e-4,
-        seconds_per_job=1.17e-3,
+        startup_seconds=5.4,
+        startup_seconds_per_machine=1.6e-4,
+        seconds_per_job=1.95e-4,
         seconds_per_job_step=0.0,
-        startup_bytes=39.5e6,
-        bytes_per_machine=9.6e3,
-        bytes_per_job=5.0e3,
-        bytes_per_running_job=17.4e3,
+        seconds_per_step=1.96e-4,
+        startup_bytes=39.1e6,
+        bytes_per_machine=10.5e3,
+        bytes_per_job=6.6e3,
+        bytes_per_running_job=14.5e3,
     ),
 }
 
@@ -196,6 +206,7 @@ def estimate(cost: WorkloadCost, machines: int, kind: str = "stock") -> Estimate
         + c.startup_seconds_per_machine * machines
         + c.seconds_per_job * cost.jobs
         + c.seconds_per_job_step * cost.job_steps
+        + c.seconds_per_step * cost.steps
     )
     memory = (
         c.startup_bytes

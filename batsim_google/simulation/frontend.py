@@ -58,7 +58,11 @@ def job_request(
 
     def given(name: str, default: float, low: float = -math.inf) -> float:
         value = fields.get(name)
-        return default if value is None else _number(value, f"workload job {job_id}", name, low)
+        if value is None:
+            return default
+        if type(value) is float and math.isfinite(value) and value >= low:  # the usual case, at once
+            return value
+        return _number(value, f"workload job {job_id}", name, low)
 
     trace_machine = fields.get("trace_machine")
     if trace_machine is not None:

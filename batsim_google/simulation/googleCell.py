@@ -54,6 +54,7 @@ from batsim_google.simulation.frontend import (
     missing_batsim_options,
     sleep_pstate,
 )
+from batsim_google.simulation.pybatsim_messages import quiet
 
 COMPUTE_PSTATE = 0
 
@@ -100,6 +101,7 @@ class GoogleCell(BatsimScheduler):
         self.front_end = FrontEndOptions.from_mapping(self.options)
         self.progress = ProgressFile(self.front_end.progress_file)
         self._batch_started = 0.0
+        self._allocations: dict[int, ProcSet] = {}  # one per machine, made once: ProcSet() costs
         self.decision_seconds = 0.0
         self.messages = 0
         pybatsim_log = logging.getLogger("batsim.batsim")
@@ -110,8 +112,11 @@ class GoogleCell(BatsimScheduler):
     # ----- setup and teardown --------------------------------------------------------------------
 
     def onAfterBatsimInit(self) -> None:
-        receive = self.bs.network.recv
-        self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
+        network = self.bs.network
+        receive = network.recv
+        network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
+        if not self.front_end.verbose:  # pybatsim's log lines of whole messages, dropped unread
+            network.recv, network.send = quiet(network.recv, network.send)
 
     def onSimulationBegins(self) -> None:
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
@@ -189,7 +194,10 @@ class GoogleCell(BatsimScheduler):
 
     def execute(self, decision: Execute) -> None:
         job = self.bs.jobs[decision.job_id]
-        job.allocation = ProcSet(decision.machine)
+        allocation = self._allocations.get(decision.machine)
+        if allocation is None:
+            allocation = self._allocations[decision.machine] = ProcSet(decision.machine)
+        job.allocation = allocation
         self.bs.execute_job(job)
 
     def kill(self, decision: Kill) -> None:

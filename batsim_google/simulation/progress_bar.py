@@ -48,7 +48,7 @@ class ProgressBar:
         self._started = time.monotonic()
         total = predicted = None
         if enabled:  # reading the workloads costs time: only for a bar that is shown
-            cost = read_workload_cost(*workloads)
+            cost = read_workload_cost(*workloads, horizon=horizon or None)
             try:
                 kind = batsim_binary(batsim).kind
             except SimulationError:  # the run itself says what is wrong with it

@@ -130,7 +130,7 @@ def test_an_unwritable_folder_is_one_line(tmp_path, monkeypatch):
 def test_memory_error_is_one_line(inputs, monkeypatch):
     import batsim_google.simulation.cost_model as cost_model
 
-    def exhausted(*paths):
+    def exhausted(*paths, horizon=None):
         raise MemoryError
 
     monkeypatch.setattr(cost_model, "read_workload_cost", exhausted)

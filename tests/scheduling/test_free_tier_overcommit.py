@@ -44,7 +44,9 @@ def test_a_free_tier_task_goes_where_the_requests_fill_the_least_share_within_th
     assert free_tier_spread(cluster, 0.5, 0.1) == 0  # past machine 1's limit (0.8 > 0.75)
     assert free_tier_spread(cluster, 0.7, 0.1) == -1  # past every machine's limit
     assert free_tier_spread(cluster, 0.1, 0.95) == -1  # memory is never over-committed
-    assert free_tier_spread(cluster, 0.1, 0.1, np.array([True, False, False, False])) == 0
+    assert free_tier_spread(cluster, 0.1, 0.1, np.array([0])) == 0  # among the machines given
+    assert free_tier_spread(cluster, 0.1, 0.1, np.array([0, 3])) == 0
+    assert free_tier_spread(cluster, 0.1, 0.1, np.array([], dtype=np.int64)) == -1
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -110,6 +110,7 @@ def test_estimate_grows_with_each_term():
             + c.startup_seconds_per_machine * 8
             + c.seconds_per_job * 10
             + c.seconds_per_job_step * 100
+            + c.seconds_per_step * 20
         )
     # The patched binary waits on timers: its job-steps cost nothing, the stock one's grow the run.
     many_steps = WorkloadCost(10, 20, 1e9, 5, 1, 10.0)
@@ -141,3 +142,33 @@ def test_estimate_command_names_a_bad_workload(tmp_path):
     result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path)])
     assert result.exit_code == 2
     assert "w.json" in result.output
+
+
+def test_a_horizon_ends_the_jobs_running_then_at_one_instant():
+    # a runs [0, 3), b [1, 2), c [1, 10), d [4, 12): with the horizon at 5, c and d end together at 5
+    submit, makespan = np.array([0.0, 1.0, 1.0, 4.0]), np.array([3.0, 1.0, 9.0, 8.0])
+    whole, cut = workload_cost(submit, makespan), workload_cost(submit, makespan, horizon=5.0)
+    assert (whole.steps, cut.steps) == (7, 6)  # ends at 2, 3, 10, 12 against 2, 3, 5
+    # arrivals see 0, 1 and 1 running either way; ends see 3, 2, 2, 1 against 3, 2, 2 (c and d at 5)
+    assert (whole.job_steps, cut.job_steps) == (10.0, 9.0)
+    assert workload_cost(submit, makespan, horizon=100.0) == whole
+
+
+def test_the_patched_binary_pays_per_step_the_stock_one_per_job_step():
+    cost = WorkloadCost(jobs=10, steps=20, job_steps=1e6, peak_running=5, largest_burst=1, horizon=9.0)
+    more_steps = WorkloadCost(jobs=10, steps=40, job_steps=1e6, peak_running=5, largest_burst=1, horizon=9.0)
+    patched, stock = COEFFICIENTS["patched"], COEFFICIENTS["stock"]
+    gap = estimate(more_steps, 8, "patched").wall_seconds - estimate(cost, 8, "patched").wall_seconds
+    assert gap == pytest.approx(20 * patched.seconds_per_step) and gap > 0
+    assert estimate(more_steps, 8, "stock").wall_seconds == estimate(cost, 8, "stock").wall_seconds
+    assert patched.seconds_per_job_step == 0 and stock.seconds_per_step == 0
+
+
+def test_estimate_takes_runs_horizon(tmp_path):
+    jobs = [{"id": i, "subtime": float(i), "res": 1, "profile": "long", "walltime": -1} for i in range(4)]
+    path = _workload(tmp_path / "w.json", jobs, {"long": {"type": "delay", "delay": 100.0}})
+    lines = {
+        horizon: CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path), *horizon]).output.splitlines()[0]
+        for horizon in ((), ("--horizon", "10"))
+    }
+    assert "8 steps" in lines[()] and "5 steps" in lines[("--horizon", "10")]  # 4 ends at 100-103, or 1 at 10

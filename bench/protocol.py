@@ -1,0 +1,219 @@
+"""Benchmark: what the scheduler's process costs per Batsim message, without Batsim, before and after.
+
+A run's scheduler process reads each of Batsim's messages (JSON), hands its events to the policy
+through pybatsim and this package's front-end, and answers with the decisions (JSON). This
+benchmark records the messages of one real run (``--workload`` on ``--platform`` with the default
+policy and ``--horizon``, the patched Batsim with energy; or ``--messages``, an earlier recording
+with its ``options.json`` beside it) and replays them through the front-end in a fresh process,
+without a socket, so that the process's own CPU time is measured apart from Batsim's and, as CPU
+time, mostly apart from the machine's load.
+
+Each round replays the messages with the code of ``--baseline`` (a git revision) and with this
+tree's, in turn, and prints the CPU seconds of each, per message and per job event, then the best
+of each and their ratio. Batsim would answer the same only to the same decisions: each replay
+prints the digest of its answers and of the attempts and tasks it wrote, which must be equal.
+
+    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2]
+    uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from batsim.batsim import Batsim
+from batsim.network import NetworkHandler
+
+from batsim_google.scheduling.policy import CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
+from batsim_google.simulation.frontend import FrontEndOptions
+from batsim_google.simulation.run import batsim_options
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDER = Path(__file__).with_name("recordingCell.py")
+#: The code before the scheduler's process was made cheaper per message (docs/benchmarks.md).
+BASELINE = "c839565"
+OPTIONS_FILE = "options.json"
+
+
+def record(workload: Path, platform: Path, horizon: float, folder: Path, batsim: str, timeout: float) -> Path:
+    """Run the default policy on ``workload`` in Batsim, recording Batsim's messages; their file."""
+    messages = folder / "messages.ndjson"
+    options = FrontEndOptions(
+        policy=dataclasses.asdict(dataclasses.replace(PolicyConfig(), horizon=horizon)),
+        platform=str(platform.resolve()),
+        output=str(folder / "recorded" / "out"),
+    ).to_json()
+    (folder / "recorded").mkdir(parents=True, exist_ok=True)
+    (folder / OPTIONS_FILE).write_text(json.dumps(options))
+    simulation = Simulation(
+        platform=platform,
+        workloads=[workload],
+        output=folder / "recorded",
+        scheduler=pybatsim_scheduler(str(RECORDER), {**options, "record": str(messages)}, int(timeout * 1000)),
+        energy=True,
+        batsim_options=batsim_options(CellPolicy.needs, False),
+        timeout=timeout,
+        batsim=batsim,
+    )
+    started = time.perf_counter()
+    run_simulation(simulation)
+    print(f"recorded {workload} in {time.perf_counter() - started:.1f} s of wall time: {messages}")
+    return messages
+
+
+class ReplayedNetwork(NetworkHandler):
+    """Batsim's side of the socket, played from a recording: pybatsim's own decoding and encoding
+    run as in a real run; the answers are hashed, not sent."""
+
+    lines: list[str] = []
+
+    def __init__(self, socket_endpoint, timeout=2000, type=None) -> None:
+        super().__init__(socket_endpoint, timeout)
+        self.next = iter(self.lines)
+        self.answers = hashlib.sha256()
+        ReplayedNetwork.last = self
+
+    def bind(self) -> None:
+        self.connection = True
+
+    def close(self) -> None:
+        self.connection = None
+
+    def recv_string(self, blocking: bool = False) -> str:
+        return next(self.next)
+
+    def send_string(self, msg: str) -> None:
+        self.answers.update(msg.encode())
+
+
+@dataclasses.dataclass
+class Replay:
+    """One replay: the process's CPU seconds in it, the messages, the digests of its answers and
+    of the attempts and tasks it wrote."""
+
+    cpu_seconds: float
+    messages: int
+    answers: str
+    attempts: str
+
+
+def replay(messages: Path, output: Path) -> Replay:
+    """Replay the recorded ``messages`` through the front-end of the code this process imports."""
+    import batsim.batsim as pybatsim_module
+
+    from batsim_google.simulation.googleCell import GoogleCell
+
+    ReplayedNetwork.lines = messages.read_text().splitlines()
+    options = json.loads(messages.with_name(OPTIONS_FILE).read_text())
+    saved = pybatsim_module.NetworkHandler
+    pybatsim_module.NetworkHandler = ReplayedNetwork
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        scheduler = GoogleCell({**options, "output": str(output / "out")})
+        started = time.process_time()
+        Batsim(scheduler, "replay", 0).start()
+        cpu = time.process_time() - started
+    finally:
+        pybatsim_module.NetworkHandler = saved
+    attempts = hashlib.sha256()
+    for name in ("out_attempts.csv", "out_tasks.csv"):
+        attempts.update((output / name).read_bytes())
+    return Replay(cpu, scheduler.messages, ReplayedNetwork.last.answers.hexdigest()[:16], attempts.hexdigest()[:16])
+
+
+def replay_with(code: Path, messages: Path, output: Path) -> Replay:
+    """:func:`replay` in a fresh process importing the package from ``code`` (a checkout's root)."""
+    script = (
+        "import dataclasses, json, sys; from pathlib import Path; import batsim_google; "
+        "from bench.protocol import replay; result = dataclasses.asdict(replay(Path(sys.argv[1]), Path(sys.argv[2]))); "
+        "print(json.dumps({**result, 'code': batsim_google.__file__}))"
+    )
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(messages), str(output)],
+        env=environment,
+        cwd=output.parent,  # not the repository's root, whose package would come first
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"replay with {code} failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.splitlines()[-1])
+    if not Path(result.pop("code")).is_relative_to(code):
+        raise SystemExit(f"the replay did not import the package from {code}")
+    return Replay(**result)
+
+
+def checkout(revision: str, folder: Path) -> Path:
+    """The package as it was at ``revision`` (git archive), under ``folder``."""
+    folder.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", revision, "batsim_google"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def job_events(messages: Path) -> int:
+    """Job submissions and completions in the recording."""
+    with messages.open() as lines:
+        return sum(line.count('"type":"JOB_SUBMITTED"') + line.count('"type":"JOB_COMPLETED"') for line in lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", type=Path)
+    parser.add_argument("--platform", type=Path, default=Path("platforms/google-2011-cell.xml"))
+    parser.add_argument("--horizon", type=float, default=0.0)
+    parser.add_argument("--batsim", default="batsim-patched")
+    parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument("--messages", type=Path, help="a recording of an earlier run (its options.json beside it)")
+    parser.add_argument("--keep", type=Path, help="a folder to keep the recording in")
+    parser.add_argument("--baseline", default=BASELINE, help="the git revision whose code is the baseline")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    if not (args.workload or args.messages):
+        parser.error("give --workload (recorded here) or --messages (an earlier recording)")
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        folder = args.keep or scratch
+        messages = args.messages or record(
+            args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout
+        )
+        count = sum(1 for _ in messages.open())
+        events = job_events(messages)
+        print(f"{count} messages, {events} job events (submissions and completions)")
+        codes = {f"baseline {args.baseline}": checkout(args.baseline, scratch / "baseline"), "this tree": ROOT}
+        seconds: dict[str, list[float]] = {name: [] for name in codes}
+        digests = set()
+        for round_ in range(args.rounds):
+            for name, code in codes.items():
+                result = replay_with(code, messages, scratch / f"replay-{round_}-{len(seconds[name])}-{hash(name)}")
+                seconds[name].append(result.cpu_seconds)
+                digests.add((result.answers, result.attempts))
+                print(
+                    f"round {round_ + 1}, {name:>17}: {result.cpu_seconds:6.2f} CPU s, "
+                    f"{result.cpu_seconds / count * 1e6:4.0f} us a message, "
+                    f"{result.cpu_seconds / events * 1e6:4.0f} us a job event; "
+                    f"answers {result.answers}, attempts and tasks {result.attempts}"
+                )
+        best = {name: min(values) for name, values in seconds.items()}
+        base, this = best[f"baseline {args.baseline}"], best["this tree"]
+        print(f"best of {args.rounds}: baseline {base:.2f} CPU s, this tree {this:.2f} CPU s: {this / base:.2f}x")
+        print(f"same answers and attempts: {len(digests) == 1}")
+
+
+if __name__ == "__main__":
+    main()
