@@ -21,7 +21,6 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.jobs import draw_jobs, jobs_per_batch
 from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import Law, draw_by_class
-from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
 from batsim_google.parameters import MAX_ARRIVAL_SCALE, MAX_TASKS, MAX_TIME_S
@@ -113,13 +112,12 @@ def _draw_job_batch(
 ) -> tuple[TaskBatch, float]:
     """The tasks of the next batch of jobs (:mod:`.jobs`), the job clock starting at ``start``;
     and the clock at its last job."""
-    rates = np.array([c.priority_rate for c in model.classes])
     count = jobs_per_batch(model.jobs, BATCH_SIZE)
     tasks, clock = draw_jobs(
         model.jobs,
         job_sizes,
         model.arrival_profile,
-        rates,
+        model.draw_priorities,
         rng,
         count=count,
         first_job=first_job,
@@ -154,7 +152,7 @@ def _draw_attributes(
     width, law_index, laws = _draw_widths(classes, class_index, rng)
     makespan = draw_by_class(laws, law_index, rng)
     if priority is None:
-        priority = draw_priorities(np.array([c.priority_rate for c in classes])[class_index], rng)
+        priority = model.draw_priorities(class_index, rng)
     cpu = np.empty(size)
     memory = np.empty(size)
     if any(c.cpu_range or c.memory_range for c in classes):  # requests by class (their bands)
