@@ -60,6 +60,14 @@ from batsim_google.units import DAY
     show_default=True,
     help=f"Multiply inter-arrival times by this factor; {GOOGLE_2011_MACHINES}/N keeps a whole-cell model's load per machine on N machines.",
 )
+@click.option(
+    "--task-share",
+    type=NumberRange(min=0, min_open=True, max=1),
+    default=1.0,
+    show_default=True,
+    help=f"A sampled cell: keep each task of the whole cell's jobs with this probability; N/{GOOGLE_2011_MACHINES} "
+    "keeps a whole-cell model's load per machine on N machines with parts of many jobs, not whole ones.",
+)
 @WORKLOAD_OUTPUT_OPTION
 @click.option(
     "--warm-start",
@@ -79,6 +87,7 @@ def generate(
     grain,
     requests_file,
     arrival_scale,
+    task_share,
     output,
     warm_start,
     walltime,
@@ -107,6 +116,7 @@ def generate(
             nb_res=nb_res,
             grain=grain,
             arrival_scale=arrival_scale,
+            task_share=task_share,
             warm=warm_start,
             walltime=walltime,
         ),

@@ -77,14 +77,16 @@ class ModelWindow:
 
 def write_window_workload(path: Path, model: WorkloadModel, window: ModelWindow) -> int:
     """The window's generated workload (warm-started, the window's length, the cell's load per
-    machine on ``window.nb_res`` machines) in ``path``; returns its job count."""
+    machine on ``window.nb_res`` machines: on a sampled cell, the whole cell's jobs with each task
+    kept at the sample's share, as a sampled real cell sees parts of many jobs) in ``path``;
+    returns its job count."""
     from batsim_google.generation.workload import Generation, cell_load_scale, write_generated_workload
     from batsim_google.model.request_law import load_request_law
 
     generation = Generation(
         duration=window.end - window.start,
         nb_res=window.nb_res,
-        arrival_scale=cell_load_scale(window.nb_res),
+        task_share=1.0 / cell_load_scale(window.nb_res),
         warm=True,
     )
     return write_generated_workload(path, model, load_request_law(), window.seed, generation)

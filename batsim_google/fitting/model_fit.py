@@ -57,6 +57,13 @@ from batsim_google.errors import BatsimGoogleError, InputFileError, ParameterErr
 from batsim_google.fitting.censored import CensoredFit, CensoredSample, fit_all_censored, fit_lognormal_of_mean
 from batsim_google.fitting.job_arrivals import JobArrivalFit, fit_job_arrivals
 from batsim_google.fitting.kmeans import Clustering, KScore, cluster, elbow
+from batsim_google.fitting.priority_groups import (
+    PRIORITY_SPLIT,
+    Levels,
+    by_priority_group,
+    in_levels,
+    priority_levels,
+)
 from batsim_google.fitting.priority_rate import PriorityFit, fit_priority_rate
 from batsim_google.fitting.profile import ProfileFit, fit_arrival_profile, profile_period
 from batsim_google.fitting.select import LawFit, best_fit, fit_all, scored
@@ -128,9 +135,19 @@ class ClassFit:
     #: The tasks of the input's start the class holds in the stationary cell (rate x mean
     #: lifetime, Little's law), when the start set its mean lifetime.
     population: float | None = None
+    #: The priority group the class holds (Google priorities, inclusive), when split by group.
+    levels: Levels | None = None
+    #: The law of its Google priorities, when the input gives them (else the truncated exponential).
+    priorities: Empirical | None = None
+
+    def holds(self, cpu: np.ndarray, memory: np.ndarray, priority: np.ndarray | None) -> np.ndarray:
+        """Which tasks of the start (their requests, Google priorities) lie in the class's band and group."""
+        kept = in_ranges(cpu, memory, self.cpu_range, self.memory_range)
+        return kept if priority is None else kept & in_levels(priority, self.levels)
 
     def task_class(self) -> TaskClass:
         law = self.best.law
+        rate = None if self.priorities is not None else self.priority.rate
         widths = {}
         if self.widths is not None:
             widths["width"] = self.widths.law
@@ -145,9 +162,10 @@ class ClassFit:
                 self.frequency,
                 mass,
                 mass / law.median(),
-                self.priority.rate,
+                rate,
                 cpu_range=self.cpu_range,
                 memory_range=self.memory_range,
+                priorities=self.priorities,
                 **widths,
             )
         return TaskClass(
@@ -156,10 +174,11 @@ class ClassFit:
             self.frequency,
             None,
             None,
-            self.priority.rate,
+            rate,
             makespan=law,
             cpu_range=self.cpu_range,
             memory_range=self.memory_range,
+            priorities=self.priorities,
             **widths,
         )
 
@@ -401,6 +420,14 @@ def holding_populations(
     return replace(model, classes=tuple(classes)), fits
 
 
+def _start_requests(residents: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The start's CPU and memory requests, and its Google priorities when the input gives them."""
+    cpu = residents["cpu_request"].fill_null(0.0).to_numpy()
+    memory = residents["memory_request"].fill_null(0.0).to_numpy()
+    priority = residents["google_priority"].to_numpy() if "google_priority" in residents.columns else None
+    return cpu, memory, priority
+
+
 def _start_populations(
     class_fits: list[ClassFit], model: WorkloadModel, residents: pl.DataFrame | None, start_tasks: float
 ) -> dict[str, float]:
@@ -416,12 +443,8 @@ def _start_populations(
         others = float(np.delete(counts, index).sum())
         return {class_fits[index].name: start_tasks - others} if start_tasks > others else {}
     others = float(np.delete(counts, banded).sum())
-    cpu = residents["cpu_request"].fill_null(0.0).to_numpy()
-    memory = residents["memory_request"].fill_null(0.0).to_numpy()
-    shares = {
-        class_fits[i].name: float(np.mean(in_ranges(cpu, memory, class_fits[i].cpu_range, class_fits[i].memory_range)))
-        for i in banded
-    }
+    cpu, memory, priority = _start_requests(residents)
+    shares = {class_fits[i].name: float(np.mean(class_fits[i].holds(cpu, memory, priority))) for i in banded}
     return {name: share * max(start_tasks - others, 0.0) for name, share in shares.items() if share > 0}
 
 
@@ -496,7 +519,7 @@ def _bounds(start: np.ndarray, own: np.ndarray, count: int) -> list[float]:
 
 
 def _in_request_bands(
-    labelled: pl.DataFrame, residents: pl.DataFrame, name: str
+    labelled: pl.DataFrame, residents: pl.DataFrame, name: str, ended_only: bool = False
 ) -> tuple[pl.DataFrame, dict[str, tuple[Range, Range]]]:
     """``labelled`` with the rows of class ``name`` split into bands of requests (``name-1``, ...):
     CPU bands at the quantiles of the start's CPU requests, memory bands within each at the
@@ -505,7 +528,9 @@ def _in_request_bands(
     The tasks running at an instant request more than those submitted (0.057 CPU on average at the
     trace's start, 0.024 for the tasks Kill ends): the long-lived ones, which the cell holds, are
     the larger. One class cannot keep both the start's tasks and its requests; bands can, each with
-    its own rate and lifetime."""
+    its own rate and lifetime. ``ended_only``: a band needs :data:`MIN_CLASS_TASKS` tasks seen to
+    end (a priority group's services are fewer, and a band of lifetimes all cut by the window has
+    no law)."""
     requests = residents.select(pl.col("cpu_request", "memory_request").fill_null(0.0))
     start_cpu, start_memory = requests["cpu_request"].to_numpy(), requests["memory_request"].to_numpy()
     rows = labelled["class"].to_numpy() == name
@@ -513,11 +538,14 @@ def _in_request_bands(
     own_cpu, own_memory = own["cpu_request"].to_numpy()[rows], own["memory_request"].to_numpy()[rows]
     bands: dict[str, tuple[Range, Range]] = {}
     band = np.zeros(len(own_cpu), dtype=np.int64)
-    cpu_bounds = _bounds(start_cpu, own_cpu, CPU_BANDS)
+    ended = np.ones(own_cpu.shape, dtype=bool)
+    if ended_only and "censored" in labelled.columns:
+        ended = ~labelled["censored"].fill_null(False).to_numpy()[rows]
+    cpu_bounds = _bounds(start_cpu, own_cpu[ended], CPU_BANDS)
     for cpu_range in zip(cpu_bounds, cpu_bounds[1:]):
         in_cpu = (own_cpu >= cpu_range[0]) & (own_cpu < cpu_range[1])
         started = (start_cpu >= cpu_range[0]) & (start_cpu < cpu_range[1])
-        memory_bounds = _bounds(start_memory[started], own_memory[in_cpu], MEMORY_BANDS)
+        memory_bounds = _bounds(start_memory[started], own_memory[in_cpu & ended], MEMORY_BANDS)
         for memory_range in zip(memory_bounds, memory_bounds[1:]):
             band[in_cpu & (own_memory >= memory_range[0]) & (own_memory < memory_range[1])] = len(bands)
             bands[f"{name}-{len(bands) + 1}"] = (cpu_range, memory_range)
@@ -541,16 +569,49 @@ def _with_cpu_shares(
     cpu = dict(labelled.group_by("class").agg(pl.col("cpu_request").sum()).iter_rows())
     holders = [c for c in class_fits if c.population]
     if residents is not None and holders:
-        requested = residents["cpu_request"].fill_null(0.0).to_numpy()
-        memory = residents["memory_request"].fill_null(0.0).to_numpy()
+        requested, memory, priority = _start_requests(residents)
         held = sum(c.population for c in holders)
         for c in holders:
             if c.cpu_range is None:
                 share = float(requested.sum()) * c.population / held
             else:
-                share = float(requested[in_ranges(requested, memory, c.cpu_range, c.memory_range)].sum())
+                share = float(requested[c.holds(requested, memory, priority)].sum())
             cpu[c.name] = float(cpu.get(c.name) or 0.0) + share
     return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
+
+
+def _groups_can_hold(labelled: pl.DataFrame, residents: pl.DataFrame) -> bool:
+    """Whether the services of every priority group the start holds have lifetimes enough to fit
+    (:data:`MIN_CLASS_TASKS` seen to end): else a group's start would be held by no class, and the
+    classes are not split by group."""
+    services = labelled.filter(pl.col("kind") == "service")
+    if "censored" in services.columns:
+        services = services.filter(~pl.col("censored").fill_null(False))
+    ended, started = services["google_priority"].to_numpy(), residents["google_priority"].to_numpy()
+    return all(
+        in_levels(ended, bounds).sum() >= MIN_CLASS_TASKS
+        for bounds in PRIORITY_SPLIT.values()
+        if in_levels(started, bounds).any()
+    )
+
+
+def _with_priority_levels(
+    class_fits: list[ClassFit], labelled: pl.DataFrame, residents: pl.DataFrame | None
+) -> list[ClassFit]:
+    """Each class of a priority group with the law of its tasks' Google priorities: those it
+    submits with a lifetime, and the tasks of the start it holds (a band's, of its group), which
+    were submitted before."""
+    start = None if residents is None or "cpu_request" not in residents.columns else _start_requests(residents)
+    fitted = []
+    for fit in class_fits:
+        if fit.levels is None:
+            fitted.append(fit)
+            continue
+        priorities = labelled.filter(pl.col("class") == fit.name)["google_priority"].to_numpy()
+        if start is not None and fit.cpu_range is not None:
+            priorities = np.concatenate([priorities, start[2][fit.holds(*start)]])
+        fitted.append(replace(fit, priorities=priority_levels(priorities)))
+    return fitted
 
 
 def _counted(count: int, noun: str) -> str:
@@ -646,14 +707,26 @@ def fit_model(
         names, kinds = ["task", "service"], ["task", "service"]
         labelled = table.frame.with_columns(pl.col("kind").alias("class"))
     bands: dict[str, tuple[Range, Range]] = {}
-    if residents is not None and residents.height >= MIN_CLASS_TASKS and "cpu_request" in labelled.columns:
-        holder = names[kinds.index("service")] if classes == "apriori" else None
-        if holder is not None:
-            labelled, bands = _in_request_bands(labelled, residents, holder)
-            if bands:
+    levels: dict[str, Levels] = {}
+    if (
+        classes == "apriori"
+        and residents is not None
+        and residents.height >= MIN_CLASS_TASKS
+        and "cpu_request" in labelled.columns
+    ):
+        if table.google_priorities and _groups_can_hold(labelled, residents):
+            labelled, names, kinds, levels = by_priority_group(labelled, names, kinds)
+        for holder in [n for n, kind in zip(names, kinds) if kind == "service"]:
+            held = residents
+            if holder in levels:
+                held = residents.filter(pl.Series(in_levels(residents["google_priority"], levels[holder])))
+            labelled, own = _in_request_bands(labelled, held, holder, ended_only=bool(levels))
+            if own:
                 at = names.index(holder)
-                names = [*names[:at], *bands, *names[at + 1 :]]
-                kinds = [*kinds[:at], *(kinds[at] for _ in bands), *kinds[at + 1 :]]
+                names = [*names[:at], *own, *names[at + 1 :]]
+                kinds = [*kinds[:at], *(kinds[at] for _ in own), *kinds[at + 1 :]]
+                bands.update(own)
+                levels.update({band: levels[holder] for band in own if holder in levels})
     sizes = dict(labelled.group_by("class").len().iter_rows())
     small = [n for n in names if 0 < sizes.get(n, 0) < MIN_CLASS_TASKS]
     if small and strict:
@@ -696,9 +769,12 @@ def fit_model(
             without_lifetime=per_class[n] - sizes[n],
             cpu_range=bands[n][0] if n in bands else None,
             memory_range=bands[n][1] if n in bands else None,
+            levels=levels.get(n),
         )
         for n, kind in kept
     ]
+    if levels:
+        class_fits = _with_priority_levels(class_fits, labelled, residents)
     arrivals = _fit_arrivals(submitted["subtime"].to_numpy(), profile, criterion, methods)
     job_fit = None
     if jobs and "job_id" in submitted.columns and submitted["job_id"].n_unique() >= MIN_JOBS:

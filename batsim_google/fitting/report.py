@@ -245,6 +245,12 @@ def stationarity_summary(fit: ModelFit) -> str | None:
         f"assumed a stationary cell: the {sum(c.population for c in held):,.0f} tasks of {start} beyond the other "
         f"classes' are held by {', '.join(c.name for c in held)} (rate x mean lifetime, Little's law"
         + (f"; {bands} bands of CPU and memory request, so that the start's CPU is held too" if bands else "")
+        + (
+            "; classes split by priority group (free 0-1, normal 2-8, production 9-11), each drawing its "
+            "tasks' Google priorities, so that the start's groups are held too"
+            if any(c.levels is not None for c in fit.classes)
+            else ""
+        )
         + "); a warm start is then the cell the arrivals keep"
     )
 

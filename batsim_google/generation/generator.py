@@ -21,7 +21,6 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.jobs import draw_jobs, jobs_per_batch
 from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import Law, draw_by_class
-from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import KINDS, TaskClass, WorkloadModel
 from batsim_google.parameters import MAX_ARRIVAL_SCALE, MAX_TASKS, MAX_TIME_S
@@ -49,6 +48,14 @@ class TaskBatch:
 
     def head(self, count: int) -> TaskBatch:
         return TaskBatch(**{name: None if values is None else values[:count] for name, values in vars(self).items()})
+
+    def thinned(self, share: float, rng: np.random.Generator) -> TaskBatch:
+        """Each task kept with probability ``share`` (one uniform per task), ids renumbered from
+        the first one's: what a sample of a cell's machines sees of its jobs."""
+        kept = rng.random(len(self.id)) < share
+        values = {name: None if v is None else v[kept] for name, v in vars(self).items()}
+        values["id"] = self.id[0] + np.arange(int(kept.sum())) if len(self.id) else self.id
+        return TaskBatch(**values)
 
 
 def _draw_widths(
@@ -113,13 +120,12 @@ def _draw_job_batch(
 ) -> tuple[TaskBatch, float]:
     """The tasks of the next batch of jobs (:mod:`.jobs`), the job clock starting at ``start``;
     and the clock at its last job."""
-    rates = np.array([c.priority_rate for c in model.classes])
     count = jobs_per_batch(model.jobs, BATCH_SIZE)
     tasks, clock = draw_jobs(
         model.jobs,
         job_sizes,
         model.arrival_profile,
-        rates,
+        model.draw_priorities,
         rng,
         count=count,
         first_job=first_job,
@@ -154,7 +160,7 @@ def _draw_attributes(
     width, law_index, laws = _draw_widths(classes, class_index, rng)
     makespan = draw_by_class(laws, law_index, rng)
     if priority is None:
-        priority = draw_priorities(np.array([c.priority_rate for c in classes])[class_index], rng)
+        priority = model.draw_priorities(class_index, rng)
     cpu = np.empty(size)
     memory = np.empty(size)
     if any(c.cpu_range or c.memory_range for c in classes):  # requests by class (their bands)
@@ -204,6 +210,7 @@ def generate(
     tasks: int | None = None,
     duration: float | None = None,
     arrival_scale: float = 1.0,
+    task_share: float = 1.0,
 ) -> Iterator[TaskBatch]:
     """Yield batches of tasks until ``tasks`` tasks or the first submission after ``duration`` s.
 
@@ -217,28 +224,39 @@ def generate(
     order within a batch, and a job whose tasks spread past the next batch's first job (a spread
     longer than the job gap between them) overlaps it by that much; with ``duration`` every task
     submitted by then is yielded, whichever batch draws it.
+
+    ``task_share`` < 1: a sampled cell (that share of a whole cell's machines). A sampled real cell
+    sees a part of many jobs (a job's tasks spread over the machines), not all of a few: jobs
+    arrive as on the whole cell and each task is kept with probability ``task_share`` (drawn
+    after each batch, from ``rng``), so the task rate is the share's and the hours do not swing
+    with whole jobs coming or not. ``arrival_scale`` then stays 1 for the same load per machine.
     """
     check_extent(tasks, duration, arrival_scale)
+    if not 0 < task_share <= 1:
+        raise ParameterError(f"task_share must be in ]0, 1] (got {task_share})")
     for index, task_class in enumerate(model.classes):
         requests.for_class(task_class, f"classes[{index}]")
     job_sizes = None if model.jobs is None else JobSizes.of(model.jobs, model.arrival_profile)
-    produced, clock = 0, 0.0
+    produced, clock, first_job = 0, 0.0, 0
     while tasks is None or produced < tasks:
         if model.jobs is None:
-            batch, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
+            full, next_clock = _draw_batch(model, requests, rng, produced, clock, arrival_scale)
         else:
-            first_job = 0 if not produced else int(batch.job.max()) + 1
-            batch, next_clock = _draw_job_batch(
+            full, next_clock = _draw_job_batch(
                 model, job_sizes, requests, rng, produced, first_job, clock, arrival_scale
             )
+            first_job = int(full.job.max()) + 1
+        batch = full if task_share == 1 else full.thinned(task_share, rng)
         keep = len(batch) if tasks is None else min(len(batch), tasks - produced)
         if duration is not None and not produced:
-            _refuse_too_many(len(batch), float(batch.subtime[-1]), duration)
+            _refuse_too_many(len(batch), float(full.subtime[-1]), duration)
         if duration is not None:
             keep = int(np.searchsorted(batch.subtime, duration, side="right"))
         if keep:
             yield batch.head(keep)
-        if keep < len(batch) and (tasks is not None or _no_later_task_before(batch, duration)):
+        if tasks is not None and keep < len(batch):
+            return
+        if duration is not None and full.subtime[-1] > duration and _no_later_task_before(full, duration):
             return
         produced += keep
         clock = next_clock

@@ -12,6 +12,7 @@ is how fast one submission is taken in, whatever the load.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,6 @@ from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobArrivals
 from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import draw_categories
-from batsim_google.model.priority import draw_priorities
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def draw_jobs(
     jobs: JobArrivals,
     job_sizes: JobSizes,
     profile: ArrivalProfile | None,
-    priority_rates: np.ndarray,
+    draw_priorities: Callable[[np.ndarray, np.random.Generator], np.ndarray],
     rng: np.random.Generator,
     *,
     count: int,
@@ -52,7 +52,8 @@ def draw_jobs(
 ) -> tuple[JobTasks, float]:
     """The tasks of ``count`` jobs numbered from ``first_job``, the job clock starting at ``start``
     (normalized time with a profile: the jobs' own, else the task-level ``profile``); and the
-    clock at the last job."""
+    clock at the last job. ``draw_priorities`` draws one priority per job from its class (a job
+    class is its majority task class, same index): a job's tasks share it."""
     gaps = jobs.interarrival.sample(count, rng)
     if jobs.simultaneous:
         gaps[rng.random(count) < jobs.simultaneous] = 0.0
@@ -71,7 +72,7 @@ def draw_jobs(
     elapsed = np.cumsum(within)
     subtime = job_start[owner] + (elapsed - elapsed[firsts][owner])
     class_index = draw_categories([c.mix for c in jobs.classes], job_class[owner], rng)
-    priority = draw_priorities(priority_rates[job_class], rng)[owner]
+    priority = draw_priorities(job_class, rng)[owner]
     order = np.argsort(subtime, kind="stable")
     tasks = JobTasks(owner[order] + first_job, subtime[order], class_index[order], priority[order])
     return tasks, float(clock[-1])

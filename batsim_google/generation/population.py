@@ -48,16 +48,21 @@ def generated_population(
     times: np.ndarray,
     nb_res: int,
     arrival_scale: float = 1.0,
+    task_share: float = 1.0,
 ) -> Population:
     """The warm-started cell of ``model`` on ``nb_res`` resources at each of ``times`` (from 0,
-    increasing), generated with ``seed`` as ``generate --warm-start`` draws it."""
+    increasing), generated with ``seed`` as ``generate --warm-start`` draws it (``task_share``: a
+    sampled cell's, as ``--task-share``)."""
     times = np.asarray(times, dtype=float)
     rng = np.random.default_rng(seed)
     warm_rng = rng.spawn(1)[0]  # as write_generated_workload: the arrivals are the seed's own stream
     totals = np.zeros((3, len(times)))
-    _add(warm_start(model, requests, warm_rng, arrival_scale, nb_res), times, totals)
+    _add(warm_start(model, requests, warm_rng, arrival_scale / task_share, nb_res), times, totals)
     submitted = np.zeros(len(times) - 1, dtype=np.int64)
-    for batch in generate(model, requests, rng, duration=float(times[-1]), arrival_scale=arrival_scale):
+    batches = generate(
+        model, requests, rng, duration=float(times[-1]), arrival_scale=arrival_scale, task_share=task_share
+    )
+    for batch in batches:
         _add(batch, times, totals)
         submitted += np.histogram(batch.subtime, times)[0]
     return Population(times, totals[0], totals[1], totals[2], submitted)

@@ -44,7 +44,6 @@ from batsim_google.errors import ParameterError
 from batsim_google.generation.generator import TaskBatch
 from batsim_google.model.job_sizes import JobSizes
 from batsim_google.model.laws import Law
-from batsim_google.model.priority import draw_priorities
 from batsim_google.model.request_law import RequestLaw
 from batsim_google.model.workload_model import WorkloadModel
 from batsim_google.parameters import MAX_TIME_S
@@ -151,7 +150,7 @@ def warm_start(
     counts = rng.poisson(means)
     class_index = np.repeat(np.arange(len(model.classes)), counts)
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
-    priority = draw_priorities(np.array([c.priority_rate for c in model.classes])[class_index], rng)
+    priority = model.draw_priorities(class_index, rng)
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
     banded = any(c.cpu_range or c.memory_range for c in model.classes)
     for index, task_class in enumerate(model.classes):

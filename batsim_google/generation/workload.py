@@ -41,7 +41,8 @@ class Generation:
     Exactly one bound: ``tasks`` (a count) or ``duration`` (seconds of submissions).
     ``nb_res``: the platform's resources (the file's header; no job wider); ``grain``: times
     rounded to it (None: not rounded); ``arrival_scale`` multiplies the inter-arrival times (see
-    :func:`.generator.generate`); ``warm`` first writes the tasks running at time 0 in the model's
+    :func:`.generator.generate`); ``task_share`` < 1 keeps each task of the whole cell's jobs with
+    that probability (a sampled cell: :func:`.generator.generate`); ``warm`` first writes the tasks running at time 0 in the model's
     stationary state (:mod:`.warm_start`); ``walltime``: the jobs' walltimes (:mod:`.walltime`).
     """
 
@@ -50,11 +51,14 @@ class Generation:
     nb_res: int = GOOGLE_2011_MACHINES
     grain: float | None = None
     arrival_scale: float = 1.0
+    task_share: float = 1.0
     warm: bool = False
     walltime: WalltimeMode = NO_WALLTIMES
 
     def __post_init__(self) -> None:
         check_extent(self.tasks, self.duration, self.arrival_scale)
+        if not 0 < self.task_share <= 1:
+            raise ParameterError(f"task_share must be in ]0, 1] (got {self.task_share})")
 
 
 def write_generated_workload(
@@ -75,7 +79,7 @@ def write_generated_workload(
     that the jobs of a seed are the same in every walltime mode.
     """
     tasks, duration, nb_res = generation.tasks, generation.duration, generation.nb_res
-    arrival_scale, warm = generation.arrival_scale, generation.warm
+    arrival_scale, warm, share = generation.arrival_scale, generation.warm, generation.task_share
     if model.max_width > nb_res:
         raise ParameterError(f"the model's jobs take up to {model.max_width} resources, more than nb_res = {nb_res}")
     rng = np.random.default_rng(seed)
@@ -85,6 +89,8 @@ def write_generated_workload(
     header = {"generator": "batsim-google", "seed": seed, "model": model.to_mapping(), **(meta or {})}
     if arrival_scale != 1.0:
         header["arrival_scale"] = arrival_scale
+    if share != 1.0:
+        header["task_share"] = share
     if warm:
         header["warm_start"] = True
     bar = tqdm(
@@ -116,10 +122,13 @@ def write_generated_workload(
     ):
         warm_tasks = 0
         if warm_rng is not None:
-            initial = warm_start(model, requests, warm_rng, arrival_scale, nb_res)
+            initial = warm_start(model, requests, warm_rng, arrival_scale / share, nb_res)
             writer.write(pl.DataFrame(columns(initial, 0)).with_columns(initial=pl.lit("running")))
             warm_tasks = len(initial)
-        for batch in generate(model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale):
+        batches = generate(
+            model, requests, rng, tasks=tasks, duration=duration, arrival_scale=arrival_scale, task_share=share
+        )
+        for batch in batches:
             writer.write(pl.DataFrame(columns(batch, warm_tasks)))
             bar.update(len(batch) if tasks is not None else min(duration, batch.subtime[-1]) - bar.n)
         return writer.jobs

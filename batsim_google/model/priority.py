@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from batsim_google.errors import ParameterError
+from batsim_google.model.laws import Empirical
 from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS
 
 RATE_BRACKET = (1e-3, 1e3)
@@ -77,3 +78,25 @@ def rate_for_mean(mean: float) -> float:
 def rate_for_centroid(google_priority: float) -> float:
     """Rate whose mean model priority equals the mapped mean Google priority of a k-means centroid."""
     return rate_for_mean(float(unit_priority(google_priority)))
+
+
+def draw_class_priorities(
+    rates: np.ndarray, levels: list[Empirical | None], class_index: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """One priority in ]0, 1] per entry of ``class_index``: from its class's Google levels
+    (``levels[c]``, an empirical law over 0-11) when it has them, else from the truncated
+    exponential of rate ``rates[c]``. A model without levels draws exactly as
+    :func:`draw_priorities` with the classes' rates."""
+    empirical = [i for i, law in enumerate(levels) if law is not None]
+    if not empirical:
+        return draw_priorities(np.asarray(rates, dtype=float)[class_index], rng)
+    priority = np.empty(len(class_index))
+    leveled = np.isin(class_index, empirical)
+    local = np.zeros(len(levels), dtype=np.intp)
+    local[empirical] = np.arange(len(empirical))
+    laws = [levels[i] for i in empirical]
+    priority[leveled] = unit_priority(Empirical.draw(laws, local[class_index[leveled]], rng))
+    others = ~leveled
+    if others.any():
+        priority[others] = draw_priorities(np.asarray(rates, dtype=float)[class_index[others]], rng)
+    return priority

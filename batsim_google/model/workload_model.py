@@ -30,7 +30,8 @@ from batsim_google.errors import ParameterError
 from batsim_google.model.arrival_profile import ArrivalProfile
 from batsim_google.model.job_arrivals import JobArrivals, job_arrivals_from_mapping
 from batsim_google.model.laws import Empirical, Law, LogNormal, Lomax, law_from_mapping
-from batsim_google.model.vocabulary import GROUPINGS, Grouping
+from batsim_google.model.priority import draw_class_priorities
+from batsim_google.model.vocabulary import GOOGLE_PRIORITY_LEVELS, GROUPINGS, Grouping
 from batsim_google.model.widths import group_bounds, group_names, is_group_name
 from batsim_google.output_files import write_text
 from batsim_google.parameters import MAX_TIME_S, known_keys, number, numbers, read_parameter_file, require, table
@@ -92,6 +93,12 @@ class TaskClass:
     that each band's rate x mean lifetime holds the tasks and the CPU of its band at the start
     (:mod:`batsim_google.fitting.model_fit`).
 
+    ``priorities``: the law of the class's Google priorities (an empirical law over the levels
+    0-11), drawn instead of the truncated exponential of rate ``priority_rate``, which is then
+    not given. Google's priorities are not decreasing in density: a cell holds as many production
+    tasks (9-11) as free ones (0-1), few of them submitted but long-lived, which no truncated
+    exponential draws; a fit of the trace gives each class (split by priority group) its levels.
+
     ``per_machine``: a class of *resident* tasks, already running when a workload starts (the
     long-lived services a cell holds): how many there are per machine in the steady state. The warm
     start (:mod:`batsim_google.generation.warm_start`) puts that many per resource at time 0, on
@@ -103,7 +110,7 @@ class TaskClass:
     frequency: float
     mass: float | None
     disparity: float | None
-    priority_rate: float
+    priority_rate: float | None
     source: str = field(default="", compare=False)
     makespan: Law | None = None
     width: Empirical | None = None
@@ -112,6 +119,7 @@ class TaskClass:
     per_machine: float | None = None
     cpu_range: tuple[float, float] | None = None
     memory_range: tuple[float, float] | None = None
+    priorities: Empirical | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -127,7 +135,24 @@ class TaskClass:
             raise ParameterError(f"{where}: give mass and disparity (log-normal makespans) or makespan, not both")
         else:
             self.makespan.check(f"{where}.makespan")
-        require(f"{where}.lambda", self.priority_rate, self.priority_rate > 0.0, "> 0")
+        if self.priorities is None:
+            require(
+                f"{where}.lambda",
+                self.priority_rate,
+                self.priority_rate is not None and self.priority_rate > 0.0,
+                "> 0",
+            )
+        elif self.priority_rate is not None:
+            raise ParameterError(f"{where}: give lambda (the truncated exponential) or priorities, not both")
+        else:
+            self.priorities.check(f"{where}.priorities")
+            for index, value in enumerate(self.priorities.values):
+                require(
+                    f"{where}.priorities.values[{index}]",
+                    value,
+                    value == int(value) and 0 <= value < GOOGLE_PRIORITY_LEVELS,
+                    f"a Google priority, an integer in 0..{GOOGLE_PRIORITY_LEVELS - 1}",
+                )
         if self.per_machine is not None:
             require(
                 f"{where}.per_machine",
@@ -208,8 +233,11 @@ class TaskClass:
             "kind": self.kind,
             "frequency": self.frequency,
             **laws,
-            "lambda": self.priority_rate,
         }
+        if self.priorities is None:
+            mapping["lambda"] = self.priority_rate
+        else:
+            mapping["priorities"] = {**self.priorities.to_mapping(), "values": [int(v) for v in self.priorities.values]}
         if self.width is not None:
             mapping["width"] = {**self.width.to_mapping(), "values": [int(v) for v in self.width.values]}
         if self.per_machine is not None:
@@ -306,6 +334,11 @@ class WorkloadModel:
             mapping["jobs"] = self.jobs.to_mapping()
         return mapping
 
+    def draw_priorities(self, class_index: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One priority in ]0, 1] per entry of ``class_index``, from its class's priority law."""
+        rates = np.array([np.nan if c.priority_rate is None else c.priority_rate for c in self.classes])
+        return draw_class_priorities(rates, [c.priorities for c in self.classes], class_index, rng)
+
     @property
     def max_width(self) -> int:
         """The most resources a job of this model may take."""
@@ -319,6 +352,7 @@ _CLASS_KEYS = {
     "mass",
     "disparity",
     "lambda",
+    "priorities",
     "makespan",
     "width",
     "groups",
@@ -334,7 +368,7 @@ def _optional_number(mapping: Mapping[str, Any], key: str, where: str, needed: b
     return number(mapping, key, where) if key in mapping or needed else None
 
 
-def _width(raw: Any, where: str) -> Empirical | None:
+def _empirical(raw: Any, where: str) -> Empirical | None:
     if raw is None:
         return None
     raw = table(raw, where)
@@ -396,9 +430,10 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 frequency=number(raw, "frequency", where),
                 mass=_optional_number(raw, "mass", where, lognormal),
                 disparity=_optional_number(raw, "disparity", where, lognormal),
-                priority_rate=number(raw, "lambda", where),
+                priority_rate=_optional_number(raw, "lambda", where, "priorities" not in raw),
+                priorities=_empirical(raw.get("priorities"), f"classes[{index}].priorities"),
                 makespan=None if lognormal else law_from_mapping(raw["makespan"], f"classes[{index}].makespan"),
-                width=_width(raw.get("width"), f"classes[{index}].width"),
+                width=_empirical(raw.get("width"), f"classes[{index}].width"),
                 groups=raw.get("groups"),
                 makespan_by_group=_laws_by_group(raw.get("makespan_by_group"), f"classes[{index}].makespan_by_group"),
                 per_machine=_optional_number(raw, "per_machine", where, False),

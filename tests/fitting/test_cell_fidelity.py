@@ -15,6 +15,7 @@ from batsim_google.fitting.model_fit import (
 from batsim_google.fitting.trace_input import trace_job_records, trace_task_table
 from batsim_google.generation.generator import generate
 from batsim_google.generation.warm_start import class_rates, warm_start
+from batsim_google.model.priority import google_priority
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
 from batsim_google.trace.reader import read_batches
@@ -61,7 +62,21 @@ def test_the_fitted_model_warm_starts_like_the_real_cell(fitted):
     batch = warm_start(fitted, load_request_law(), np.random.default_rng(1), 1.0 / share, machines)
     assert len(batch) == pytest.approx(START_TASKS * share, rel=0.1)
     assert batch.cpu.sum() == pytest.approx(START_CPU * share, rel=0.1)
-    assert batch.memory.sum() == pytest.approx(START_MEMORY * share, rel=0.1)
+    # classes by priority group draw their requests from their band's submitted tasks: the parts'
+    # production submissions request half the memory of the production tasks the cell holds
+    assert batch.memory.sum() == pytest.approx(START_MEMORY * share, rel=0.2)
+
+
+def test_the_fitted_model_holds_the_starts_priority_groups(fitted):
+    """A fit of the parts splits its classes by priority group, each drawing its Google
+    priorities: the warm start (whole cell, seed 1) holds each group's tasks of the real start
+    within 15 % (free 54,611, normal 22,318, production 9-11 56,053)."""
+    assert {c.name for c in fitted.classes} >= {"task-free", "task-normal", "service-production-1"}
+    assert all(c.priorities is not None and c.priority_rate is None for c in fitted.classes)
+    batch = warm_start(fitted, load_request_law(), np.random.default_rng(1), 1.0, GOOGLE_2011_MACHINES)
+    levels = google_priority(batch.priority)
+    for (low, high), real in (((0, 1), 54_611), ((2, 8), 22_318), ((9, 11), 56_053)):
+        assert ((levels >= low) & (levels <= high)).sum() == pytest.approx(real, rel=0.15), (low, high)
 
 
 #: Seeds of the generated spans: the job sizes are heavy-tailed (a job may bring 2,000 tasks), so

@@ -172,6 +172,7 @@ def test_fit_censored_reads_the_start_of_the_trace(google_2011, tmp_path):
     start = mapping["load"]["start"]["input"]
     assert start["tasks"] == 132_982 and start["cpu"] == pytest.approx(7492.65, abs=0.01)
     shares = {c["name"]: c["cpu_share"] for c in mapping["classes"]}
+    # the part's hour sees too few production services end to split the classes by priority group
     assert "task" in shares and all(n == "task" or n.startswith("service-") for n in shares)
     # every row is in a class: the tasks without a lifetime are drawn into the task and service classes
     assert sum(shares.values()) == pytest.approx(1.0, abs=1e-9)

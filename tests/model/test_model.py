@@ -10,7 +10,14 @@ from scipy import integrate
 
 from batsim_google.errors import ParameterError
 from batsim_google.model.presets import PRESETS, preset
-from batsim_google.model.priority import priority_law, rate_for_centroid, rate_for_mean, unit_priority
+from batsim_google.model.priority import (
+    draw_priorities,
+    google_priority,
+    priority_law,
+    rate_for_centroid,
+    rate_for_mean,
+    unit_priority,
+)
 from batsim_google.model.workload_model import load_model, model_from_mapping
 
 
@@ -139,3 +146,43 @@ def test_google_priority_is_the_inverse_of_unit_priority_and_bands_drawn_priorit
     # a drawn priority in ]p / 12, (p + 1) / 12] is Google's p: 0.17 is above 2/12, 0.16 below
     assert google_priority([1e-9, 0.16, 0.17, 0.5, 0.75, 1.0]).tolist() == [0, 1, 2, 5, 8, 11]
     assert np.isnan(google_priority(np.nan))
+
+
+def test_a_class_may_draw_googles_levels_instead_of_the_truncated_exponential(tmp_path):
+    """``priorities``: an empirical law over Google's levels, drawn exactly (one level per task at
+    its weight) and mapped to (p + 1) / 12; a model file gives it or ``lambda``, not both."""
+    data = google_mapping()
+    levels = {"law": "empirical", "values": [0, 9, 11], "weights": [0.5, 0.4, 0.1]}
+    del data["classes"][1]["lambda"]
+    data["classes"][1]["priorities"] = levels
+    model = model_from_mapping(data)
+    assert model.classes[1].priority_rate is None and model.classes[1].priorities.values == (0, 9, 11)
+    assert model_from_mapping(model.to_mapping()) == model
+    index = np.repeat([0, 1], 100_000)
+    drawn = model.draw_priorities(index, np.random.default_rng(1))
+    counts = np.bincount(google_priority(drawn[index == 1]).astype(int), minlength=12)
+    assert counts[[0, 9, 11]] / 100_000 == pytest.approx([0.5, 0.4, 0.1], abs=0.005)
+    assert counts[[0, 9, 11]].sum() == 100_000  # no other level
+    # the other class still draws its truncated exponential: its mean is the law's
+    assert drawn[index == 0].mean() == pytest.approx(priority_law(model.classes[0].priority_rate).mean(), rel=0.01)
+    both = google_mapping()
+    both["classes"][1]["priorities"] = levels
+    with pytest.raises(ParameterError, match=r"classes\[1\]: give lambda .* or priorities, not both"):
+        model_from_mapping(both)
+    bad = google_mapping()
+    del bad["classes"][1]["lambda"]
+    bad["classes"][1]["priorities"] = {**levels, "values": [0, 9, 12]}
+    with pytest.raises(ParameterError, match=r"classes\[1\]\.priorities\.values\[2\]"):
+        model_from_mapping(bad)
+    neither = google_mapping()
+    del neither["classes"][1]["lambda"]
+    with pytest.raises(ParameterError, match=r"classes\[1\]\.lambda is missing"):
+        model_from_mapping(neither)
+
+
+def test_a_model_without_levels_draws_its_priorities_as_before():
+    model = preset("google")
+    index = np.random.default_rng(0).integers(0, 2, 1000)
+    rates = np.array([c.priority_rate for c in model.classes])
+    expected = draw_priorities(rates[index], np.random.default_rng(5))
+    assert np.array_equal(model.draw_priorities(index, np.random.default_rng(5)), expected)

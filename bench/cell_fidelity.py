@@ -1,0 +1,148 @@
+"""Benchmark: a generated cell against the trace's, per priority group and hour.
+
+A model of the Google cell (the ``google-2011-cell`` preset, or a model file: a plain ``fit`` of
+the trace parts) is generated warm-started on the whole cell (12,583 machines) over the shared
+parts' span (0-15,032 s) and over a day, for several seeds (the warm start and the arrivals as
+``generate --warm-start --seed S`` draws them), each task running from its submission for its
+makespan (no contention). Against the trace parts it prints, per priority group (free 0-1, normal
+2-8, production 9-11): the tasks running at t = 0 and their CPU, the tasks submitted per hour
+(the seeds' mean); the requested CPU at each hour of the span and the targets (within 5 % on
+average, 10 % every hour); the submissions per hour (within 10 % on average); over the
+generated day, the requested CPU per hour against the trace's start and the submissions per hour
+against the model's own mean rate.
+
+    uv run python -m bench.cell_fidelity [--model model.toml] [--seeds 1,2,3] [--data ../shared/data/google-2011]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from batsim_google.fitting.load_fidelity import input_load, running_load
+from batsim_google.fitting.priority_groups import PRIORITY_SPLIT, in_levels
+from batsim_google.fitting.trace_input import trace_task_table
+from batsim_google.generation.generator import generate
+from batsim_google.generation.warm_start import class_rates, warm_start
+from batsim_google.model.presets import preset
+from batsim_google.model.priority import google_priority
+from batsim_google.model.request_law import load_request_law
+from batsim_google.model.workload_model import load_model
+from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES
+from batsim_google.trace.row_accounting import RowAccount
+
+SPAN = 15_032.0
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+def _edges(end: float) -> np.ndarray:
+    return np.append(np.arange(0.0, end, HOUR), end)
+
+
+def _groups(levels: np.ndarray) -> dict[str, np.ndarray]:
+    return {name: in_levels(levels, bounds) for name, bounds in PRIORITY_SPLIT.items()}
+
+
+def trace_side(data: Path) -> dict:
+    frame, _ = trace_task_table([data], RowAccount(), censored=True)
+    residents = frame.filter(pl.col("resident"))
+    submitted = frame.filter(~pl.col("resident"))
+    edges = _edges(SPAN)
+    start_levels = residents["google_priority"].to_numpy()
+    levels = submitted["google_priority"].to_numpy()
+    subtime = submitted["subtime"].to_numpy()
+    cpu = residents["cpu_request"].fill_null(0.0).to_numpy()
+    return {
+        "start": {g: (int(m.sum()), float(cpu[m].sum())) for g, m in _groups(start_levels).items()},
+        "hourly": {g: np.histogram(subtime[m], edges)[0] for g, m in _groups(levels).items()},
+        "submitted": np.histogram(subtime, edges)[0],
+        "cpu": input_load(frame.with_columns(pl.col("subtime").fill_null(0.0)), edges).cpu,
+    }
+
+
+def generated_side(model, requests, seed: int, end: float) -> dict:
+    rng = np.random.default_rng(seed)
+    warm = warm_start(model, requests, rng.spawn(1)[0], 1.0, GOOGLE_2011_MACHINES)
+    batches = [warm, *generate(model, requests, rng, duration=end)]
+    edges = _edges(end)
+    subtime = np.concatenate([b.subtime for b in batches[1:]])
+    levels = google_priority(np.concatenate([b.priority for b in batches[1:]]))
+    load = running_load(
+        edges,
+        np.concatenate([b.subtime for b in batches]),
+        np.concatenate([b.subtime + b.makespan for b in batches]),
+        np.concatenate([b.cpu for b in batches]),
+        np.concatenate([b.memory for b in batches]),
+    )
+    start_levels = google_priority(warm.priority)
+    return {
+        "start": {g: (int(m.sum()), float(warm.cpu[m].sum())) for g, m in _groups(start_levels).items()},
+        "hourly": {g: np.histogram(subtime[m], edges)[0] for g, m in _groups(levels).items()},
+        "submitted": np.histogram(subtime, edges)[0],
+        "cpu": load.cpu,
+    }
+
+
+def expected_submissions(model, end: float) -> np.ndarray:
+    """The model's mean tasks submitted in each hour up to ``end`` (its rate through its profile)."""
+    rate = float(class_rates(model).sum())
+    edges = _edges(end)
+    profile = model.jobs.profile if model.jobs is not None and model.jobs.profile else model.arrival_profile
+    if profile is None:
+        return rate * np.diff(edges)
+    return rate * np.diff(profile.to_normalized_time(edges))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, help="a model file (default: the google-2011-cell preset)")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--data", type=Path, default=Path("../shared/data/google-2011"))
+    args = parser.parse_args()
+    model = preset("google-2011-cell") if args.model is None else load_model(args.model)
+    requests = load_request_law()
+    seeds = [int(s) for s in args.seeds.split(",")]
+    real = trace_side(args.data)
+    runs = [generated_side(model, requests, seed, SPAN) for seed in seeds]
+    print(f"model: {args.model or 'google-2011-cell preset'}; seeds {seeds}; whole cell, no contention")
+    print("running at t = 0, per group: tasks and CPU, generated (mean of the seeds) / real")
+    for group in PRIORITY_SPLIT:
+        tasks, cpu = real["start"][group]
+        gen_tasks = np.mean([r["start"][group][0] for r in runs])
+        gen_cpu = np.mean([r["start"][group][1] for r in runs])
+        print(
+            f"  {group:<10} real {tasks:>7,} tasks {cpu:>8,.1f} CPU | x{gen_tasks / tasks:.3f} tasks x{gen_cpu / cpu:.3f} CPU"
+        )
+    print("tasks submitted per hour of 0-15,032 s, per group: real | generated mean of the seeds")
+    for group in PRIORITY_SPLIT:
+        generated = np.mean([r["hourly"][group] for r in runs], axis=0)
+        print(
+            f"  {group:<10} real {real['hourly'][group].tolist()} | generated {np.round(generated).astype(int).tolist()}"
+        )
+        print(f"  {'':<10} total over the span: x{generated.sum() / max(real['hourly'][group].sum(), 1):.3f}")
+    for seed, run in zip(seeds, runs):
+        ratio = run["cpu"] / real["cpu"]
+        sub = run["submitted"] / real["submitted"]
+        print(
+            f"seed {seed}: requested CPU / real at hours {np.round(ratio, 3).tolist()}: mean error "
+            f"{np.mean(np.abs(ratio - 1)):.1%}, worst {np.max(np.abs(ratio - 1)):.1%}; submissions / real per hour "
+            f"{np.round(sub, 3).tolist()}, over the span x{run['submitted'].sum() / real['submitted'].sum():.3f}"
+        )
+    expected = expected_submissions(model, DAY)
+    for seed in seeds:
+        day = generated_side(model, requests, seed, DAY)
+        ratio = day["cpu"] / real["cpu"][0]
+        sub = day["submitted"] / expected
+        print(
+            f"seed {seed}, a generated day: CPU / the trace's start, mean {ratio.mean():.3f}, from {ratio.min():.3f} "
+            f"to {ratio.max():.3f}; submissions / the model's mean rate, mean {sub.mean():.3f}, mean error "
+            f"{np.mean(np.abs(sub - 1)):.1%}, over the day x{day['submitted'].sum() / expected.sum():.3f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
