@@ -54,6 +54,7 @@ from batsim_google.simulation.frontend import (
     missing_batsim_options,
     sleep_pstate,
 )
+from batsim_google.simulation.streamed_submissions import StreamedSubmissions
 
 COMPUTE_PSTATE = 0
 
@@ -78,12 +79,19 @@ class AcknowledgedRegistrations(logging.Filter):
 
     With ``--acknowledge-dynamic-jobs`` Batsim echoes every registration back as JOB_SUBMITTED,
     and pybatsim 3.2.1 reports each echo as a duplicate: a three-line warning (about 450 bytes) per
-    eviction, which buried everything else in the scheduler's log.
+    eviction, or per job of a streamed workload (``streamed``), which buried everything else in
+    the scheduler's log.
     """
+
+    streamed: StreamedSubmissions | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (message.startswith(f"The job '{RESUBMIT_WORKLOAD}!") and "was alredy in the job list" in message)
+        if not (message.startswith("The job '") and "was alredy in the job list" in message):
+            return True
+        job_id = message[len("The job '") : message.find("'", len("The job '"))]
+        streamed = self.streamed is not None and self.streamed.awaits_acknowledgement(job_id)
+        return not (job_id.startswith(f"{RESUBMIT_WORKLOAD}!") or streamed)
 
 
 ACKNOWLEDGED_REGISTRATIONS = AcknowledgedRegistrations()
@@ -98,6 +106,12 @@ class GoogleCell(BatsimScheduler):
         self.policy: Policy | None = None
         self._profiles_registered = False
         self.front_end = FrontEndOptions.from_mapping(self.options)
+        # a streamed run's workloads, registered job by job (:mod:`.streamed_submissions`)
+        self.submissions = StreamedSubmissions(self.front_end.stream) if self.front_end.stream else None
+        self._static_jobs_done = False
+        self._registration_finish_held = False
+        self._acknowledgements_only = False
+        ACKNOWLEDGED_REGISTRATIONS.streamed = self.submissions
         self.progress = ProgressFile(self.front_end.progress_file)
         self._batch_started = 0.0
         self.decision_seconds = 0.0
@@ -111,7 +125,12 @@ class GoogleCell(BatsimScheduler):
 
     def onAfterBatsimInit(self) -> None:
         receive = self.bs.network.recv
-        self.bs.network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
+        self.bs.network.recv = lambda blocking=False: self._received(complete_kill_progress(receive(blocking=blocking)))
+
+    def _received(self, message: dict | None) -> dict | None:
+        """Note whether Batsim's ``message`` only acknowledges a streamed run's registrations."""
+        self._acknowledgements_only = self.submissions is not None and self.submissions.only_acknowledgements(message)
+        return message
 
     def onSimulationBegins(self) -> None:
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
@@ -141,6 +160,8 @@ class GoogleCell(BatsimScheduler):
         self.messages += 1
 
     def onJobSubmission(self, job: Job) -> None:
+        if self.submissions is not None and self.submissions.acknowledged(job.id):
+            return  # the policy had it when it was registered
         delay = (job.profile_dict or {}).get("delay", 0.0)
         request = job_request(
             job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources
@@ -164,7 +185,8 @@ class GoogleCell(BatsimScheduler):
         self.policy.woken(self.bs.time())
 
     def onNoMoreJobsInWorkloads(self) -> None:
-        self.policy.no_more_jobs = True
+        self._static_jobs_done = True
+        self.policy.no_more_jobs = self.submissions is None or self.submissions.exhausted
 
     def onNoMoreExternalEvents(self) -> None:
         self.policy.no_more_events = True
@@ -180,8 +202,12 @@ class GoogleCell(BatsimScheduler):
         if self.policy is None:
             return
         now = self.bs.time()
-        for decision in self.policy.decide(now):
-            dispatch(self, decision)
+        submitted = self.submissions is not None and self._submit_streamed(now)
+        if submitted or not self._acknowledgements_only:
+            for decision in self.policy.decide(now):
+                dispatch(self, decision)
+        if self.submissions is not None:
+            self._register_ahead(now)
         self.decision_seconds += time.perf_counter() - self._batch_started
         self.progress.report(now)
 
@@ -220,7 +246,39 @@ class GoogleCell(BatsimScheduler):
         self.bs.wake_me_up_at(decision.time)
 
     def registration_finished(self, decision: RegistrationFinished) -> None:
+        if self.submissions is not None and not self.submissions.exhausted:
+            self._registration_finish_held = True  # Batsim would refuse the jobs still to stream
+            return
         self.bs.notify_registration_finished()
+
+    # ----- a streamed workload (:mod:`.streamed_submissions`) --------------------------------------
+
+    def _submit_streamed(self, now: float) -> bool:
+        """Submit the registered jobs due at ``now`` to the policy; whether there were any."""
+        due = self.submissions.due(now)
+        for job in due:
+            self.policy.job_submitted(
+                now, job_request(job.job_id, job.subtime, job.fields, job.walltime, job.delay, job.res)
+            )
+        if self._static_jobs_done and self.submissions.exhausted:
+            self.policy.no_more_jobs = True
+        return bool(due)
+
+    def _register_ahead(self, now: float) -> None:
+        """Register the next submission time's jobs, and ask to be woken then; not before Batsim
+        has submitted the stubs' jobs (registrations take simulated time in Batsim)."""
+        if not self._static_jobs_done:
+            return
+        jobs, wake = self.submissions.register_ahead(now)
+        for job in jobs:
+            if job.new_profile is not None:
+                self.bs.register_profiles(job.workload, {job.profile: job.new_profile})
+            self.bs.register_job(job.job_id, job.res, job.walltime, job.profile, job.subtime)
+        if wake is not None:
+            self.bs.wake_me_up_at(wake)
+        if self._registration_finish_held and self.submissions.exhausted:
+            self._registration_finish_held = False
+            self.bs.notify_registration_finished()
 
     def _set_pstates(self, pstates: list[tuple[int, int]]) -> None:
         """Switch (machine, pstate) pairs: one message per pstate, in order of its first machine."""
