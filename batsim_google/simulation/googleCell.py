@@ -182,7 +182,8 @@ class GoogleCell(BatsimScheduler):
         self.policy.power_changed(self.bs.time(), machines, int(pstate) == COMPUTE_PSTATE)
 
     def onRequestedCall(self) -> None:
-        self.policy.woken(self.bs.time())
+        if self.submissions is None or not self.submissions.claims_call(self.bs.time()):
+            self.policy.woken(self.bs.time())
 
     def onNoMoreJobsInWorkloads(self) -> None:
         self._static_jobs_done = True
@@ -257,9 +258,9 @@ class GoogleCell(BatsimScheduler):
         """Submit the registered jobs due at ``now`` to the policy; whether there were any."""
         due = self.submissions.due(now)
         for job in due:
-            self.policy.job_submitted(
-                now, job_request(job.job_id, job.subtime, job.fields, job.walltime, job.delay, job.res)
-            )
+            fields, delay = job.as_sent()
+            request = job_request(job.job_id, fields["subtime"], fields, fields.get("walltime", -1), delay, job.res)
+            self.policy.job_submitted(now, request)
         if self._static_jobs_done and self.submissions.exhausted:
             self.policy.no_more_jobs = True
         return bool(due)

@@ -10,7 +10,7 @@ submission time, which ``out_jobs.csv`` keeps) and one wake-up is asked at that 
 (:meth:`StreamedSubmissions.register_ahead`; Batsim's waiters are actions that every simulation step
 scans, :mod:`batsim_google.scheduling.wake_ups`). At that wake-up the front-end submits them to the
 policy (:meth:`~StreamedSubmissions.due`), in the batch and at the time a loaded run's JOB_SUBMITTED
-would bring them; the decisions come first in the reply and the registrations after them, so that
+would bring them, and without waking the policy (:meth:`~StreamedSubmissions.claims_call`); the decisions come first in the reply and the registrations after them, so that
 the simulated time Batsim's registration messages take delays no start. Batsim's acknowledgements
 of the registrations are dropped (:meth:`~StreamedSubmissions.acknowledged`), and a batch of nothing
 else decides nothing (:meth:`~StreamedSubmissions.only_acknowledgements`).
@@ -77,6 +77,7 @@ class StreamedSubmissions:
         _, self._next = _first_jobs(self._jobs)  # the first ones are in the stubs: Batsim submits them
         self._registered: deque[StreamedJob] = deque()
         self._unacknowledged: set[str] = set()
+        self._calls: deque[float] = deque()  # the wake-ups asked for submissions, in time order
         self.submitted = 0
 
     @property
@@ -96,7 +97,17 @@ class StreamedSubmissions:
             self._unacknowledged.add(self._next.job_id)
             self._next = next(self._jobs, None)
         wake = None if first <= now + DUE_TOLERANCE_S else max(first, now + MIN_LEAD_S)
+        if wake is not None:
+            self._calls.append(wake)
         return list(self._registered), wake
+
+    def claims_call(self, now: float) -> bool:
+        """Whether a call Batsim makes at ``now`` (a REQUESTED_CALL) is one asked for submissions:
+        the policy is not woken by it, as a loaded run's JOB_SUBMITTED does not wake it."""
+        if self._calls and self._calls[0] <= now + DUE_TOLERANCE_S:
+            self._calls.popleft()
+            return True
+        return False
 
     def due(self, now: float) -> list[StreamedJob]:
         """The registered jobs submitted at ``now`` or before, in Batsim's order."""

@@ -50,6 +50,11 @@ class StreamedJob:
     new_profile: dict | None
     delay: float
 
+    def as_sent(self) -> tuple[dict, float]:
+        """The job's fields and its profile's delay as a loaded run's scheduler would get them:
+        Batsim 4.2.1 writes every number of its messages with ``%f`` (:func:`as_batsim_sends`)."""
+        return as_batsim_sends(self.fields), as_batsim_sends(self.delay)
+
     @property
     def workload(self) -> str:
         return self.job_id.split("!", 1)[0]
@@ -63,6 +68,19 @@ class StreamedJob:
         """Batsim's walltime: the job's, -1 without one."""
         walltime = self.fields.get("walltime")
         return -1.0 if walltime is None else walltime
+
+
+def as_batsim_sends(value: Any) -> Any:
+    """``value`` (a JSON value) as Batsim 4.2.1's protocol writer gives it to the scheduler: every
+    float printed with ``%f``, six decimals (``protocol.hpp``'s ``Writer::Double``), so that a
+    priority 0.34580767906865734 in the file reaches the policy as 0.345808."""
+    if isinstance(value, float):
+        return float(f"{value:f}")
+    if isinstance(value, dict):
+        return {key: as_batsim_sends(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_batsim_sends(item) for item in value]
+    return value
 
 
 def _values(handle: BinaryIO, path: Path, what: str, items: Iterator) -> Iterator:
