@@ -107,7 +107,8 @@ class GoogleCell(BatsimScheduler):
         self._profiles_registered = False
         self.front_end = FrontEndOptions.from_mapping(self.options)
         # a streamed run's workloads, registered job by job (:mod:`.streamed_submissions`)
-        self.submissions = StreamedSubmissions(self.front_end.stream) if self.front_end.stream else None
+        streamed = self.front_end.stream
+        self.submissions = StreamedSubmissions(streamed, self.front_end.stream_to_sort) if streamed else None
         self._static_jobs_done = False
         self._registration_finish_held = False
         self._acknowledgements_only = False

@@ -52,7 +52,7 @@ from batsim_google.simulation.runner import (
 from batsim_google.simulation.schedulers import BUILT_IN, COMMAND, OWN_FRONT_END, PYBATSIM, PYTHON, SOCKET, Scheduler
 from batsim_google.simulation.settings import RunInputs, SimulationSettings
 from batsim_google.simulation.streamed_submissions import write_stub_workloads
-from batsim_google.simulation.workload_stream import unstreamable
+from batsim_google.simulation.workload_stream import in_submission_order, unstreamable
 
 PROGRESS_FILE = "progress.txt"
 #: Part of the name of a streamed run's stub workloads (``out_stub_w0.json``): the first jobs only.
@@ -139,6 +139,7 @@ def _own_front_end(
         platform=str(inputs.platform.resolve()),
         events=[str(path.resolve()) for path in inputs.events],
         stream=[str(path.resolve()) for path in inputs.workloads] if stream else (),
+        stream_to_sort=[str(path.resolve()) for path in _to_sort(inputs)] if stream else (),
     )
     return pybatsim_scheduler(googleCell.__file__, options.to_json(), timeout_ms=timeout_ms)
 
@@ -172,9 +173,18 @@ def stub_workloads(inputs: RunInputs, output: Path) -> list[Path]:
     return [output / f"{OUTPUT_PREFIX}_{STUB}_{workload_name(index)}.json" for index in range(len(inputs.workloads))]
 
 
+def _to_sort(inputs: RunInputs) -> list[Path]:
+    """The workloads whose jobs are not in submission order (a trace window's): a streamed run sorts them."""
+    return [path for path in inputs.workloads if not in_submission_order(path)]
+
+
 def _streamed(simulation: Simulation, inputs: RunInputs, on_poll: Callable[[], None] | None = None):
     """Write the stub workloads Batsim is given, then run."""
-    write_stub_workloads(simulation.workloads, inputs.workloads)
+    write_stub_workloads(
+        simulation.workloads,
+        [path.resolve() for path in inputs.workloads],
+        [path.resolve() for path in _to_sort(inputs)],
+    )
     return run_simulation(simulation, on_poll)
 
 

@@ -42,12 +42,15 @@ from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream
 DUE_TOLERANCE_S = 1e-7
 
 
-def write_stub_workloads(stubs: Sequence[Path], workloads: Sequence[str | Path]) -> None:
+def write_stub_workloads(
+    stubs: Sequence[Path], workloads: Sequence[str | Path], to_sort: Sequence[str | Path] = ()
+) -> None:
     """Batsim's workloads of a streamed run, one per workload: its jobs of the first submission
-    time of all (with their profiles and ``nb_res``), no later one."""
+    time of all (with their profiles and ``nb_res``), no later one (``to_sort``: the workloads
+    not in submission order, :func:`.workload_stream.streamed_jobs`)."""
     jobs: list[list[dict]] = [[] for _ in workloads]
     profiles: list[dict[str, dict]] = [{} for _ in workloads]
-    for job in _first_jobs(streamed_jobs(workloads))[0]:
+    for job in _first_jobs(streamed_jobs(workloads, to_sort))[0]:
         index = int(job.workload[1:])
         jobs[index].append(job.fields)
         if job.new_profile is not None:
@@ -70,10 +73,11 @@ def _first_jobs(jobs: Iterator[StreamedJob]) -> tuple[list[StreamedJob], Streame
 
 class StreamedSubmissions:
     """The jobs of ``workloads`` after the first submission time's: those still to register, and
-    those registered and not yet submitted to the policy (one submission time's at most)."""
+    those registered and not yet submitted to the policy (one submission time's at most);
+    ``to_sort``: the workloads not in submission order."""
 
-    def __init__(self, workloads: Sequence[str | Path]) -> None:
-        self._jobs = streamed_jobs(workloads)
+    def __init__(self, workloads: Sequence[str | Path], to_sort: Sequence[str | Path] = ()) -> None:
+        self._jobs = streamed_jobs(workloads, to_sort)
         _, self._next = _first_jobs(self._jobs)  # the first ones are in the stubs: Batsim submits them
         self._registered: deque[StreamedJob] = deque()
         self._unacknowledged: set[str] = set()

@@ -11,15 +11,19 @@ text), without reading the file whole: two streamed parsers (ijson) on the same 
 next job needs: this package's writer puts them in the order of their first job, so that the read-ahead
 holds a few; the jobs of one submission time are held together, to be sorted by id.
 
-A workload whose jobs are not in submission-time order cannot be streamed: the first job earlier
-than the one before it is an InputFileError naming the file and the job (:func:`is_streamable`
-finds it before a run). Only a profile's ``delay`` is kept once it was handed out (the policy's
+A workload whose jobs are not in submission-time order (a trace window's, its initial state among
+the later jobs) is sorted on disk first, a chunk of jobs at a time, then merged: memory holds a chunk
+and the profiles. Told nothing, the reader takes a file as ordered and refuses the first job
+earlier than the one before it, an InputFileError naming the file and the job
+(:func:`in_submission_order` tells before a run). Only a profile's ``delay`` is kept once it was handed out (the policy's
 work of a task), so memory holds a float per profile, not the profiles.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +37,8 @@ from batsim_google.fitting.json_shape import check_json_shape
 #: yajl's message once a value is complete and more text follows it: here, the ``jobs`` array or
 #: the ``profiles`` object has ended (both parsers start inside the workload's top-level object).
 VALUE_ENDED = "trailing garbage"
+#: Jobs of a workload not in submission order sorted in memory at once (:meth:`WorkloadStream._sorted_jobs`).
+SORT_CHUNK = 50_000
 #: Profile types whose definition names other profiles: registered alone, Batsim would not find them.
 REFERENCING_TYPES = frozenset({"composed"})
 
@@ -99,9 +105,10 @@ class WorkloadStream:
     """The jobs of one Batsim workload file in submission order (:meth:`jobs`), named as Batsim
     names the ``index``-th workload of its command line (``w<index>``)."""
 
-    def __init__(self, path: str | Path, index: int = 0) -> None:
+    def __init__(self, path: str | Path, index: int = 0, in_order: bool = True) -> None:
         self.path = Path(path)
         self.name = f"w{index}"
+        self.in_order = in_order
         try:
             offsets = check_json_shape(self.path)
         except OSError as error:
@@ -141,17 +148,26 @@ class WorkloadStream:
                 raise InputFileError(f"{self.path}: jobs[{index}] is not a JSON object (got {job!r})")
             yield index, job
 
-    def jobs(self) -> Iterator[StreamedJob]:
-        """Every job, by submission time then by id text (Batsim's order); a job earlier than the
-        one before it in the file is refused."""
-        group: list[tuple[str, int, dict]] = []
-        group_time = None
+    def _timed_jobs(self) -> Iterator[tuple[int, dict, float]]:
+        """(index, job, submission time) in the file's order; a subtime that is no number is refused."""
         for index, job in self._raw_jobs():
             subtime = job.get("subtime")
             if isinstance(subtime, bool) or not isinstance(subtime, int | float):
                 raise InputFileError(
                     f"{self.path}: jobs[{index}] (id {job.get('id')!r}): subtime {subtime!r} is not a number"
                 )
+            yield index, job, float(subtime)
+
+    def jobs(self) -> Iterator[StreamedJob]:
+        """Every job, by submission time then by id text (Batsim's order). A file in that order
+        is read as it goes, and a job earlier than the one before it is refused; one that is not
+        (``in_order`` False) is sorted on disk first (:meth:`_sorted_jobs`)."""
+        if not self.in_order:
+            yield from self._sorted_jobs()
+            return
+        group: list[tuple[str, int, dict]] = []
+        group_time = None
+        for index, job, subtime in self._timed_jobs():
             if group_time is not None and subtime != group_time:
                 if subtime < group_time:
                     raise InputFileError(
@@ -160,19 +176,46 @@ class WorkloadStream:
                     )
                 yield from self._in_batsim_order(group)
                 group = []
-            group_time = float(subtime)
+            group_time = subtime
             group.append((f"{self.name}!{job.get('id')}", index, job))
         yield from self._in_batsim_order(group)
 
+    def _sorted_jobs(self) -> Iterator[StreamedJob]:
+        """The jobs of a file not in submission order: sorted :data:`SORT_CHUNK` at a time into
+        runs of JSON lines in a temporary folder, then merged, so that memory holds a chunk of
+        jobs and the profiles (read whole: their order is no longer the jobs')."""
+        while True:  # the profiles, whole
+            try:
+                name, profile = next(self._profile_items())
+            except StopIteration:
+                break
+            if name in self._ahead:
+                raise InputFileError(f"{self.path}: profile {name!r} is defined twice")
+            self._ahead[name] = profile
+        with tempfile.TemporaryDirectory(prefix="batsim-google-sort-") as folder:
+            runs = []
+            for chunk in _chunks(self._timed_jobs(), SORT_CHUNK):
+                entries = sorted(
+                    ((subtime, f"{self.name}!{job.get('id')}", index, job) for index, job, subtime in chunk),
+                    key=lambda entry: entry[:2],
+                )
+                runs.append(Path(folder) / f"run{len(runs)}.jsonl")
+                with runs[-1].open("w", encoding="utf-8") as run:
+                    run.writelines(json.dumps(entry) + "\n" for entry in entries)
+            merged = heapq.merge(*map(_run_entries, runs), key=lambda entry: entry[:2])
+            for _, job_id, index, job in merged:
+                yield self._streamed(job_id, index, job)
+
     def _in_batsim_order(self, group: list[tuple[str, int, dict]]) -> Iterator[StreamedJob]:
         for job_id, index, job in sorted(group, key=lambda entry: entry[0]):
-            name = job.get("profile")
-            if not isinstance(name, str):
-                raise InputFileError(
-                    f"{self.path}: jobs[{index}] (id {job.get('id')!r}): profile {name!r} is not a name"
-                )
-            new_profile, delay = self._profile(name, job_id)
-            yield StreamedJob(job_id, float(job["subtime"]), job, name, new_profile, delay)
+            yield self._streamed(job_id, index, job)
+
+    def _streamed(self, job_id: str, index: int, job: dict) -> StreamedJob:
+        name = job.get("profile")
+        if not isinstance(name, str):
+            raise InputFileError(f"{self.path}: jobs[{index}] (id {job.get('id')!r}): profile {name!r} is not a name")
+        new_profile, delay = self._profile(name, job_id)
+        return StreamedJob(job_id, float(job["subtime"]), job, name, new_profile, delay)
 
     def _profile(self, name: str, job_id: str) -> tuple[dict | None, float]:
         """(the definition if no job named it before, else None; its delay)."""
@@ -207,10 +250,33 @@ class WorkloadStream:
         return self._profiles
 
 
-def streamed_jobs(paths: Sequence[str | Path]) -> Iterator[StreamedJob]:
+def _chunks(items: Iterator, size: int) -> Iterator[list]:
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _run_entries(path: Path) -> Iterator[list]:
+    """The entries of a sorted run, a JSON line each, read as the merge needs them."""
+    with path.open(encoding="utf-8") as run:
+        for line in run:
+            yield json.loads(line)
+
+
+def streamed_jobs(paths: Sequence[str | Path], to_sort: Sequence[str | Path] = ()) -> Iterator[StreamedJob]:
     """The jobs of the workloads (named ``w0``, ``w1``, ... in this order) merged in submission
-    order, the first workload's first at equal times (each workload is one submitter in Batsim)."""
-    streams = [_numbered(index, WorkloadStream(path, index).jobs()) for index, path in enumerate(paths)]
+    order, the first workload's first at equal times (each workload is one submitter in Batsim);
+    those of ``to_sort`` are not in submission order and get sorted (:meth:`WorkloadStream.jobs`)."""
+    unsorted = {str(path) for path in to_sort}
+    streams = [
+        _numbered(index, WorkloadStream(path, index, str(path) not in unsorted).jobs())
+        for index, path in enumerate(paths)
+    ]
     for _, job in heapq.merge(*streams, key=lambda entry: (entry[1].subtime, entry[0])):
         yield job
 
@@ -219,15 +285,21 @@ def _numbered(index: int, jobs: Iterator[StreamedJob]) -> Iterator[tuple[int, St
     return ((index, job) for job in jobs)
 
 
+def in_submission_order(path: str | Path) -> bool:
+    """Whether the jobs of the workload at ``path`` come by submission time in the file. Read from
+    its table (:func:`~batsim_google.fitting.batsim_input.read_workload_file`, which a run's checks
+    read already)."""
+    from batsim_google.fitting.batsim_input import read_workload_file
+
+    return read_workload_file(path).jobs["subtime"].is_sorted()
+
+
 def unstreamable(path: str | Path) -> str | None:
-    """Why the workload at ``path`` cannot be streamed (None if it can): jobs out of submission
-    order, or profiles that name other profiles. Read from its table
-    (:func:`~batsim_google.fitting.batsim_input.read_workload_file`, which a run's checks read already)."""
+    """Why the workload at ``path`` cannot be streamed (None if it can): profiles that name other
+    profiles (read from its table, as :func:`in_submission_order`)."""
     from batsim_google.fitting.batsim_input import read_workload_file
 
     read = read_workload_file(path)
-    if not read.jobs["subtime"].is_sorted():
-        return "its jobs are not in submission-time order"
     referencing = read.profiles.filter(read.profiles["type"].is_in(list(REFERENCING_TYPES)))
     if referencing.height:
         return f"profile {referencing['profile'][0]!r} is {referencing['type'][0]}"

@@ -19,6 +19,7 @@ from cell_scenarios import workload as write_workload
 from click.testing import CliRunner
 
 from batsim_google.cli import main
+from batsim_google.scheduling.wake_ups import MIN_LEAD_S
 
 pytestmark = pytest.mark.batsim
 MACHINES = 16
@@ -64,17 +65,21 @@ def _table(path, key: list[str]) -> pl.DataFrame:
     return pl.read_csv(path, infer_schema_length=0).fill_null("").sort(key)
 
 
-def same_table(loaded, streamed, name: str, key: list[str], times: list[str], energies: tuple[str, ...] = ()) -> int:
-    """The rows of ``name`` agree: text columns exactly, ``times`` to the microsecond, ``energies``
-    to a relative 1e-6. Returns the row count."""
+def same_table(
+    loaded, streamed, name: str, key: list[str], times: list[str], energies: tuple[str, ...] = (), late: int = 0
+) -> int:
+    """The rows of ``name`` agree: text columns exactly, ``times`` to the microsecond (but for
+    ``late`` rows, by at most MIN_LEAD_S: see :func:`same_run`), ``energies`` to a relative 1e-6.
+    Returns the row count."""
     a, b = _table(loaded / name, key), _table(streamed / name, key)
     assert a.columns == b.columns and a.height == b.height
     exact = [column for column in a.columns if column not in (*times, *energies)]
     differ = a.select(exact).with_row_index().join(b.select(exact), on=exact, how="anti")
     assert differ.is_empty(), f"{name}: rows differ, e.g. {differ.head(3).to_dicts()}"
     for column in times:
-        gap = (a[column].cast(pl.Float64, strict=False) - b[column].cast(pl.Float64, strict=False)).abs().max()
-        assert gap is None or gap <= TIME_TOLERANCE_S, f"{name}: {column} differs by {gap}"
+        gaps = (a[column].cast(pl.Float64, strict=False) - b[column].cast(pl.Float64, strict=False)).abs()
+        assert (gaps > TIME_TOLERANCE_S).sum() <= late, f"{name}: {column} differs by up to {gaps.max()}"
+        assert gaps.max() is None or gaps.max() <= MIN_LEAD_S, f"{name}: {column} differs by {gaps.max()}"
     for column in energies:
         x, y = a[column].cast(pl.Float64, strict=False), b[column].cast(pl.Float64, strict=False)
         gap = ((x - y).abs() / x.abs().clip(lower_bound=1.0)).max()
@@ -82,12 +87,15 @@ def same_table(loaded, streamed, name: str, key: list[str], times: list[str], en
     return a.height
 
 
-def same_run(loaded, streamed, energy: bool = True) -> int:
-    """Batsim's jobs, the scheduler's tasks and attempts and the metrics agree; returns the job count."""
+def same_run(loaded, streamed, energy: bool = True, late: int = 0) -> int:
+    """Batsim's jobs, the scheduler's tasks and attempts and the metrics agree; returns the job
+    count. ``late``: how many jobs may reach the policy up to MIN_LEAD_S after their submission
+    time (:mod:`batsim_google.simulation.streamed_submissions`: submitted within it of a batch)."""
     times = ["starting_time", "execution_time", "finish_time", "waiting_time", "turnaround_time", "stretch"]
-    jobs = same_table(loaded, streamed, "out_jobs.csv", ["job_id"], times, ("consumed_energy",) if energy else ())
-    same_table(loaded, streamed, "out_tasks.csv", ["task_id"], ["ended"])
-    same_table(loaded, streamed, "out_attempts.csv", ["job_id"], ["start", "end"])
+    energies = ("consumed_energy",) if energy else ()
+    jobs = same_table(loaded, streamed, "out_jobs.csv", ["job_id"], times, energies, late)
+    same_table(loaded, streamed, "out_tasks.csv", ["task_id"], ["ended"], late=late)
+    same_table(loaded, streamed, "out_attempts.csv", ["job_id"], ["start", "end"], late=late)
     metrics = [json.loads((folder / "metrics.json").read_text()) for folder in (loaded, streamed)]
     assert metrics[0].keys() == metrics[1].keys()
     for name, value in metrics[0].items():
@@ -135,3 +143,19 @@ def test_idle_sleep_delayed_restarts_and_a_horizon_stream_as_they_load(tmp_path,
     assert after.height == 6 and (after["outcome"] == "censored").all()
     assert tasks.filter(pl.col("restarts") > 0).height >= 4  # evicted, suspended 30 s, restarted
     assert pl.read_csv(streamed / "out_pstate_changes.csv").height > 2  # machines did switch
+
+
+def test_a_trace_replay_with_its_initial_state_streams_as_it_loads(tmp_path, google_2011, batsim_binary):
+    platform = tmp_path / "cell.xml"
+    _invoke(["platform", "--machines", "128", "-o", str(platform)])
+    workload = tmp_path / "window.json"
+    _invoke(
+        ["trace", "convert", str(google_2011), "-o", str(workload), "--start", "7000", "--end", "7300"]
+        + ["--sample-cell", "128", "--seed", "1"]
+    )
+    loaded, streamed = run_both(platform, workload, tmp_path, batsim_binary, "--horizon", "600")
+    # one job of the window comes 0.15 ms after a batch: it reaches the policy 1 ms later
+    assert same_run(loaded, streamed, late=1) > 500
+    stub = json.loads((streamed / "out_stub_w0.json").read_text())["jobs"]  # the initial state, at time 0
+    jobs = json.loads(workload.read_text())["jobs"]
+    assert len(stub) == sum(job["subtime"] == 0 for job in jobs) < len(jobs)

@@ -74,3 +74,24 @@ def test_acknowledgements_of_registrations_are_told_apart(workload):
     assert stream.awaits_acknowledgement("w0!2")
     assert stream.acknowledged("w0!2") and not stream.acknowledged("w0!2")
     assert not stream.acknowledged("w0!0")
+
+
+def test_a_run_streams_what_it_can_and_says_why_it_loads_the_rest(tmp_path, workload):
+    from batsim_google.scheduling.policy_config import PolicyConfig
+    from batsim_google.simulation.run import streams
+    from batsim_google.simulation.schedulers import built_in, scheduler_from_text
+    from batsim_google.simulation.settings import RunInputs, SimulationSettings
+
+    said: list[str] = []
+    streaming = SimulationSettings(stream_workload=True, warn=said.append)
+    platform = tmp_path / "platform.xml"
+    assert streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), streaming)
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), SimulationSettings())
+    assert not streams(scheduler_from_text("pybatsim=fillerSched"), RunInputs(platform, [workload]), streaming)
+    assert not said
+    composed = tmp_path / "composed.json"
+    profiles = {"p": {"type": "delay", "delay": 1}, "c": {"type": "composed", "seq": ["p"]}}
+    jobs = [{"id": 0, "subtime": 0.0, "res": 1, "profile": "c"}]
+    composed.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload, composed]), streaming)
+    assert said == [f"the workloads are loaded whole, not streamed: in {composed}, profile 'c' is composed"]

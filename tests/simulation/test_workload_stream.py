@@ -11,7 +11,12 @@ import pytest
 
 from batsim_google.errors import InputFileError
 from batsim_google.generation.batsim_json import WorkloadWriter
-from batsim_google.simulation.workload_stream import WorkloadStream, streamed_jobs, unstreamable
+from batsim_google.simulation.workload_stream import (
+    WorkloadStream,
+    in_submission_order,
+    streamed_jobs,
+    unstreamable,
+)
 
 
 def written(path: Path, jobs: dict, grain: float | None = None) -> Path:
@@ -94,7 +99,7 @@ def test_a_job_earlier_than_the_one_before_it_is_refused_naming_the_file_and_the
     path = raw(tmp_path / "late.json", jobs, profiles)
     with pytest.raises(InputFileError, match=r"late\.json: jobs\[2\] \(id 2\) is submitted at 3 s, before"):
         list(WorkloadStream(path).jobs())
-    assert unstreamable(path) == "its jobs are not in submission-time order"
+    assert not in_submission_order(path)  # a run streams it sorted instead
 
 
 @pytest.mark.parametrize(
@@ -127,3 +132,23 @@ def test_composed_profiles_are_not_streamable(tmp_path):
     assert unstreamable(path) == "profile 'c' is composed"
     good = written(tmp_path / "g.json", {"id": [0], "subtime": [0.0], "delay": [1.0]})
     assert unstreamable(good) is None
+
+
+def test_a_file_out_of_order_is_sorted_on_disk_a_chunk_at_a_time(tmp_path, monkeypatch):
+    import batsim_google.simulation.workload_stream as module
+
+    monkeypatch.setattr(module, "SORT_CHUNK", 7)  # several sorted runs, merged
+    times = [(i * 37) % 50 / 2 for i in range(50)]  # every time in a scrambled order, twice each
+    profiles = {f"p{i}": {"type": "delay", "delay": float(i)} for i in range(50)}
+    jobs = [{"id": i, "subtime": t, "res": 1, "profile": f"p{i}"} for i, t in enumerate(times)]
+    jobs[3]["profile"] = jobs[4]["profile"] = "shared"
+    profiles["shared"] = {"type": "delay", "delay": 99.0}
+    path = raw(tmp_path / "scrambled.json", jobs, profiles)
+    assert unstreamable(path) is None and not in_submission_order(path)
+    streamed = list(WorkloadStream(path, in_order=False).jobs())
+    expected = sorted((job["subtime"], f"w0!{job['id']}") for job in jobs)
+    assert [(job.subtime, job.job_id) for job in streamed] == expected
+    by_id = {job.job_id: job for job in streamed}
+    assert by_id["w0!10"].delay == 10.0 and by_id["w0!3"].delay == by_id["w0!4"].delay == 99.0
+    assert sum(job.new_profile is not None for job in streamed if job.profile == "shared") == 1
+    assert [job.job_id for job in streamed_jobs([path], to_sort=[path])] == [job_id for _, job_id in expected]
