@@ -3,12 +3,13 @@ time reaches them, so that Batsim holds only the jobs submitted and not yet fini
 
 Batsim starts with stub workloads of the same names holding only the jobs of the first submission
 time (a warm start's, at time 0), with their profiles (:func:`write_stub_workloads`): Batsim submits
-those itself, as in a loaded run. Every later job is registered ahead, one submission time at a
-time: after a batch's decisions, the jobs of the next submission time are registered
-(``REGISTER_PROFILE`` the first time a profile is named, then ``REGISTER_JOB`` with the job's own
-submission time, which ``out_jobs.csv`` keeps) and one wake-up is asked at that time
+those itself, as in a loaded run. Every later job is registered ahead, a minute of submissions at a
+time: after a batch's decisions, once the jobs registered before were all submitted, those of the
+next :data:`REGISTER_AHEAD_S` are registered (``REGISTER_PROFILE`` the first time a profile is
+named, then ``REGISTER_JOB`` with the job's own submission time, which ``out_jobs.csv`` keeps), and
+one wake-up is asked at a time, at the next submission time
 (:meth:`StreamedSubmissions.register_ahead`; Batsim's waiters are actions that every simulation step
-scans, :mod:`batsim_google.scheduling.wake_ups`). At that wake-up the front-end submits them to the
+scans, :mod:`batsim_google.scheduling.wake_ups`). At that wake-up the front-end submits its jobs to the
 policy (:meth:`~StreamedSubmissions.due`), in the batch and at the time a loaded run's JOB_SUBMITTED
 would bring them, and without waking the policy (:meth:`~StreamedSubmissions.claims_call`); the decisions come first in the reply and the registrations after them, so that
 the simulated time Batsim's registration messages take delays no start. Batsim's acknowledgements
@@ -36,6 +37,11 @@ from batsim_google.output_files import write_text
 from batsim_google.scheduling.wake_ups import MIN_LEAD_S
 from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream, streamed_jobs
 
+#: How far past the next submission time the jobs registered at once go, and about how many of them
+#: at most: Batsim holds them from then on (a window of the workload, not all of it), and
+#: acknowledges them in one message.
+REGISTER_AHEAD_S = 60.0
+REGISTER_AHEAD_JOBS = 10_000
 #: How far past ``now`` a submission time still counts as reached: Batsim's waiter sleeps
 #: ``target - now`` seconds, which may land a rounding error short of the target (times are written
 #: to the microsecond).
@@ -73,7 +79,7 @@ def _first_jobs(jobs: Iterator[StreamedJob]) -> tuple[list[StreamedJob], Streame
 
 class StreamedSubmissions:
     """The jobs of ``workloads`` after the first submission time's: those still to register, and
-    those registered and not yet submitted to the policy (one submission time's at most);
+    those registered and not yet submitted to the policy;
     ``to_sort``: the workloads not in submission order."""
 
     def __init__(self, workloads: Sequence[str | Path], to_sort: Sequence[str | Path] = ()) -> None:
@@ -82,6 +88,7 @@ class StreamedSubmissions:
         self._registered: deque[StreamedJob] = deque()
         self._unacknowledged: set[str] = set()
         self._calls: deque[float] = deque()  # the wake-ups asked for submissions, in time order
+        self._asked_for: float | None = None  # the submission time of the last of them
         self.submitted = 0
 
     @property
@@ -90,20 +97,28 @@ class StreamedSubmissions:
         return self._next is None and not self._registered
 
     def register_ahead(self, now: float) -> tuple[list[StreamedJob], float | None]:
-        """The jobs to register with Batsim now, none while registered ones wait: those of the
-        next submission time (and of every time reached by ``now``); and the time to be woken
-        at for them (None when they are due already: Batsim's acknowledgement brings a batch)."""
-        if self._registered or self._next is None:
-            return [], None
-        first = self._next.subtime
-        while self._next is not None and (self._next.subtime == first or self._next.subtime <= now + DUE_TOLERANCE_S):
-            self._registered.append(self._next)
-            self._unacknowledged.add(self._next.job_id)
-            self._next = next(self._jobs, None)
-        wake = None if first <= now + DUE_TOLERANCE_S else max(first, now + MIN_LEAD_S)
-        if wake is not None:
-            self._calls.append(wake)
-        return list(self._registered), wake
+        """The jobs to register with Batsim now: once none waits, those of the next
+        :data:`REGISTER_AHEAD_S` of submissions (at most about :data:`REGISTER_AHEAD_JOBS`, whole
+        submission times), whose acknowledgements then come in one message; and the time to be
+        woken at for the next registered submission time (None when asked already, or when it is
+        due: the acknowledgements bring a batch)."""
+        jobs: list[StreamedJob] = []
+        if not self._registered and self._next is not None:
+            end = max(self._next.subtime, now) + REGISTER_AHEAD_S
+            while self._next is not None and self._next.subtime <= end:
+                if len(jobs) >= REGISTER_AHEAD_JOBS and self._next.subtime != jobs[-1].subtime:
+                    break
+                jobs.append(self._next)
+                self._unacknowledged.add(self._next.job_id)
+                self._next = next(self._jobs, None)
+            self._registered.extend(jobs)
+        wake = None
+        if self._registered and self._registered[0].subtime > now + DUE_TOLERANCE_S:
+            if self._registered[0].subtime != self._asked_for:
+                self._asked_for = self._registered[0].subtime
+                wake = max(self._asked_for, now + MIN_LEAD_S)
+                self._calls.append(wake)
+        return jobs, wake
 
     def claims_call(self, now: float) -> bool:
         """Whether a call Batsim makes at ``now`` (a REQUESTED_CALL) is one asked for submissions:

@@ -22,7 +22,7 @@ def workload(tmp_path):
             pl.DataFrame(
                 {
                     "id": [0, 1, 2, 3, 4, 5],
-                    "subtime": [0.0, 0.0, 10.0, 10.0, 10.0005, 30.0],
+                    "subtime": [0.0, 0.0, 10.0, 10.0, 10.0005, 100.0],
                     "delay": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
                     "kind": ["task"] * 6,
                 }
@@ -45,20 +45,31 @@ def test_the_stubs_hold_the_first_submission_times_jobs_with_their_profiles(tmp_
     assert written["profiles"] == {"0": {"type": "delay", "delay": 1.0}, "1": {"type": "delay", "delay": 2.0}}
 
 
-def test_later_jobs_are_registered_one_submission_time_ahead_with_one_wake_up(workload):
+def test_later_jobs_are_registered_a_minute_ahead_with_one_wake_up_at_a_time(workload):
     stream = StreamedSubmissions([workload])
-    jobs, wake = stream.register_ahead(0.0)
-    assert ids(jobs) == ["w0!2", "w0!3"] and wake == 10.0  # the stubs' time-0 jobs are not streamed
-    assert stream.register_ahead(1.0) == ([], None)  # nothing more while those wait
+    jobs, wake = stream.register_ahead(0.0)  # the stubs' time-0 jobs are not streamed
+    assert ids(jobs) == ["w0!2", "w0!3", "w0!4"] and wake == 10.0  # up to 10 s + REGISTER_AHEAD_S
+    assert stream.register_ahead(1.0) == ([], None)  # asked already; nothing more while those wait
     assert stream.due(9.0) == []
-    assert ids(stream.due(10.0 - 1e-9)) == ["w0!2", "w0!3"]  # a waiter landing a rounding error short
+    assert not stream.claims_call(9.0)  # a call asked by the policy: it is woken
+    assert stream.claims_call(10.0 - 1e-9)  # the call asked for submissions, a rounding error short
+    assert ids(stream.due(10.0 - 1e-9)) == ["w0!2", "w0!3"]
     jobs, wake = stream.register_ahead(10.0)
-    assert ids(jobs) == ["w0!4"] and wake == pytest.approx(10.0 + MIN_LEAD_S)  # never asked at the last moment
+    assert jobs == [] and wake == pytest.approx(10.0 + MIN_LEAD_S)  # never asked at the last moment
+    assert stream.claims_call(10.0 + MIN_LEAD_S) and not stream.claims_call(10.0 + MIN_LEAD_S)
     assert ids(stream.due(10.0 + MIN_LEAD_S)) == ["w0!4"]
-    jobs, wake = stream.register_ahead(31.0)  # a batch past the next time: due at once, no wake-up
+    jobs, wake = stream.register_ahead(101.0)  # a batch past the next time: due at once, no wake-up
     assert ids(jobs) == ["w0!5"] and wake is None
     assert not stream.exhausted
-    assert ids(stream.due(31.0)) == ["w0!5"] and stream.exhausted and stream.submitted == 4
+    assert ids(stream.due(101.0)) == ["w0!5"] and stream.exhausted and stream.submitted == 4
+
+
+def test_a_registration_window_stops_at_its_job_count_between_submission_times(workload, monkeypatch):
+    import batsim_google.simulation.streamed_submissions as module
+
+    monkeypatch.setattr(module, "REGISTER_AHEAD_JOBS", 1)
+    stream = StreamedSubmissions([workload])
+    assert ids(stream.register_ahead(0.0)[0]) == ["w0!2", "w0!3"]  # a submission time stays whole
 
 
 def test_acknowledgements_of_registrations_are_told_apart(workload):
