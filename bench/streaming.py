@@ -11,8 +11,13 @@ streamed run's tasks ended as the loaded run's. Then the ratios: long span / sho
 (the issue's targets: peak memory <= 1.25x, wall <= 3.3x for 3 days over 1), and streamed /
 loaded, per span.
 
+Then what Batsim keeps per job once it ended (``--per-job N1 N2``): N tasks of 1 s submitted
+0.5 s apart on 16 machines (never more than two running), N1 then N2 of them, loaded and streamed:
+Batsim's peak grows by (peak(N2) - peak(N1)) / (N2 - N1) bytes per job (``--per-job`` with no
+number skips it).
+
     uv run python -m bench.streaming [--machines 1024] [--spans 86400 259200] [--batsim batsim-patched]
-        [--seed 1] [--timeout 7200] [--keep FOLDER]
+        [--seed 1] [--timeout 7200] [--keep FOLDER] [--per-job 20000 80000]
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from batsim_google.simulation.batsim_binary import binary_name
 
 MB = 1 << 20
 CELL_MACHINES = 12583
@@ -120,15 +127,50 @@ def same_tasks(first: Path, second: Path) -> str:
     return f"tasks ended the same {same}, attempts' largest time gap {gap:.2g} s, {moved} on other machines"
 
 
+def per_job(folder: Path, sizes: list[int], args) -> None:
+    """Batsim's peak memory over sequential one-second tasks, N1 and N2 of them, loaded and streamed."""
+    import polars as pl
+
+    from batsim_google.generation.batsim_json import WorkloadWriter
+
+    platform = folder / "cell-16.xml"
+    subprocess.run(command("platform", "--machines", 16, "-o", platform), check=True, capture_output=True)
+    peaks: dict[tuple[int, str], int] = {}
+    for size in sizes:
+        workload = folder / f"sequential-{size}.json"
+        tasks = {"id": range(size), "subtime": [0.5 * i for i in range(size)], "delay": [1.0] * size}
+        with WorkloadWriter(workload, nb_res=16) as writer:
+            writer.write(pl.DataFrame({**tasks, "kind": "task", "priority": 0.5, "cpu": 0.1, "memory": 0.1}))
+        for mode in MODES:
+            output = folder / f"sequential-{mode}-{size}"
+            wall, _, _ = run_measured(
+                [
+                    "run", "--platform", platform, "--workload", workload, "-o", output, f"--{mode}-workload",
+                    "--placement-latency", 0, "--no-energy-outputs", "--batsim", args.batsim, "--no-progress",
+                    "--no-figures", "--timeout", args.timeout,
+                ],
+                args.timeout + 600,
+            )  # fmt: skip
+            peaks[size, mode] = int((output / "batsim_peak_rss").read_text())
+            print(f"{size:,} sequential tasks, {mode:<6} {wall:7.1f} s  Batsim peak {peaks[size, mode] / MB:6.0f} MB")
+    small, large = sizes
+    for mode in MODES:
+        grown = (peaks[large, mode] - peaks[small, mode]) / (large - small)
+        print(f"Batsim keeps {grown / 1024:.1f} KB per job that ended ({mode})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machines", type=int, default=1024)
     parser.add_argument("--spans", type=float, nargs=2, default=[86400.0, 259200.0], metavar=("SHORT", "LONG"))
-    parser.add_argument("--batsim", default="batsim-patched")
+    parser.add_argument("--batsim", default=binary_name("patched"))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=7200.0)
     parser.add_argument("--keep", type=Path, help="keep the workloads and runs in this folder")
+    parser.add_argument("--per-job", type=int, nargs="*", default=[20000, 80000], metavar="N")
     args = parser.parse_args()
+    if args.per_job and len(args.per_job) != 2:
+        parser.error("--per-job takes two task counts (or none, to skip it)")
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
@@ -171,6 +213,8 @@ def main() -> None:
                 f"  {span:g} s: wall {b['wall'] / a['wall']:.2f}x  Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
                 f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x"
             )
+        if args.per_job:
+            per_job(folder, args.per_job, args)
 
 
 if __name__ == "__main__":
