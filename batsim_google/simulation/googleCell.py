@@ -267,8 +267,9 @@ class GoogleCell(BatsimScheduler):
         return bool(due)
 
     def _register_ahead(self, now: float) -> None:
-        """Register the next submission time's jobs, and ask to be woken then; not before Batsim
-        has submitted the stubs' jobs (registrations take simulated time in Batsim)."""
+        """Register the next minute of submissions once the last is submitted, and ask to be woken
+        at the next submission time; not before Batsim has submitted the stubs' jobs (registrations
+        take simulated time in Batsim)."""
         if not self._static_jobs_done:
             return
         jobs, wake = self.submissions.register_ahead(now)
