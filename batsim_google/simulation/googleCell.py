@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -74,6 +75,22 @@ def complete_kill_progress(message: dict | None) -> dict | None:
     return message
 
 
+def drop_forgotten_kills(message: dict | None, jobs: Mapping) -> dict | None:
+    """Leave out of JOB_KILLED events the jobs no longer in pybatsim's ``jobs``: the front-end forgets
+    a job once it ended (:meth:`GoogleCell.onNoMoreEvents`), and a kill sent at the very instant a
+    job completes comes back after that job's JOB_COMPLETED, naming it (its progress is none)."""
+    for event in (message or {}).get("events", []):
+        if event.get("type") == "JOB_KILLED":
+            event["data"]["job_ids"] = [job_id for job_id in event["data"]["job_ids"] if job_id in jobs]
+    if message and any(
+        event.get("type") == "JOB_KILLED" and not event["data"]["job_ids"] for event in message.get("events", [])
+    ):
+        message["events"] = [
+            event for event in message["events"] if event.get("type") != "JOB_KILLED" or event["data"]["job_ids"]
+        ]
+    return message
+
+
 class AcknowledgedRegistrations(logging.Filter):
     """Drops pybatsim's warning that a job this scheduler registered is "already in the job list".
 
@@ -112,6 +129,7 @@ class GoogleCell(BatsimScheduler):
         self._static_jobs_done = False
         self._registration_finish_held = False
         self._acknowledgements_only = False
+        self._ended: list[str] = []  # jobs that ended in this batch, forgotten at its end
         ACKNOWLEDGED_REGISTRATIONS.streamed = self.submissions
         self.progress = ProgressFile(self.front_end.progress_file)
         self._batch_started = 0.0
@@ -126,7 +144,9 @@ class GoogleCell(BatsimScheduler):
 
     def onAfterBatsimInit(self) -> None:
         receive = self.bs.network.recv
-        self.bs.network.recv = lambda blocking=False: self._received(complete_kill_progress(receive(blocking=blocking)))
+        self.bs.network.recv = lambda blocking=False: self._received(
+            complete_kill_progress(drop_forgotten_kills(receive(blocking=blocking), self.bs.jobs))
+        )
 
     def _received(self, message: dict | None) -> dict | None:
         """Note whether Batsim's ``message`` only acknowledges a streamed run's registrations."""
@@ -171,6 +191,7 @@ class GoogleCell(BatsimScheduler):
 
     def onJobCompletion(self, job: Job) -> None:
         self.policy.job_ended(self.bs.time(), job.id, end_status(job.job_state.name))
+        self._ended.append(job.id)
 
     def onNotifyEventMachineUnavailable(self, machines: ProcSet) -> None:
         self.policy.machines_unavailable(self.bs.time(), list(machines))
@@ -210,6 +231,9 @@ class GoogleCell(BatsimScheduler):
                 dispatch(self, decision)
         if self.submissions is not None:
             self._register_ahead(now)
+        for job_id in self._ended:  # pybatsim keeps every job it met (1.6 KB each): forget the ended ones
+            self.bs.jobs.pop(job_id, None)
+        self._ended.clear()
         self.decision_seconds += time.perf_counter() - self._batch_started
         self.progress.report(now)
 
@@ -225,6 +249,7 @@ class GoogleCell(BatsimScheduler):
 
     def reject(self, decision: Reject) -> None:
         self.bs.reject_jobs_by_id(list(decision.job_ids))
+        self._ended.extend(decision.job_ids)  # a rejected job gets no JOB_COMPLETED
 
     def register(self, decision: Register) -> None:
         bs = self.bs
