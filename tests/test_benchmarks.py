@@ -117,6 +117,16 @@ def test_trace_benchmark(google_2011):
         ),
         (("bench.platform", "--jobs", "20", "--repeat", "1"), ["batsim -E  12583 machines, 20 jobs"]),
         (
+            ("bench.streaming", "--machines", "16", "--spans", "600", "1200", "--per-job", "100", "300"),
+            [
+                "600 s on 16 machines",
+                "streamed vs loaded: tasks ended the same True",
+                "ratios 1200 s / 600 s",
+                "ratios streamed / loaded:",
+                "per job that ended (stream)",
+            ],
+        ),
+        (
             ("bench.batsim_cost", "--machines", "64", "--residents", "50", "--tasks", "20", "--google-tasks", "50"),
             [
                 "64 machines  burst:     50 jobs",

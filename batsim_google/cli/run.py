@@ -11,7 +11,7 @@ from batsim_google.cli.common import fail, warmup_option
 from batsim_google.cli.metrics import summary_lines
 from batsim_google.cli.policy_options import policy_options
 from batsim_google.cli.scheduler_option import scheduler_options
-from batsim_google.cli.simulation_options import simulation_options, simulation_settings
+from batsim_google.cli.simulation_options import STREAM_WORKLOAD_OPTION, simulation_options, simulation_settings
 from batsim_google.experiments.measured_run import WINDOW_ENDS
 from batsim_google.output_files import locked_folder
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -53,6 +53,7 @@ from batsim_google.units import DAY, HOUR
 @scheduler_options
 @warmup_option
 @simulation_options("simulated time")
+@STREAM_WORKLOAD_OPTION
 @click.option(
     "--energy-outputs/--no-energy-outputs",
     default=None,
@@ -100,6 +101,7 @@ def run(
     batsim_binary,
     batsim_log,
     progress,
+    stream_workload,
     frontend,
     scheduler_text,
     scheduler_options,
@@ -120,6 +122,7 @@ def run(
         energy_outputs=energy_outputs,
         batsim_log=batsim_log,
         frontend=frontend,
+        stream_workload=stream_workload,
         say=click.echo,
     )
     inputs = RunInputs(platform, workloads, events)

@@ -20,6 +20,15 @@ TIMEOUT_OPTION = click.option(
     help="Wall-clock limit of one simulation, seconds.",
 )
 
+#: ``--stream-workload/--load-workload``: how Batsim gets the workloads (SimulationSettings.stream_workload).
+STREAM_WORKLOAD_OPTION = click.option(
+    "--stream-workload/--load-workload",
+    default=SimulationSettings.stream_workload,
+    show_default=True,
+    help="Register the workloads' jobs at their submission times, so that Batsim holds only the jobs submitted and "
+    "not finished (built-in or Python-policy scheduler; see docs/scheduler.md), or let Batsim load them whole.",
+)
+
 
 def simulation_options(progress_over: str) -> Callable[[Callable], Callable]:
     """``--timeout``, ``--batsim`` and ``--progress/--no-progress`` (a bar over ``progress_over``);

@@ -173,7 +173,9 @@ class FrontEndOptions:
     or ``policy_class`` (``module:Class`` or ``file.py:Class``) with its ``policy_options``;
     ``output`` (prefix of the accounting files), ``progress_file`` (the simulated time reached, for
     progress bars), ``platform`` and ``events`` (the files Batsim replays: see :func:`cell_policy`),
-    ``verbose`` (pybatsim's own log)."""
+    ``stream`` (the workloads a streamed run registers job by job, Batsim given stubs of their first
+    jobs: :mod:`.streamed_submissions`) and ``stream_to_sort`` (those of them not in submission
+    order), ``verbose`` (pybatsim's own log)."""
 
     policy: Mapping = field(default_factory=dict)
     policy_class: str | None = None
@@ -182,6 +184,8 @@ class FrontEndOptions:
     progress_file: str | None = None
     platform: str | None = None
     events: Sequence[str] = ()
+    stream: Sequence[str] = ()
+    stream_to_sort: Sequence[str] = ()
     verbose: bool = False
 
     def to_json(self) -> dict:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 
 from batsim.batsim import BatsimScheduler, Job
 from procset import ProcSet
@@ -55,6 +56,7 @@ from batsim_google.simulation.frontend import (
     sleep_pstate,
 )
 from batsim_google.simulation.pybatsim_messages import quiet
+from batsim_google.simulation.streamed_submissions import StreamedSubmissions
 
 COMPUTE_PSTATE = 0
 
@@ -74,17 +76,40 @@ def complete_kill_progress(message: dict | None) -> dict | None:
     return message
 
 
+def drop_forgotten_kills(message: dict | None, jobs: Mapping) -> dict | None:
+    """Leave out of JOB_KILLED events the jobs no longer in pybatsim's ``jobs``: the front-end forgets
+    a job once it ended (:meth:`GoogleCell.onNoMoreEvents`), and a kill sent at the very instant a
+    job completes comes back after that job's JOB_COMPLETED, naming it (its progress is none)."""
+    for event in (message or {}).get("events", []):
+        if event.get("type") == "JOB_KILLED":
+            event["data"]["job_ids"] = [job_id for job_id in event["data"]["job_ids"] if job_id in jobs]
+    if message and any(
+        event.get("type") == "JOB_KILLED" and not event["data"]["job_ids"] for event in message.get("events", [])
+    ):
+        message["events"] = [
+            event for event in message["events"] if event.get("type") != "JOB_KILLED" or event["data"]["job_ids"]
+        ]
+    return message
+
+
 class AcknowledgedRegistrations(logging.Filter):
     """Drops pybatsim's warning that a job this scheduler registered is "already in the job list".
 
     With ``--acknowledge-dynamic-jobs`` Batsim echoes every registration back as JOB_SUBMITTED,
     and pybatsim 3.2.1 reports each echo as a duplicate: a three-line warning (about 450 bytes) per
-    eviction, which buried everything else in the scheduler's log.
+    eviction, or per job of a streamed workload (``streamed``), which buried everything else in
+    the scheduler's log.
     """
+
+    streamed: StreamedSubmissions | None = None
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        return not (message.startswith(f"The job '{RESUBMIT_WORKLOAD}!") and "was alredy in the job list" in message)
+        if not (message.startswith("The job '") and "was alredy in the job list" in message):
+            return True
+        job_id = message[len("The job '") : message.find("'", len("The job '"))]
+        streamed = self.streamed is not None and self.streamed.awaits_acknowledgement(job_id)
+        return not (job_id.startswith(f"{RESUBMIT_WORKLOAD}!") or streamed)
 
 
 ACKNOWLEDGED_REGISTRATIONS = AcknowledgedRegistrations()
@@ -99,6 +124,14 @@ class GoogleCell(BatsimScheduler):
         self.policy: Policy | None = None
         self._profiles_registered = False
         self.front_end = FrontEndOptions.from_mapping(self.options)
+        # a streamed run's workloads, registered job by job (:mod:`.streamed_submissions`)
+        streamed = self.front_end.stream
+        self.submissions = StreamedSubmissions(streamed, self.front_end.stream_to_sort) if streamed else None
+        self._static_jobs_done = False
+        self._registration_finish_held = False
+        self._acknowledgements_only = False
+        self._ended: list[str] = []  # jobs that ended in this batch, forgotten at its end
+        ACKNOWLEDGED_REGISTRATIONS.streamed = self.submissions
         self.progress = ProgressFile(self.front_end.progress_file)
         self._batch_started = 0.0
         self._allocations: dict[int, ProcSet] = {}  # one per machine, made once: ProcSet() costs
@@ -114,9 +147,16 @@ class GoogleCell(BatsimScheduler):
     def onAfterBatsimInit(self) -> None:
         network = self.bs.network
         receive = network.recv
-        network.recv = lambda blocking=False: complete_kill_progress(receive(blocking=blocking))
+        network.recv = lambda blocking=False: self._received(
+            complete_kill_progress(drop_forgotten_kills(receive(blocking=blocking), self.bs.jobs))
+        )
         if not self.front_end.verbose:  # pybatsim's log lines of whole messages, dropped unread
             network.recv, network.send = quiet(network.recv, network.send)
+
+    def _received(self, message: dict | None) -> dict | None:
+        """Note whether Batsim's ``message`` only acknowledges a streamed run's registrations."""
+        self._acknowledgements_only = self.submissions is not None and self.submissions.only_acknowledgements(message)
+        return message
 
     def onSimulationBegins(self) -> None:
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
@@ -146,6 +186,8 @@ class GoogleCell(BatsimScheduler):
         self.messages += 1
 
     def onJobSubmission(self, job: Job) -> None:
+        if self.submissions is not None and self.submissions.acknowledged(job.id):
+            return  # the policy had it when it was registered
         delay = (job.profile_dict or {}).get("delay", 0.0)
         request = job_request(
             job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources
@@ -154,6 +196,7 @@ class GoogleCell(BatsimScheduler):
 
     def onJobCompletion(self, job: Job) -> None:
         self.policy.job_ended(self.bs.time(), job.id, end_status(job.job_state.name))
+        self._ended.append(job.id)
 
     def onNotifyEventMachineUnavailable(self, machines: ProcSet) -> None:
         self.policy.machines_unavailable(self.bs.time(), list(machines))
@@ -166,10 +209,12 @@ class GoogleCell(BatsimScheduler):
         self.policy.power_changed(self.bs.time(), machines, int(pstate) == COMPUTE_PSTATE)
 
     def onRequestedCall(self) -> None:
-        self.policy.woken(self.bs.time())
+        if self.submissions is None or not self.submissions.claims_call(self.bs.time()):
+            self.policy.woken(self.bs.time())
 
     def onNoMoreJobsInWorkloads(self) -> None:
-        self.policy.no_more_jobs = True
+        self._static_jobs_done = True
+        self.policy.no_more_jobs = self.submissions is None or self.submissions.exhausted
 
     def onNoMoreExternalEvents(self) -> None:
         self.policy.no_more_events = True
@@ -185,8 +230,15 @@ class GoogleCell(BatsimScheduler):
         if self.policy is None:
             return
         now = self.bs.time()
-        for decision in self.policy.decide(now):
-            dispatch(self, decision)
+        submitted = self.submissions is not None and self._submit_streamed(now)
+        if submitted or not self._acknowledgements_only:
+            for decision in self.policy.decide(now):
+                dispatch(self, decision)
+        if self.submissions is not None:
+            self._register_ahead(now)
+        for job_id in self._ended:  # pybatsim keeps every job it met (1.6 KB each): forget the ended ones
+            self.bs.jobs.pop(job_id, None)
+        self._ended.clear()
         self.decision_seconds += time.perf_counter() - self._batch_started
         self.progress.report(now)
 
@@ -205,6 +257,7 @@ class GoogleCell(BatsimScheduler):
 
     def reject(self, decision: Reject) -> None:
         self.bs.reject_jobs_by_id(list(decision.job_ids))
+        self._ended.extend(decision.job_ids)  # a rejected job gets no JOB_COMPLETED
 
     def register(self, decision: Register) -> None:
         bs = self.bs
@@ -228,7 +281,40 @@ class GoogleCell(BatsimScheduler):
         self.bs.wake_me_up_at(decision.time)
 
     def registration_finished(self, decision: RegistrationFinished) -> None:
+        if self.submissions is not None and not self.submissions.exhausted:
+            self._registration_finish_held = True  # Batsim would refuse the jobs still to stream
+            return
         self.bs.notify_registration_finished()
+
+    # ----- a streamed workload (:mod:`.streamed_submissions`) --------------------------------------
+
+    def _submit_streamed(self, now: float) -> bool:
+        """Submit the registered jobs due at ``now`` to the policy; whether there were any."""
+        due = self.submissions.due(now)
+        for job in due:
+            fields, delay = job.as_sent()
+            request = job_request(job.job_id, fields["subtime"], fields, fields.get("walltime", -1), delay, job.res)
+            self.policy.job_submitted(now, request)
+        if self._static_jobs_done and self.submissions.exhausted:
+            self.policy.no_more_jobs = True
+        return bool(due)
+
+    def _register_ahead(self, now: float) -> None:
+        """Register the next minute of submissions once the last is submitted, and ask to be woken
+        at the next submission time; not before Batsim has submitted the stubs' jobs (registrations
+        take simulated time in Batsim)."""
+        if not self._static_jobs_done:
+            return
+        jobs, wake = self.submissions.register_ahead(now)
+        for job in jobs:
+            if job.new_profile is not None:
+                self.bs.register_profiles(job.workload, {job.profile: job.new_profile})
+            self.bs.register_job(job.job_id, job.res, job.walltime, job.profile, job.subtime)
+        if wake is not None:
+            self.bs.wake_me_up_at(wake)
+        if self._registration_finish_held and self.submissions.exhausted:
+            self._registration_finish_held = False
+            self.bs.notify_registration_finished()
 
     def _set_pstates(self, pstates: list[tuple[int, int]]) -> None:
         """Switch (machine, pstate) pairs: one message per pstate, in order of its first machine."""

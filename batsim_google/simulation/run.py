@@ -35,6 +35,7 @@ from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.policy_loader import refuse_while_loading
 from batsim_google.simulation.preflight import BATSIM_PY, preflight
 from batsim_google.simulation.progress_bar import ProgressBar
+from batsim_google.simulation.run_inputs import workload_name
 from batsim_google.simulation.run_platform import PLATFORM_RECORD, record_platform
 from batsim_google.simulation.runner import (
     BATSIM,
@@ -50,8 +51,12 @@ from batsim_google.simulation.runner import (
 )
 from batsim_google.simulation.schedulers import BUILT_IN, COMMAND, OWN_FRONT_END, PYBATSIM, PYTHON, SOCKET, Scheduler
 from batsim_google.simulation.settings import RunInputs, SimulationSettings
+from batsim_google.simulation.streamed_submissions import write_stub_workloads
+from batsim_google.simulation.workload_stream import in_submission_order, unstreamable
 
 PROGRESS_FILE = "progress.txt"
+#: Part of the name of a streamed run's stub workloads (``out_stub_w0.json``): the first jobs only.
+STUB = "stub"
 #: Present in a run's folder while its files are not those of a run that ended well.
 INCOMPLETE = "INCOMPLETE"
 #: The metrics ``run`` writes beside the outputs once the simulation ended.
@@ -120,8 +125,11 @@ def batsim_options(needs: BatsimNeeds, has_events: bool) -> list[str]:
     return options
 
 
-def _own_front_end(scheduler: Scheduler, inputs: RunInputs, output: Path, timeout_ms: int) -> Callable:
-    """This package's pybatsim front-end (:mod:`.googleCell`) with the built-in policy or a user's."""
+def _own_front_end(
+    scheduler: Scheduler, inputs: RunInputs, output: Path, timeout_ms: int, stream: bool = False
+) -> Callable:
+    """This package's pybatsim front-end (:mod:`.googleCell`) with the built-in policy or a user's
+    (``stream``: it registers the workloads' jobs, :mod:`.streamed_submissions`)."""
     options = FrontEndOptions(
         policy=dataclasses.asdict(scheduler.config) if scheduler.kind == BUILT_IN else {},
         policy_class=scheduler.target if scheduler.kind == PYTHON else None,
@@ -130,6 +138,8 @@ def _own_front_end(scheduler: Scheduler, inputs: RunInputs, output: Path, timeou
         progress_file=str(output / PROGRESS_FILE),
         platform=str(inputs.platform.resolve()),
         events=[str(path.resolve()) for path in inputs.events],
+        stream=[str(path.resolve()) for path in inputs.workloads] if stream else (),
+        stream_to_sort=[str(path.resolve()) for path in _to_sort(inputs)] if stream else (),
     )
     return pybatsim_scheduler(googleCell.__file__, options.to_json(), timeout_ms=timeout_ms)
 
@@ -158,12 +168,49 @@ SCHEDULER_COMMANDS: dict[str, Callable[[Scheduler, RunInputs, Path, int], Callab
 }
 
 
+def stub_workloads(inputs: RunInputs, output: Path) -> list[Path]:
+    """Where a streamed run's stub workloads go (one per workload, for Batsim's workload names)."""
+    return [output / f"{OUTPUT_PREFIX}_{STUB}_{workload_name(index)}.json" for index in range(len(inputs.workloads))]
+
+
+def _to_sort(inputs: RunInputs) -> list[Path]:
+    """The workloads whose jobs are not in submission order (a trace window's): a streamed run sorts them."""
+    return [path for path in inputs.workloads if not in_submission_order(path)]
+
+
+def _streamed(simulation: Simulation, inputs: RunInputs, on_poll: Callable[[], None] | None = None):
+    """Write the stub workloads Batsim is given, then run."""
+    write_stub_workloads(
+        simulation.workloads,
+        [path.resolve() for path in inputs.workloads],
+        [path.resolve() for path in _to_sort(inputs)],
+    )
+    return run_simulation(simulation, on_poll)
+
+
+def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSettings) -> bool:
+    """Whether the run streams its workloads: asked, by this package's front-end, and each of them
+    streamable (else it is loaded whole, with a warning saying why)."""
+    if not settings.stream_workload or scheduler.kind not in OWN_FRONT_END or settings.frontend != PYBATSIM_FRONTEND:
+        return False
+    for path in inputs.workloads:
+        reason = unstreamable(path)
+        if reason:
+            settings.warn(f"the workloads are loaded whole, not streamed: in {path}, {reason}")
+            return False
+    return True
+
+
 def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, energy: bool):
+    timeout_ms = int(settings.timeout * 1000)
+    streamed = streams(scheduler, inputs, settings)
     simulation = Simulation(
         platform=inputs.platform,
-        workloads=list(inputs.workloads),
+        workloads=stub_workloads(inputs, output) if streamed else list(inputs.workloads),
         output=output,
-        scheduler=SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, int(settings.timeout * 1000)),
+        scheduler=_own_front_end(scheduler, inputs, output, timeout_ms, stream=True)
+        if streamed
+        else SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, timeout_ms),
         events=list(inputs.events),
         energy=energy,
         batsim_options=batsim_options(scheduler.needs(settings.timeout), bool(inputs.events)),
@@ -172,7 +219,7 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
         batsim_log=settings.batsim_log,
         scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue (stdout)
     )
-    return partial(run_simulation, simulation)
+    return partial(_streamed, simulation, inputs) if streamed else partial(run_simulation, simulation)
 
 
 def _batsim_py_launch(

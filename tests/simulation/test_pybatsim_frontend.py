@@ -109,3 +109,16 @@ def test_acknowledged_registrations_do_not_flood_the_log(caplog):
     pybatsim_reading(submitted(registered, other), registered=(registered, other))
     assert registered not in caplog.text
     assert f"The job '{other}' was alredy in the job list" in caplog.text
+
+
+def test_a_kill_naming_jobs_the_front_end_forgot_keeps_the_others():
+    from batsim_google.simulation.googleCell import drop_forgotten_kills
+
+    known = {"w0!1": object()}  # w0!2 ended in an earlier message and was forgotten
+    message = drop_forgotten_kills(copy.deepcopy(KILLED_AT_COMPLETION), known)
+    assert message["events"][0]["data"]["job_ids"] == ["w0!1"]
+    assert pybatsim_reading(complete_kill_progress(message)).killed == ["w0!1"]
+    only_forgotten = drop_forgotten_kills(copy.deepcopy(KILLED_AT_COMPLETION), {})
+    assert only_forgotten["events"] == []  # nothing left to tell pybatsim
+    assert pybatsim_reading(only_forgotten).killed == []
+    assert drop_forgotten_kills(None, known) is None

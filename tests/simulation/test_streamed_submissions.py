@@ -1,0 +1,108 @@
+"""A streamed run's bookkeeping without Batsim: the stubs hold the first submission time's jobs, later
+ones are registered a submission time ahead with one wake-up, submitted once due, and their
+acknowledgements told apart."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from batsim_google.generation.batsim_json import WorkloadWriter
+from batsim_google.scheduling.wake_ups import MIN_LEAD_S
+from batsim_google.simulation.streamed_submissions import StreamedSubmissions, write_stub_workloads
+
+
+@pytest.fixture
+def workload(tmp_path):
+    path = tmp_path / "w.json"
+    with WorkloadWriter(path, nb_res=5) as writer:
+        writer.write(
+            pl.DataFrame(
+                {
+                    "id": [0, 1, 2, 3, 4, 5],
+                    "subtime": [0.0, 0.0, 10.0, 10.0, 10.0005, 100.0],
+                    "delay": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                    "kind": ["task"] * 6,
+                }
+            )
+        )
+    return path
+
+
+def ids(jobs) -> list[str]:
+    return [job.job_id for job in jobs]
+
+
+def test_the_stubs_hold_the_first_submission_times_jobs_with_their_profiles(tmp_path, workload):
+    stub = tmp_path / "stub.json"
+    write_stub_workloads([stub], [workload])
+    written = json.loads(stub.read_text())
+    assert written["nb_res"] == 5
+    assert [job["id"] for job in written["jobs"]] == [0, 1]
+    assert written["jobs"][0]["kind"] == "task"  # the job's own fields, for Batsim's JOB_SUBMITTED
+    assert written["profiles"] == {"0": {"type": "delay", "delay": 1.0}, "1": {"type": "delay", "delay": 2.0}}
+
+
+def test_later_jobs_are_registered_a_minute_ahead_with_one_wake_up_at_a_time(workload):
+    stream = StreamedSubmissions([workload])
+    jobs, wake = stream.register_ahead(0.0)  # the stubs' time-0 jobs are not streamed
+    assert ids(jobs) == ["w0!2", "w0!3", "w0!4"] and wake == 10.0  # up to 10 s + REGISTER_AHEAD_S
+    assert stream.register_ahead(1.0) == ([], None)  # asked already; nothing more while those wait
+    assert stream.due(9.0) == []
+    assert not stream.claims_call(9.0)  # a call asked by the policy: it is woken
+    assert stream.claims_call(10.0 - 1e-9)  # the call asked for submissions, a rounding error short
+    assert ids(stream.due(10.0 - 1e-9)) == ["w0!2", "w0!3"]
+    jobs, wake = stream.register_ahead(10.0)
+    assert jobs == [] and wake == pytest.approx(10.0 + MIN_LEAD_S)  # never asked at the last moment
+    assert stream.claims_call(10.0 + MIN_LEAD_S) and not stream.claims_call(10.0 + MIN_LEAD_S)
+    assert ids(stream.due(10.0 + MIN_LEAD_S)) == ["w0!4"]
+    jobs, wake = stream.register_ahead(101.0)  # a batch past the next time: due at once, no wake-up
+    assert ids(jobs) == ["w0!5"] and wake is None
+    assert not stream.exhausted
+    assert ids(stream.due(101.0)) == ["w0!5"] and stream.exhausted and stream.submitted == 4
+
+
+def test_a_registration_window_stops_at_its_job_count_between_submission_times(workload, monkeypatch):
+    import batsim_google.simulation.streamed_submissions as module
+
+    monkeypatch.setattr(module, "REGISTER_AHEAD_JOBS", 1)
+    stream = StreamedSubmissions([workload])
+    assert ids(stream.register_ahead(0.0)[0]) == ["w0!2", "w0!3"]  # a submission time stays whole
+
+
+def test_acknowledgements_of_registrations_are_told_apart(workload):
+    stream = StreamedSubmissions([workload])
+    stream.register_ahead(0.0)
+
+    def message(*job_ids):
+        return {"now": 0.0, "events": [{"type": "JOB_SUBMITTED", "data": {"job_id": job_id}} for job_id in job_ids]}
+
+    assert stream.only_acknowledgements(message("w0!2", "w0!3"))
+    assert not stream.only_acknowledgements(message("w0!2", "w0!0"))  # w0!0 is Batsim's own submission
+    assert not stream.only_acknowledgements({"now": 0.0, "events": []})
+    assert stream.awaits_acknowledgement("w0!2")
+    assert stream.acknowledged("w0!2") and not stream.acknowledged("w0!2")
+    assert not stream.acknowledged("w0!0")
+
+
+def test_a_run_streams_what_it_can_and_says_why_it_loads_the_rest(tmp_path, workload):
+    from batsim_google.scheduling.policy_config import PolicyConfig
+    from batsim_google.simulation.run import streams
+    from batsim_google.simulation.schedulers import built_in, scheduler_from_text
+    from batsim_google.simulation.settings import RunInputs, SimulationSettings
+
+    said: list[str] = []
+    streaming = SimulationSettings(stream_workload=True, warn=said.append)
+    platform = tmp_path / "platform.xml"
+    assert streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), streaming)
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), SimulationSettings())
+    assert not streams(scheduler_from_text("pybatsim=fillerSched"), RunInputs(platform, [workload]), streaming)
+    assert not said
+    composed = tmp_path / "composed.json"
+    profiles = {"p": {"type": "delay", "delay": 1}, "c": {"type": "composed", "seq": ["p"]}}
+    jobs = [{"id": 0, "subtime": 0.0, "res": 1, "profile": "c"}]
+    composed.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload, composed]), streaming)
+    assert said == [f"the workloads are loaded whole, not streamed: in {composed}, profile 'c' is composed"]
