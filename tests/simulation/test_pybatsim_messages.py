@@ -92,6 +92,7 @@ def test_a_quiet_message_is_the_message():
 def test_the_front_end_summarizes_unless_verbose():
     class Bs:
         network = Network()
+        jobs: dict = {}  # pybatsim's jobs met (the front-end drops kills of those it forgot)
 
     for verbose, summarized in ((False, True), (True, False)):
         cell = GoogleCell({"verbose": verbose})
