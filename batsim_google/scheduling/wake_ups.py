@@ -13,11 +13,18 @@ aborts on a call asked in the past. A time wanted within :data:`MIN_LEAD_S` of `
 that much later, and the window makes every time that was wanted long before be asked
 at least :data:`ASK_WITHIN_S` ahead (at the call of an earlier time, or earlier), as a time asked
 when it is wanted always was.
+
+A time is asked rounded up to Batsim's printed precision (:data:`BATSIM_DECIMALS`): Batsim 4.2.1
+writes every number of its messages with six decimals, rounded to the nearest, so a call asked at
+an exact time came back as a ``now`` up to half a microsecond before it, and whatever was due at
+that time (a drawn eviction, a queued task's ready time, a preemption's delay) waited for some
+later call. Asked on Batsim's grid, the call's ``now`` is the time asked, never before what is due.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 
 from batsim_google.scheduling.decisions import WakeAt
 
@@ -26,6 +33,16 @@ ASK_WITHIN_S = 60.0
 #: The least a call is asked ahead of ``now``: a time a rounding error after it (a delay's end
 #: computed from another clock reading) is past for Batsim, which aborts on it.
 MIN_LEAD_S = 1e-3
+#: The decimals Batsim 4.2.1 writes its numbers with (``"%6f"`` in its protocol's writer).
+BATSIM_DECIMALS = 6
+
+
+def on_batsim_grid(time: float) -> float:
+    """The earliest time at or after ``time`` that Batsim's messages print as itself (a whole
+    number of microseconds): called at it, Batsim's ``now`` is not before ``time``."""
+    scale = 10**BATSIM_DECIMALS
+    ticks = round(time * scale)
+    return ticks / scale if ticks / scale >= time else (ticks + 1) / scale
 
 
 class WakeUps:
@@ -39,10 +56,11 @@ class WakeUps:
 
     def want(self, time: float, now: float) -> None:
         """A call is wanted at ``time`` (ignored unless later than ``now``; a time within
-        :data:`MIN_LEAD_S` of ``now`` is called that much after ``now``)."""
+        :data:`MIN_LEAD_S` of ``now`` is called that much after ``now``; asked on Batsim's grid,
+        :func:`on_batsim_grid`)."""
         if time <= now:
             return
-        time = max(time, now + MIN_LEAD_S)
+        time = on_batsim_grid(max(time, now + MIN_LEAD_S))
         if time not in self._known:
             self._known.add(time)
             heapq.heappush(self._held, time)
