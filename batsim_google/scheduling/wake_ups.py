@@ -24,7 +24,6 @@ later call. Asked on Batsim's grid, the call's ``now`` is the time asked, never 
 from __future__ import annotations
 
 import heapq
-import math
 
 from batsim_google.scheduling.decisions import WakeAt
 
