@@ -114,7 +114,8 @@ def test_idle_sleep_saves_energy_on_the_same_workloads(campaign):
             for p in ("always-on", "idle-sleep")
         )
         assert sleep["energy_j"] < 0.5 * on["energy_j"]
-        assert sleep["completed"] == on["completed"] and sleep["makespan_s"] == pytest.approx(on["makespan_s"])
+        # the same tasks, as many completed (evictions, drawn where the placements differ, move the makespan)
+        assert sleep["tasks"] == on["tasks"] and sleep["completed"] == on["completed"]
 
 
 def test_finished_runs_are_not_redone(campaign, batsim_binary):
