@@ -62,11 +62,12 @@ def parse_patch(text: str) -> dict[str, list[tuple[list[str], list[str]]]]:
     return files
 
 
-def test_patch_touches_only_the_delay_wait_the_energy_tracing_and_the_version():
+def test_patch_touches_only_the_delay_wait_the_energy_tracing_the_memory_and_the_version():
     files = parse_patch(PATCH.read_text())
     assert set(files) == {
         "meson.build",
         "src/jobs_execution.cpp",
+        "src/protocol.cpp",
         "src/batsim.cpp",
         "src/batsim.hpp",
         "src/context.hpp",
@@ -82,6 +83,17 @@ def test_patch_touches_only_the_delay_wait_the_energy_tracing_and_the_version():
     ]
     assert not any("sleep_for(" in line for line in added)
     assert any("simgrid::s4u::Comm::wait_any_for(none, duration);" in line for line in added)
+    # The job's actor owns its allocation (which holds the job): freed when the actor ends, even killed.
+    assert [line.strip() for line in added if "on_exit" in line] == [
+        "simgrid::s4u::this_actor::on_exit([allocation](bool /*failed*/) { delete allocation; });"
+    ]
+
+    # The protocol writer empties its memory pool after each message, the document reset first
+    # (RemoveAllMembers would keep a members buffer inside the pool).
+    [(removed, added)] = files["src/protocol.cpp"]
+    assert [line.strip() for line in removed] == ["_doc.RemoveAllMembers();"]
+    code = [line.strip() for line in added if not line.strip().startswith("//")]
+    assert code == ["_doc.SetObject();", "_alloc.Clear();"]
 
     # The option, off by default: parsed, stored, and consulted where the sweep and its file are.
     options = [line for _, added in files["src/batsim.cpp"] for line in added]
