@@ -33,6 +33,7 @@ import ijson
 
 from batsim_google.errors import InputFileError
 from batsim_google.fitting.json_shape import check_json_shape
+from batsim_google.scheduling.wake_ups import BATSIM_DECIMALS
 
 #: yajl's message once a value is complete and more text follows it: here, the ``jobs`` array or
 #: the ``profiles`` object has ended (both parsers start inside the workload's top-level object).
@@ -78,10 +79,11 @@ class StreamedJob:
 
 def as_batsim_sends(value: Any) -> Any:
     """``value`` (a JSON value) as Batsim 4.2.1's protocol writer gives it to the scheduler: every
-    float printed with ``%f``, six decimals (``protocol.hpp``'s ``Writer::Double``), so that a
+    float printed with :data:`~batsim_google.scheduling.wake_ups.BATSIM_DECIMALS` decimals
+    (``protocol.hpp``'s ``Writer::Double``), so that a
     priority 0.34580767906865734 in the file reaches the policy as 0.345808."""
     if isinstance(value, float):
-        return float(f"{value:f}")
+        return float(f"{value:.{BATSIM_DECIMALS}f}")
     if isinstance(value, dict):
         return {key: as_batsim_sends(item) for key, item in value.items()}
     if isinstance(value, list):
