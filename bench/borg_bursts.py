@@ -535,6 +535,107 @@ def report_free_tier(frame: pl.DataFrame, hours: int) -> None:
         )
 
 
+TICK_GAP_S = 0.1
+
+
+def ticks(frame: pl.DataFrame) -> np.ndarray:
+    """The start of each of the trace's instants: its events (after t = 0) come in clusters a few
+    hundredths of a second long, separated by more than TICK_GAP_S."""
+    times = np.sort(frame.filter(pl.col("t") > 0)["t"].to_numpy())
+    return times[np.r_[0, np.nonzero(np.diff(times) > TICK_GAP_S)[0] + 1]]
+
+
+def passes(frame: pl.DataFrame, starts: np.ndarray) -> pl.DataFrame:
+    """Per instant with submissions (a pass): the tasks (re)submitted at it, and the wait of the
+    first of them placed (its first wave) and their median wait."""
+
+    def instant(times: pl.Series) -> pl.Series:
+        return pl.Series(np.searchsorted(starts, times.to_numpy() + TICK_GAP_S, side="right") - 1)
+
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+    )
+    submitted = lifecycle.filter((pl.col("type") == TaskEvent.SUBMIT) & (pl.col("t") > 0))
+    submitted = submitted.with_columns(
+        instant(submitted["t"]).alias("tick"),
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t")).alias("placed_at"),
+    )
+    submitted = submitted.with_columns(
+        (instant(submitted["placed_at"].fill_null(-1.0)) - pl.col("tick")).alias("placed_after")
+    )
+    return (
+        submitted.group_by("tick")
+        .agg(
+            pl.col("placed_after").filter(pl.col("wait") == pl.col("wait").min()).first(),
+            pl.len().alias("tasks"),
+            pl.col("wait").min().alias("first"),
+            pl.col("wait").median().alias("median"),
+            pl.col("t").min().alias("at"),
+        )
+        .filter(pl.col("first").is_not_null())
+    )
+
+
+def pass_fit(table: pl.DataFrame, base: float) -> tuple[float, float, float, float]:
+    """The pass size ``n0`` and rate ``r`` (tasks/s) of first-wave waits ``base + max(0, n - n0) / r``
+    nearest (least absolute deviations, on a grid) to the passes of 100 tasks or more; with the
+    mean absolute deviation, and that of ``base`` alone."""
+    big = table.filter(pl.col("tasks") >= 100)
+    tasks, first = big["tasks"].to_numpy().astype(float), big["first"].to_numpy()
+    best = (np.inf, 0.0, 0.0)
+    for size in np.arange(0, 3001, 50.0):
+        for per_task in np.arange(0, 0.005, 0.00002):
+            loss = np.abs(first - base - np.maximum(0.0, tasks - size) * per_task).mean()
+            if loss < best[0]:
+                best = (loss, size, per_task)
+    loss, size, per_task = best
+    return size, 1 / per_task if per_task else np.inf, loss, np.abs(first - base).mean()
+
+
+def report_passes(frame: pl.DataFrame) -> None:
+    """Whether Borg schedules in passes: its events come at instants, a task is placed at the
+    second instant after its submission's, a pass's tasks together, later the more it holds."""
+    starts = ticks(frame)
+    gaps = np.diff(starts)
+    schedules = frame.filter((pl.col("type") == TaskEvent.SCHEDULE) & (pl.col("t") > 0))
+    instants = np.unique(np.searchsorted(starts, schedules["t"].to_numpy() + TICK_GAP_S, side="right") - 1)
+    print(
+        f"the trace's events after t = 0 come at {starts.size:,} instants (clusters apart by more than {TICK_GAP_S} s); "
+        f"between instants, percentiles 10 / 50 / 90: {percentiles(gaps, (10, 50, 90))} s (to 0.01: "
+        + " / ".join(f"{v:.2f}" for v in np.percentile(gaps, (10, 50, 90)))
+        + f"); {instants.size:,} hold its {schedules.height:,} SCHEDULEs"
+    )
+    table = passes(frame, starts)
+    later = table["placed_after"].drop_nulls().to_numpy()
+    print(
+        "  instants from a submission's to its task's first placement: "
+        + ", ".join(f"{k}: {(later == k).mean():.1%}" for k in range(5))
+        + f", more: {(later > 4).mean():.1%} (the passes' first waves)"
+    )
+    print("passes (the tasks (re)submitted at one instant): first-wave wait, percentiles 25 / 50 / 75, by tasks:")
+    edges = [1, 2, 10, 100, 300, 1000, 1500, 2000, 3000, 10**6]
+    for low, high in zip(edges[:-1], edges[1:], strict=True):
+        rows = table.filter(pl.col("tasks").is_between(low, high - 1))
+        if rows.height:
+            print(f"  {low:>5,}-{high - 1:<7,}: {rows.height:>6,} passes, {percentiles(rows['first'], (25, 50, 75))} s")
+    base = float(table.filter(pl.col("tasks") < 100)["first"].median())
+    size, rate, loss, flat = pass_fit(table, base)
+    print(
+        f"  first-wave wait = {base:.2f} s + max(0, tasks - n0) / r, fitted on the {table.filter(pl.col('tasks') >= 100).height} "
+        f"passes of 100+ tasks (all hours): n0 = {size:,.0f} tasks, r = {rate:,.0f} tasks/s (mean absolute deviation {loss:.2f} s; {flat:.2f} s for {base:.2f} s alone)"
+    )
+    for hour in range(int(table["at"].max() // 3600) + 1):
+        rows = table.filter((pl.col("at") // 3600 == hour) & (pl.col("tasks") >= 100))
+        model = base + np.maximum(0.0, rows["tasks"].to_numpy() - size) / rate
+        print(
+            f"  hour {hour}: {rows.height} passes of 100+ tasks, largest {rows['tasks'].max():,}: "
+            f"first-wave wait {rows['first'].max():.2f} s at most, the fit {model.max():.2f} s; mean |error| "
+            f"{np.abs(rows['first'].to_numpy() - model).mean():.2f} s"
+        )
+
+
 def largest_job(folder: Path) -> str:
     """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
     real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
@@ -568,6 +669,8 @@ def main() -> None:
     frame = events(args.trace)
     stay = stays(frame)
     placed = placements(frame, stay)
+    report_passes(frame)
+    print()
     report_waits(placed, stay)
     print()
     report_memory(placed, args.hours)

@@ -1,4 +1,4 @@
-"""The Google-cell scheduler without the behaviours calibrated on Borg (placement latency, the free
+"""The Google-cell scheduler without the behaviours calibrated on Borg (placement latency and passes, the free
 tier's room, over-commit and reclaims, the preemption's delay, the machines by load, the groups' evictions), for tests of one
 mechanism, whose figures those delays and draws would blur."""
 
@@ -8,6 +8,7 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 
 UNCALIBRATED = {
     "placement_latency": 0.0,
+    "pass_rate": 0.0,
     "reclaim_on_placement": 0.0,
     "free_tier_room": False,
     "free_tier_overcommit": 1.0,

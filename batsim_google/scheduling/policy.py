@@ -29,6 +29,9 @@ Semantics (the trace's format document and the ICCP study):
 - a task queued (submitted or resubmitted) can be placed ``placement_latency`` seconds later
   only (Borg's scheduling delay, which the trace shows in its waits; 0: at once), except a task
   of the initial state at its first submission (its delay is behind it);
+- the tasks queued within a pass's span (:mod:`.passes`) are Borg's pass: past ``pass_tasks`` of
+  them, none can be placed before the pass's first arrival plus the latency plus one second per
+  ``pass_rate`` tasks beyond (0: no limit): Borg placed a big pass later, all of it together;
 - with ``reclaim_rate``, a free-tier task (a priority of Google's free band, 0-1) is also evicted
   at that rate per 1,000 hours running, a seeded exponential draw at each start: Borg reclaims
   resources from the free tier for reasons requests do not show (usage), and the trace's
@@ -91,6 +94,7 @@ from batsim_google.scheduling.cluster import Cluster, Power
 from batsim_google.scheduling.decisions import Decision, Execute, Kill, Register, RegistrationFinished, Reject
 from batsim_google.scheduling.eviction import Evictions
 from batsim_google.scheduling.initial_placement import initial_placements
+from batsim_google.scheduling.passes import Pass, Passes
 from batsim_google.scheduling.placement import PLACEMENTS, among, free_tier_spread
 from batsim_google.scheduling.policy_api import BatsimNeeds, Policy
 from batsim_google.scheduling.policy_config import ALWAYS_ON, IDLE_SLEEP, PolicyConfig
@@ -161,7 +165,9 @@ class CellPolicy(Policy):
         self._freed: set[int] = set()
         self._pinned: list[Task] = []  # tasks to start on their trace's machine at the next pass
         self._running_at_start: list[Task] = []  # a warm start's, to place together at the next pass
-        self._arriving: list[tuple[float, int, Task]] = []  # (queued at, ...) within the placement latency
+        # (placeable at, _, task, arrived at, its pass) within the placement latency
+        self._arriving: list[tuple[float, int, Task, float, Pass]] = []
+        self._passes = Passes(config.placement_latency, config.pass_tasks, config.pass_rate)
         self._reclaims: list[tuple[float, int, Task, float]] = []  # (when, _, task, its start) to evict
         self._reclaim_rng = np.random.default_rng(config.reclaim_seed)
         # the normal and production groups' draws on a stream of their own: turning them on leaves
@@ -515,13 +521,22 @@ class CellPolicy(Policy):
             self._enqueue(task, now)
             return
         task.state = TaskState.PENDING
-        heapq.heappush(self._arriving, (now + latency, next(self._sequence), task))
-        self._wake_at(now + latency, now)
+        joined = self._passes.join(now)
+        ready = self._passes.ready(now, joined)
+        heapq.heappush(self._arriving, (ready, next(self._sequence), task, now, joined))
+        self._wake_at(ready, now)
 
     def _queue_arrived(self, now: float) -> None:
+        """Queue the arrived tasks placeable by ``now``; a task whose pass grew since it arrived
+        waits for the pass's new time."""
         while self._arriving and self._arriving[0][0] <= now:
-            ready, _, task = heapq.heappop(self._arriving)
-            self._enqueue(task, ready - self.config.placement_latency)
+            _, _, task, arrival, joined = heapq.heappop(self._arriving)
+            ready = self._passes.ready(arrival, joined)
+            if ready > now:
+                heapq.heappush(self._arriving, (ready, next(self._sequence), task, arrival, joined))
+                self._wake_at(ready, now)
+            else:
+                self._enqueue(task, arrival)
 
     def _unarrive(self, task: Task) -> bool:
         kept = [entry for entry in self._arriving if entry[2] is not task]

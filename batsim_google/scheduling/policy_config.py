@@ -85,6 +85,20 @@ class PolicyConfig:
         min=0,
         unit="seconds",
     )
+    pass_tasks: int = _option(
+        850,
+        "Tasks (re)submitted within a pass (0.76 s from its first) that Borg placed within the placement latency; "
+        "past them, the whole pass waits one more second per --pass-rate tasks (bench/borg_bursts.py).",
+        min=0,
+        max=10**9,
+    )
+    pass_rate: float = _option(
+        641.0,
+        "Tasks per second past --pass-tasks at which a pass's placement is delayed: in the trace, a pass's first "
+        "placements came 1.54 s + max(0, tasks - 850) / 641 s after it, fitted on the 189 passes of 100+ tasks of "
+        "every hour (docs/faithful-replay.md, 'Passes'); 0: no limit.",
+        min=0,
+    )
     reclaim_rate: float = _option(
         0.0,
         "Evictions of free-tier tasks (Google priorities 0-1) per 1,000 task-hours running, besides "
