@@ -626,13 +626,29 @@ def report_passes(frame: pl.DataFrame) -> None:
         f"  first-wave wait = {base:.2f} s + max(0, tasks - n0) / r, fitted on the {table.filter(pl.col('tasks') >= 100).height} "
         f"passes of 100+ tasks (all hours): n0 = {size:,.0f} tasks, r = {rate:,.0f} tasks/s (mean absolute deviation {loss:.2f} s; {flat:.2f} s for {base:.2f} s alone)"
     )
-    for hour in range(int(table["at"].max() // 3600) + 1):
-        rows = table.filter((pl.col("at") // 3600 == hour) & (pl.col("tasks") >= 100))
-        model = base + np.maximum(0.0, rows["tasks"].to_numpy() - size) / rate
+    large = table.filter(pl.col("tasks") >= 2000).sort("at")
+    print(
+        "  passes of 2,000+ tasks (at, tasks: first-wave wait, the fit): "
+        + "; ".join(
+            f"{at:,.0f} s, {tasks:,}: {first:.2f} / {base + max(0.0, tasks - size) / rate:.2f} s"
+            for at, tasks, first in large.select("at", "tasks", "first").rows()
+        )
+    )
+    thousands = table.filter(pl.col("tasks") >= 1000)
+    model = base + np.maximum(0.0, thousands["tasks"].to_numpy() - size) / rate
+    print(
+        f"  on the {thousands.height} passes of 1,000+ tasks: mean |error| {np.abs(thousands['first'].to_numpy() - model).mean():.2f} s, "
+        f"{np.abs(thousands['first'].to_numpy() - base).mean():.2f} s for {base:.2f} s alone"
+    )
+    print("  each hour left out (fitted on the others; mean |error| on its passes of 1,000+ tasks, fit / base alone):")
+    hour = (pl.col("at") // 3600).cast(pl.Int64)
+    for left_out in range(int(table["at"].max() // 3600) + 1):
+        others_size, others_rate, _, _ = pass_fit(table.filter(hour != left_out), base)
+        rows = thousands.filter(hour == left_out)
+        model = base + np.maximum(0.0, rows["tasks"].to_numpy() - others_size) / others_rate
         print(
-            f"  hour {hour}: {rows.height} passes of 100+ tasks, largest {rows['tasks'].max():,}: "
-            f"first-wave wait {rows['first'].max():.2f} s at most, the fit {model.max():.2f} s; mean |error| "
-            f"{np.abs(rows['first'].to_numpy() - model).mean():.2f} s"
+            f"    hour {left_out}: n0 = {others_size:,.0f}, r = {others_rate:,.0f} tasks/s; its {rows.height} passes: "
+            f"{np.abs(rows['first'].to_numpy() - model).mean():.2f} / {np.abs(rows['first'].to_numpy() - base).mean():.2f} s"
         )
 
 
