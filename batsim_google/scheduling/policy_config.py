@@ -96,7 +96,7 @@ class PolicyConfig:
         641.0,
         "Tasks per second past --pass-tasks at which a pass's placement is delayed: in the trace, a pass's first "
         "placements came 1.54 s + max(0, tasks - 850) / 641 s after it, fitted on the 189 passes of 100+ tasks of "
-        "every hour (docs/faithful-replay.md, 'Passes'); 0: no limit.",
+        "every hour (docs/faithful-replay.md, 'Bursts and preemption'); 0 (or a placement latency of 0): no limit.",
         min=0,
     )
     reclaim_rate: float = _option(

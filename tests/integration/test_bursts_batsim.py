@@ -1,7 +1,8 @@
 """A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
 placement latency, those that must preempt after the preemption delay, evicting the free tier
 where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``);
-inside the free tier, a burst of priority 1 evicts priority 0 (``free_tier_preempt_share``)."""
+inside the free tier, a burst of priority 1 evicts priority 0 (``free_tier_preempt_share``); a
+pass larger than ``pass_tasks`` starts together, later by its tasks beyond over ``pass_rate``."""
 
 from __future__ import annotations
 
@@ -84,3 +85,15 @@ def test_a_free_tier_burst_of_priority_1_evicts_priority_0_after_the_delay(tmp_p
     assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 4, abs=0.1)
     # held together, each is then placed where priority 0 still runs: four evicted, at those starts
     assert evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * 4, abs=0.1)
+
+
+def test_a_big_pass_starts_together_after_its_extra_time(tmp_path, batsim_binary):
+    # six tasks at t = 100 and 100.5 (one pass, within 0.76 s), two more at 102 (a pass of their
+    # own); past 2 tasks a pass waits one second per 2 tasks beyond: (6 - 2) / 2 = 2 s more
+    jobs = [task(i, ARRIVAL + 0.5 * (i % 2), 50, priority=NORMAL, cpu=0.1, memory=0.1) for i in range(6)]
+    jobs += [task(6 + i, ARRIVAL + 2, 50, priority=NORMAL, cpu=0.1, memory=0.1) for i in range(2)]
+    out = simulate(tmp_path / "pass", batsim_binary, jobs, pass_tasks=2, pass_rate=2.0)
+    starts = [float(out[str(i)]["starting_time"]) for i in range(8)]
+    assert starts[:6] == pytest.approx([ARRIVAL + LATENCY + 2.0] * 6, abs=0.01)
+    assert starts[6:] == pytest.approx([ARRIVAL + 2 + LATENCY] * 2, abs=0.01)
+    assert max(starts[:6]) - min(starts[:6]) < 0.01  # together (Batsim's messages take a few ms)

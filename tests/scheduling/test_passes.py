@@ -50,7 +50,7 @@ def job(job_id, at=0.0):
 
 
 def cell(**config) -> FakeBatsim:
-    return FakeBatsim(CellPolicy(np.ones(4), np.ones(4), mechanics_config(placement_latency=2.0, **config)))
+    return FakeBatsim(CellPolicy(np.ones(4), np.ones(4), mechanics_config(**{"placement_latency": 2.0, **config})))
 
 
 def test_the_scheduler_starts_a_big_pass_s_tasks_together_after_its_extra_time():
@@ -80,3 +80,10 @@ def test_without_a_pass_rate_every_task_waits_the_latency_only():
 def test_the_defaults_are_the_fit_on_every_hour_of_the_shared_parts():
     config = PolicyConfig()
     assert (config.pass_tasks, config.pass_rate) == (850, 641.0)
+
+
+def test_without_a_placement_latency_no_pass_waits():
+    sim = cell(placement_latency=0.0, pass_tasks=2, pass_rate=1.0)
+    for i in range(6):
+        sim.submit(job(i))
+    assert len(sim.running) == 6 and not sim.wakeups
