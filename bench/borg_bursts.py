@@ -652,6 +652,50 @@ def report_passes(frame: pl.DataFrame) -> None:
         )
 
 
+def report_behind_higher(frame: pl.DataFrame) -> None:
+    """Whether priority 0 waits behind the tasks above it that wait: its submissions' waits by the
+    tasks of priority 1 or more pending for over 5 s at its submission, and the victims of hour 3's
+    mass eviction placed together once the jobs that preempted them had started."""
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+        pl.col("type").shift(1).over(["job", "index"]).alias("previous_type"),
+    )
+    submitted = lifecycle.filter((pl.col("type") == TaskEvent.SUBMIT) & (pl.col("t") > 0)).with_columns(
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        pl.col("next_t").alias("left"),
+    )
+    # those the input never schedules nor ends (its last hour's) would stay pending to the end
+    above = submitted.filter(
+        (pl.col("priority") >= 1) & (pl.col("t") + 5 < pl.col("left")) & pl.col("next_type").is_not_null()
+    )
+    late, left = np.sort(above["t"].to_numpy() + 5), np.sort(above["left"].to_numpy())
+    lowest = submitted.filter((pl.col("priority") == 0) & pl.col("wait").is_not_null())
+    at = lowest["t"].to_numpy()
+    pending = np.searchsorted(late, at, side="right") - np.searchsorted(left, at, side="right")
+    waits = lowest["wait"].to_numpy()
+    print(
+        "priority-0 submissions, by the tasks of priority 1+ pending over 5 s at their submission: wait 25 / 50 / 90th percentile"
+    )
+    for low, high in [(0, 9), (10, 99), (100, 999), (1000, 10**9)]:
+        chosen = (pending >= low) & (pending <= high)
+        print(
+            f"  {low:>5,}-{min(high, 99_999):<6,}: {chosen.sum():>6,} submissions, {percentiles(waits[chosen], (25, 50, 90))} s"
+        )
+    victims = submitted.filter(
+        (pl.col("previous_type") == TaskEvent.EVICT)
+        & pl.col("t").is_between(11_785, 11_830)
+        & pl.col("wait").is_not_null()
+    )
+    placed_at = victims["next_t"].to_numpy()
+    preempting = frame.filter((pl.col("job") == 6252358260) & (pl.col("type") == TaskEvent.SCHEDULE))["t"].to_numpy()
+    print(
+        f"  hour 3's victims evicted at 11,785-11,830 s: {victims.height:,}, waits {percentiles(victims['wait'], (25, 50, 90))} s; "
+        f"placed at {percentiles(placed_at, (10, 50, 90))} s, when job 6252358260's last tasks started "
+        f"({percentiles(preempting, (90, 99))} s, 90th / 99th percentile)"
+    )
+
+
 def largest_job(folder: Path) -> str:
     """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
     real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
@@ -708,6 +752,8 @@ def main() -> None:
     report_requests(placed, stay)
     print()
     report_free_tier(frame, args.hours)
+    print()
+    report_behind_higher(frame)
 
 
 if __name__ == "__main__":
