@@ -6,6 +6,7 @@ Google-cell scheduler, stopped at the window's end (the policy's horizon); both 
 run are reduced to one table of attempts (:mod:`.replay_attempts`) and compared by the same
 definitions (:mod:`.replay_fidelity`), bursts included (:mod:`.replay_bursts`). Outputs in the
 folder: the workload and platform, the run (``run/``), ``replay_validation.json`` and the figures.
+On a sampled cell, the scheduler's passes count the sample's share of Borg's (:func:`sampled_policy`).
 """
 
 from __future__ import annotations
@@ -85,6 +86,19 @@ def window_policy(policy: PolicyConfig, start: float, end: float) -> PolicyConfi
     return dataclasses.replace(policy, horizon=duration)
 
 
+def sampled_policy(policy: PolicyConfig, sample: MachineSample | None) -> PolicyConfig:
+    """``policy`` for a replay on ``sample``: Borg's passes held the whole cell's tasks, a sampled
+    replay's hold the sample's fraction of them, so the pass's counts (``pass_tasks``, ``pass_rate``)
+    scale by that fraction and a replayed pass waits as the whole cell's pass it stands for did."""
+    if sample is None:
+        return policy
+    return dataclasses.replace(
+        policy,
+        pass_tasks=round(policy.pass_tasks * sample.fraction),
+        pass_rate=policy.pass_rate * sample.fraction,
+    )
+
+
 def simulate(
     policy: PolicyConfig, platform: Path, workload: Path, folder: Path, settings: SimulationSettings
 ) -> tuple[pl.DataFrame, dict]:
@@ -108,7 +122,7 @@ def validate_replay(
     """Convert, run (with ``settings``, Batsim's energy plugin off), compare; returns the report
     (also written as ``replay_validation.json``)."""
     start, end, sample = window.start, window.end, window.sample
-    policy = window_policy(policy, start, end)  # checked before anything runs
+    policy = sampled_policy(window_policy(policy, start, end), sample)  # checked before anything runs
     output = output_folder(output)
     duration = end - start
     machines = GOOGLE_2011_MACHINES if sample is None else sample.machines
