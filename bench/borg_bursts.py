@@ -696,6 +696,34 @@ def report_behind_higher(frame: pl.DataFrame) -> None:
     )
 
 
+def report_preemption_pace(placed: pl.DataFrame) -> None:
+    """The jobs with 50 or more placements that evicted: how fast those placements came (80 % of
+    them between their 10th and 90th percentile start), and their waits; production's slow ones."""
+    jobs = (
+        placed.filter(pl.col("evicted") > 0)
+        .group_by("job")
+        .agg(
+            pl.len().alias("evicting"),
+            pl.col("priority").first(),
+            pl.col("cpu", "memory").median(),
+            (pl.col("start").quantile(0.9) - pl.col("start").quantile(0.1)).alias("span"),
+            pl.col("wait").quantile(0.1).alias("w10"),
+            pl.col("wait").median().alias("w50"),
+            pl.col("wait").quantile(0.9).alias("w90"),
+        )
+        .filter((pl.col("evicting") >= 50) & (pl.col("span") < 600))
+        .with_columns((0.8 * pl.col("evicting") / pl.col("span")).alias("pace"))
+        .sort("evicting", descending=True)
+    )
+    print("jobs with 50+ evicting placements within 10 minutes: evicting, priority, CPU / memory, 10th-90th percentile")
+    print("span (s) and pace (placements/s), waits 10 / 50 / 90th percentile:")
+    for job, count, priority, cpu, memory, span, w10, w50, w90, pace in jobs.rows():
+        print(
+            f"  {job}: {count:,}, priority {priority}, {cpu:.4f} / {memory:.4f}, {span:.0f} s, {pace:.1f}/s; "
+            f"{w10:.1f} / {w50:.1f} / {w90:.1f} s"
+        )
+
+
 def largest_job(folder: Path) -> str:
     """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
     real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
@@ -754,6 +782,8 @@ def main() -> None:
     report_free_tier(frame, args.hours)
     print()
     report_behind_higher(frame)
+    print()
+    report_preemption_pace(placed)
 
 
 if __name__ == "__main__":
