@@ -5,7 +5,7 @@ preemption"), Borg's events come at instants about 0.76 s apart (the median gap)
 placed two instants after its submission's (80.3 % of the passes' first waves), and the tasks
 (re)submitted at one instant are placed together. Passes of up to some hundreds of tasks wait the same 1.5 s whatever
 their size; past that, the more tasks a pass holds, the later it is placed: passes of 2,000-2,999
-tasks waited a median 3.7 s, the two of 3,000 or more 5.6 and 6.4 s. Fitted on the 189 passes of
+tasks waited a median 3.7 s, the two of 3,000 or more 5.1 and 6.9 s. Fitted on the 189 passes of
 100 tasks or more of every hour: ``max(0, tasks - 850) / 641`` seconds more.
 
 :class:`Passes` groups the tasks (re)submitted within :data:`PASS_SPAN` of a pass's first into that
