@@ -148,6 +148,6 @@ def per_core_jobs_command(directory: Path, platform: Path, output: Path, cores: 
         allocation.jobs.write_csv(temporary)
     click.echo(
         f"wrote {allocation.jobs.height} jobs on {allocation.cores} cores to {output} "
-        f"(left out: {allocation.too_small} job(s) under one core; "
-        f"{allocation.short_of_cores} job(s) short of cores on an over-committed machine)"
+        f"(left out: {allocation.too_small} job(s) under one core, {allocation.no_core_free} finding no core free "
+        f"on an over-committed machine; {allocation.short_of_cores} written with fewer cores than they asked)"
     )

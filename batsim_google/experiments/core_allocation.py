@@ -11,8 +11,8 @@ evalys's utilization is the cell's CPU utilization and its Gantt chart shows eac
 band of cores.
 
 Left out: jobs asking for less than one core (their CPU request under 1 / ``cores``; counted), and
-on a machine whose CPU is over-committed, the cores a job cannot get while others hold them (it
-gets what is free; counted). Only this package's runs carry the CPU requests (the ledger).
+on a machine whose CPU is over-committed, a job that starts while others hold every core (counted).
+A job that finds some of its cores held gets those free, and is counted as short of cores. Only this package's runs carry the CPU requests (the ledger).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class CoreAllocation:
     jobs: pl.DataFrame
     cores: int
     too_small: int
+    no_core_free: int
     short_of_cores: int
 
 
@@ -66,7 +67,7 @@ def core_allocation(outputs: RunOutputs, platform: str | Path, cores: int) -> Co
     wanted = np.floor(jobs["cpu"].fill_null(0.0).to_numpy() * cores + 1e-9).astype(np.int64)
     allocated = [""] * jobs.height
     got = np.zeros(jobs.height, dtype=np.int64)
-    short = 0
+    short = none = 0
     for machine in np.unique(jobs["machine"].to_numpy()):
         rows = np.flatnonzero((jobs["machine"].to_numpy() == machine) & (wanted > 0))
         free = np.ones(machine_cores[machine], dtype=bool)
@@ -79,7 +80,8 @@ def core_allocation(outputs: RunOutputs, platform: str | Path, cores: int) -> Co
                 free[held.pop(row)] = True
                 continue
             ids = np.flatnonzero(free)[: wanted[row]]
-            short += ids.size < wanted[row]
+            none += ids.size == 0
+            short += 0 < ids.size < wanted[row]
             free[ids] = False
             held[row] = ids
             got[row] = ids.size
@@ -98,5 +100,6 @@ def core_allocation(outputs: RunOutputs, platform: str | Path, cores: int) -> Co
         export.drop("job", "allocated", "count"),
         int(machine_cores.sum()),
         int((wanted == 0).sum()),
+        int(none),
         int(short),
     )

@@ -22,11 +22,15 @@ the output folder on a filesystem it shares with the others.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
 import shutil
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -237,10 +241,9 @@ def execute_each(
             try:
                 collect(_as_completed(futures), futures)
             except BaseException:  # Ctrl-C, SIGTERM: the running simulations are stopped, not waited for
-                _interrupt_workers(pool)
+                _stop_pool(pool)
                 raise
-            finally:  # what has not started is dropped
-                pool.shutdown(wait=True, cancel_futures=True)
+            pool.shutdown(wait=True)
     return [results[index] for index in range(len(items))]
 
 
@@ -294,26 +297,54 @@ def _as_completed(futures: Iterable[Future]) -> Iterator[Future]:
         yield from done
 
 
+#: The signals that interrupt a command and its workers.
+STOPS = (signal.SIGTERM, signal.SIGINT)
+
+
 def _start_worker(parent: int) -> None:
     die_with_parent(parent)
-    signal.signal(signal.SIGTERM, _stop_worker)
-    signal.signal(signal.SIGINT, _stop_worker)
+    for signum in STOPS:
+        signal.signal(signum, _stop_worker)
 
 
 def _stop_worker(signum, frame) -> None:
     """The first SIGTERM or SIGINT interrupts the worker's simulation (which then stops its
     processes); later ones are ignored, so that they do not cut that cleanup short."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in STOPS:
+        signal.signal(signum, signal.SIG_IGN)
     if not _running:  # waiting for work: nothing to stop, and no traceback to print
         os._exit(0)
     raise KeyboardInterrupt
 
 
-def _interrupt_workers(pool: ProcessPoolExecutor) -> None:
-    """SIGTERM to each worker of ``pool``: each stops the simulation it runs."""
-    for process in list((getattr(pool, "_processes", None) or {}).values()):  # the executor has no public list
-        try:
-            os.kill(process.pid, signal.SIGTERM)
-        except (ProcessLookupError, TypeError):  # ended, or never started
-            pass
+#: Seconds an interrupted pool's workers have to stop their simulations before they are killed.
+STOP_SECONDS = 30.0
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool`` on an interruption: SIGTERM to each worker (each stops the simulation it runs),
+    what has not started dropped, the workers waited for :data:`STOP_SECONDS`, then killed.
+
+    Later SIGTERMs and Ctrl-Cs are ignored meanwhile: ``timeout`` and a group kill send two, and a
+    second one raised in the middle of the shutdown left a worker without its end, and the command
+    waiting for it at exit."""
+    shielded = threading.current_thread() is threading.main_thread()
+    previous = [(signum, signal.signal(signum, signal.SIG_IGN)) for signum in STOPS] if shielded else []
+    try:
+        processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor has no public list
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError, TypeError):  # ended, or never started
+                os.kill(process.pid, signal.SIGTERM)
+        pool.shutdown(wait=False, cancel_futures=True)
+        running = {process.sentinel: process for process in processes}
+        deadline = time.monotonic() + STOP_SECONDS
+        while running and (left := deadline - time.monotonic()) > 0:
+            for sentinel in multiprocessing.connection.wait(list(running), left):
+                running.pop(sentinel)
+        for process in running.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+        pool.shutdown(wait=True)
+    finally:
+        for signum, handler in previous:
+            signal.signal(signum, handler)

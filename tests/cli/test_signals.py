@@ -121,3 +121,30 @@ def test_a_campaign_ends_on_a_signal_with_its_workers_simulations(tmp_path, sign
     finally:
         compare.kill()
         kill_all(children)
+
+
+def test_a_campaign_ends_when_its_whole_process_group_is_sent_sigterm_twice(tmp_path):
+    """``timeout`` then the user's ``kill -TERM -- -PGID``: the command, its workers and their
+    simulations each get SIGTERM twice; a second signal to the command must not cut its workers'
+    shutdown short (it hung, waiting at exit for a worker that never got its sentinel)."""
+    batsim = waiting_batsim(tmp_path)
+    campaign = tmp_path / "campaign.toml"
+    campaign.write_text(textwrap.dedent(CAMPAIGN))
+    output = tmp_path / "out"
+    line = [COMMAND, "compare", campaign, "-o", output, "--jobs", "2", "--batsim", batsim, "--no-progress"]
+    compare = subprocess.Popen(
+        list(map(str, line)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    children: set[int] = set()
+    try:
+        started_batsims(tmp_path, 2)
+        children = descendants(compare.pid)
+        os.killpg(compare.pid, signal.SIGTERM)
+        os.kill(compare.pid, signal.SIGTERM)  # as ``timeout`` passes its own on
+        _, stderr = compare.communicate(timeout=60)
+        assert compare.returncode in (130, -signal.SIGTERM), stderr
+        assert wait_for(lambda: not any(alive(pid) for pid in children), 15), [p for p in children if alive(p)]
+        assert not list(output.rglob("done.json")) and not list(output.rglob("failed.json"))
+    finally:
+        compare.kill()
+        kill_all(children)

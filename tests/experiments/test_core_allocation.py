@@ -36,7 +36,10 @@ def test_interval_text():
 
 def test_no_core_is_held_twice_and_busy_cores_are_the_cpu_utilization():
     allocation = core_allocation(RUN, PLATFORM, 4)  # every request here is a multiple of 1/4
-    assert allocation.cores == 4 + 4 + 2 + 2 and allocation.too_small == allocation.short_of_cores == 0
+    assert (
+        allocation.cores == 4 + 4 + 2 + 2
+        and allocation.too_small == allocation.no_core_free == allocation.short_of_cores == 0
+    )
     jobs = allocation.jobs.with_columns(pl.col("starting_time", "finish_time").cast(pl.Float64))
     rows = list(jobs.iter_rows(named=True))
     for i, a in enumerate(rows):
@@ -66,3 +69,27 @@ def test_a_run_without_the_ledger_is_refused(tmp_path):
     (tmp_path / "out_jobs.csv").write_text((FIXTURES / "run4" / "out_jobs.csv").read_text())
     with pytest.raises(InputFileError, match="CPU requests are unknown"):
         core_allocation(RunOutputs(tmp_path), PLATFORM, 4)
+
+
+def test_a_job_on_an_over_committed_machine_gets_the_cores_free_and_is_counted_short(tmp_path):
+    import shutil
+
+    run = tmp_path / "run4"
+    shutil.copytree(FIXTURES / "run4", run)
+    tasks = (run / "out_tasks.csv").read_text()
+    (run / "out_tasks.csv").write_text(tasks.replace("w0!6,task,0.5,0.25,", "w0!6,task,0.5,1.0,"))  # m2, m3: CPU 0.5
+    allocation = core_allocation(RunOutputs(run), PLATFORM, 4)
+    assert (allocation.no_core_free, allocation.short_of_cores) == (0, 3)  # w0!6's three jobs, each on 2 of 4 cores
+    assert allocation.jobs.filter(pl.col("job_id").str.contains("6"))["requested_number_of_resources"].to_list() == [
+        "2",
+        "2",
+        "2",
+    ]
+    result = CliRunner().invoke(
+        main, ["per-core-jobs", str(run), "--platform", str(PLATFORM), "-o", str(tmp_path / "c.csv"), "--cores", "4"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "0 finding no core free on an over-committed machine; 3 written with fewer cores than they asked"
+        in result.output
+    )

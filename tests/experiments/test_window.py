@@ -98,3 +98,24 @@ def test_the_span_starts_at_a_later_warm_up_and_is_none_when_there_is_none():
     assert span_window([10.0, 20.0, 30.0], warmup=40.0) is None  # past the span: to the run's end
     assert span_window([0.0, 0.0, 0.0]) is None  # all at once (a warm start alone)
     assert span_window([5.0]) is None
+
+
+def test_a_task_cut_by_the_horizon_delivers_its_work_so_far_with_or_without_a_window(tmp_path):
+    """The whole run is the window from 0 to its end: w0!8, here still running when the scheduler
+    stopped at its horizon (225 s), delivered 75 CPU-seconds whether a window is given or not (the
+    whole run counted only tasks that did all their work: 10x below a window from 1 s on a cell
+    of services cut by the horizon)."""
+    import shutil
+
+    run = tmp_path / "run4"
+    shutil.copytree(FIXTURES / "run4", run)
+    attempts = (run / "out_attempts.csv").read_text()
+    (run / "out_attempts.csv").write_text(
+        attempts.replace("w0!8,w0!8,0,0,149.9994,225.0012,success", "w0!8,w0!8,0,0,149.9994,225.0012,horizon")
+    )
+    tasks = (run / "out_tasks.csv").read_text()
+    (run / "out_tasks.csv").write_text(tasks.replace("75.0,0,completed,225.0012,", "75.0,0,censored,225.0012,"))
+    whole = run_metrics(RunOutputs(run), PLATFORM)["delivered_cpu_s"]
+    from_one_second = run_metrics(RunOutputs(run), PLATFORM, Window(1.0, None))["delivered_cpu_s"]
+    assert whole == pytest.approx(run_metrics(RUN, PLATFORM)["delivered_cpu_s"], abs=0.01)  # w0!8's 75 s kept
+    assert from_one_second == pytest.approx(whole, abs=0.01)  # nothing kept ran in the first second
