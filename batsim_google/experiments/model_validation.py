@@ -32,6 +32,7 @@ from batsim_google.experiments.replay_validation import (
     RUN,
     WORKLOAD,
     report_lines,
+    sampled_policy,
     simulate,
     window_policy,
 )
@@ -133,7 +134,9 @@ def validate_model(
     """Generate the window from ``source`` (a model; a path: a ready workload, used as it is), run
     it (``run``: :func:`simulate`), compare with the trace's window; returns the report (also
     written as ``model_validation.json``)."""
-    policy = window_policy(policy, window.start, window.end)  # checked before anything runs
+    # checked before anything runs; a sampled cell's jobs keep the sample's share of their tasks, so
+    # its passes too, as a sampled replay's
+    policy = sampled_policy(window_policy(policy, window.start, window.end), window.sample)
     output = output_folder(output)
     duration = window.end - window.start
     platform = output / PLATFORM

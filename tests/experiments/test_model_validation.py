@@ -133,6 +133,11 @@ def test_a_model_is_drawn_warm_at_the_cells_load_per_machine_on_a_sampled_cell(t
     assert report["bands"]["all"]["simulated"]["tasks"] == sum(job["subtime"] < 1800.0 for job in arrivals)
     assert report["cell"] == {"machines": machines, "sampled": True, "seed": seed}
     assert report["workload"] == {"file": str(workload), "generated_with_seed": seed}
+    # its jobs keep the sample's share of their tasks: so do the scheduler's passes, as a sampled replay's
+    share = machines / GOOGLE_2011_MACHINES
+    defaults = PolicyConfig()
+    assert calls[0][0].pass_tasks == round(defaults.pass_tasks * share) < defaults.pass_tasks
+    assert calls[0][0].pass_rate == pytest.approx(defaults.pass_rate * share)
     # every generated job has a group, by its model priority
     groups = pl.read_parquet(tmp_path / "out" / "simulated_attempts.parquet")["group"]
     assert groups.null_count() == 0 and groups.n_unique() >= 3
