@@ -197,3 +197,16 @@ def test_protocol_benchmark_replays_a_recorded_run_with_the_same_answers(tmp_pat
     output = run_bench("bench.protocol", *arguments, "--batsim", batsim_binary, "--rounds", "1")
     for text in ("messages, ", f"baseline {BASELINE}: ", "this tree: ", "same answers and attempts: True"):
         assert text in output
+
+
+def test_cell_fidelity_benchmark_prints_the_spread_of_the_submissions(google_2011):
+    output = run_bench("bench.cell_fidelity", "--seeds", "1", "--draws", "2", "--data", str(GOOGLE_2011))
+    for text in (
+        "free       real  54,611 tasks",
+        "CPU",
+        "memory",
+        "2 draws (seeds 1-2, arrivals only)",
+        "standard error",
+        "a generated day",
+    ):
+        assert text in output

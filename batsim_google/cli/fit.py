@@ -226,6 +226,11 @@ def fit_command(
             click.echo(f"  lifetime law: {c.best.note}")
         if c.cpu_range is not None:
             click.echo(f"  CPU requests in [{c.cpu_range[0]:.4g}, {c.cpu_range[1]:.4g})")
+        if c.requests is not None:
+            click.echo(
+                f"  requests: the start's {sum(c.requests.count):,.0f} tasks in its band and group "
+                f"({len(c.requests.cpu)} distinct pairs), for its warm tasks and its arrivals"
+            )
         if c.population is not None:
             click.echo(f"  holds {c.population:,.0f} tasks of the start (its rate x mean lifetime)")
         if c.priority.note:

@@ -76,17 +76,20 @@ class LoadFidelity:
     day: Population | None = None
 
     def day_level(self) -> dict[str, float] | None:
-        """The mean over the day's last hours of the tasks and CPU, over the start's (None without a day)."""
+        """The mean over the day's last hours of the tasks, CPU and memory (when the start requests
+        some), over the start's (None without a day)."""
         if self.day is None:
             return None
+        curves = {"tasks": self.day.tasks, "cpu": self.day.cpu, "memory": self.day.memory}
         return {
-            "tasks": float(self.day.tasks[-LAST_HOURS:].mean() / self.day.tasks[0]),
-            "cpu": float(self.day.cpu[-LAST_HOURS:].mean() / self.day.cpu[0]),
+            name: float(curve[-LAST_HOURS:].mean() / curve[0])
+            for name, curve in curves.items()
+            if name != "memory" or curve[0] > 0
         }
 
     @property
     def drifts(self) -> bool:
-        """Whether the generated cell's tasks or CPU leave the start's level by more than
+        """Whether the generated cell's tasks, CPU or memory leave the start's level by more than
         :data:`DRIFT_TOLERANCE` over the day's last hours."""
         level = self.day_level()
         return level is not None and any(abs(value - 1.0) > DRIFT_TOLERANCE for value in level.values())
@@ -99,7 +102,9 @@ class LoadFidelity:
         verdict = "DRIFTS" if self.drifts else "holds its level"
         return (
             f"generated cell over a day (seed {self.seed}, no contention): at hours {24 - LAST_HOURS + 1}-24, "
-            f"{level['tasks']:.3f}x the start's tasks and {level['cpu']:.3f}x its CPU: {verdict} "
+            f"{level['tasks']:.3f}x the start's tasks, {level['cpu']:.3f}x its CPU"
+            + (f" and {level['memory']:.3f}x its memory" if "memory" in level else "")
+            + f": {verdict} "
             f"(tolerance {DRIFT_TOLERANCE:.0%})"
         )
 

@@ -72,7 +72,14 @@ from batsim_google.fitting.vocabulary import CLASSIFICATIONS, Classification, Cr
 from batsim_google.model.laws import Empirical, LogNormal, Lomax
 from batsim_google.model.vocabulary import Grouping
 from batsim_google.model.widths import group_bounds, group_names
-from batsim_google.model.workload_model import INTERARRIVAL_SHAPE, Kind, TaskClass, WorkloadModel, in_ranges
+from batsim_google.model.workload_model import (
+    INTERARRIVAL_SHAPE,
+    ClassRequests,
+    Kind,
+    TaskClass,
+    WorkloadModel,
+    in_ranges,
+)
 from batsim_google.platform.google_2011 import GOOGLE_2011_MACHINES, GOOGLE_2011_START_TASKS
 from batsim_google.trace.row_accounting import RowAccount
 
@@ -139,6 +146,8 @@ class ClassFit:
     levels: Levels | None = None
     #: The law of its Google priorities, when the input gives them (else the truncated exponential).
     priorities: Empirical | None = None
+    #: A band's own requests: those of the start's tasks in its band and group (with a start).
+    requests: ClassRequests | None = None
 
     def holds(self, cpu: np.ndarray, memory: np.ndarray, priority: np.ndarray | None) -> np.ndarray:
         """Which tasks of the start (their requests, Google priorities) lie in the class's band and group."""
@@ -166,6 +175,7 @@ class ClassFit:
                 cpu_range=self.cpu_range,
                 memory_range=self.memory_range,
                 priorities=self.priorities,
+                requests=self.requests,
                 **widths,
             )
         return TaskClass(
@@ -179,6 +189,7 @@ class ClassFit:
             cpu_range=self.cpu_range,
             memory_range=self.memory_range,
             priorities=self.priorities,
+            requests=self.requests,
             **widths,
         )
 
@@ -580,6 +591,27 @@ def _with_cpu_shares(
     return [replace(c, cpu_share=float(cpu.get(c.name) or 0.0) / total) for c in class_fits]
 
 
+def _with_start_requests(class_fits: list[ClassFit], residents: pl.DataFrame) -> list[ClassFit]:
+    """Each band holding tasks of the start gets their requests as its own (:class:`ClassRequests`),
+    for its warm tasks and its arrivals alike.
+
+    Within a band of CPU requests the tasks the cell holds are still not its submissions (the
+    parts' production services request less memory than the production tasks running at their
+    start in the same CPU band), so bands drawing from the submitted tasks' law held 0.85 of the
+    start's memory. Drawn from the start's own requests, a band's stationary tasks are the start's
+    in requests too, and its arrivals request what the tasks it keeps request: the cell's memory
+    holds over time as its CPU does."""
+    cpu, memory, priority = _start_requests(residents)
+    fits = []
+    for c in class_fits:
+        held = c.holds(cpu, memory, priority) if c.cpu_range is not None else np.zeros(len(cpu), dtype=bool)
+        if held.any():
+            pairs, counts = np.unique(np.stack([cpu[held], memory[held]]), axis=1, return_counts=True)
+            c = replace(c, requests=ClassRequests(tuple(pairs[0]), tuple(pairs[1]), tuple(counts.astype(float))))
+        fits.append(c)
+    return fits
+
+
 def _groups_can_hold(labelled: pl.DataFrame, residents: pl.DataFrame) -> bool:
     """Whether the services of every priority group the start holds have lifetimes enough to fit
     (:data:`MIN_CLASS_TASKS` seen to end): else a group's start would be held by no class, and the
@@ -775,6 +807,8 @@ def fit_model(
     ]
     if levels:
         class_fits = _with_priority_levels(class_fits, labelled, residents)
+    if bands:
+        class_fits = _with_start_requests(class_fits, residents)
     arrivals = _fit_arrivals(submitted["subtime"].to_numpy(), profile, criterion, methods)
     job_fit = None
     if jobs and "job_id" in submitted.columns and submitted["job_id"].n_unique() >= MIN_JOBS:

@@ -230,6 +230,12 @@ def _widths_lines(name: str, widths: WidthFit) -> list[str]:
     return lines
 
 
+def _bands_hold(held: list) -> str:
+    if any(c.requests is not None for c in held):
+        return "each drawing the requests of the start's tasks in it, so that the start's CPU and memory are held too"
+    return "so that the start's CPU is held too"
+
+
 def stationarity_summary(fit: ModelFit) -> str | None:
     """What a fit that holds a start assumed, in one line (None when it held none)."""
     held = [c for c in fit.classes if c.population is not None]
@@ -244,7 +250,7 @@ def stationarity_summary(fit: ModelFit) -> str | None:
     return (
         f"assumed a stationary cell: the {sum(c.population for c in held):,.0f} tasks of {start} beyond the other "
         f"classes' are held by {', '.join(c.name for c in held)} (rate x mean lifetime, Little's law"
-        + (f"; {bands} bands of CPU and memory request, so that the start's CPU is held too" if bands else "")
+        + (f"; {bands} bands of CPU and memory request, {_bands_hold(held)}" if bands else "")
         + (
             "; classes split by priority group (free 0-1, normal 2-8, production 9-11), each drawing its "
             "tasks' Google priorities, so that the start's groups are held too"

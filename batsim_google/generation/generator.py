@@ -163,7 +163,7 @@ def _draw_attributes(
         priority = model.draw_priorities(class_index, rng)
     cpu = np.empty(size)
     memory = np.empty(size)
-    if any(c.cpu_range or c.memory_range for c in classes):  # requests by class (their bands)
+    if any(c.cpu_range or c.memory_range or c.requests for c in classes):  # requests by class (bands, own)
         for index, task_class in enumerate(classes):
             members = class_index == index
             if members.any():

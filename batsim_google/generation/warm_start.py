@@ -29,9 +29,10 @@ others. Warm tasks draw their requests from the request law's tasks running at a
 has them (:meth:`~batsim_google.model.request_law.RequestLaw.running`: at the trace's start in the
 shipped law), since the long-lived tasks a cell holds at once request more than the average task
 submitted. A model with bands of requests (``cpu_range``, ``memory_range``: a fit's) draws
-every class's warm tasks from its submitted tasks' law, its band of it, as its arrivals do: the
-warm tasks are then the ones the arrivals keep in the cell (a fit sets each band's rate x mean
-lifetime to its share of the start, so that the bands together hold the running tasks' requests).
+every class's warm tasks from its submitted tasks' law (its band of it, or its own ``requests``),
+as its arrivals do: the warm tasks are then the ones the arrivals keep in the cell (a fit sets
+each band's rate x mean lifetime to its share of the start, so that the bands together hold the
+running tasks' requests).
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def warm_start(
     makespan = np.concatenate([residual_lives(law, int(n), rng) for law, n in zip(laws, counts)])
     priority = model.draw_priorities(class_index, rng)
     cpu, memory = np.empty(len(class_index)), np.empty(len(class_index))
-    banded = any(c.cpu_range or c.memory_range for c in model.classes)
+    banded = any(c.cpu_range or c.memory_range or c.requests for c in model.classes)
     for index, task_class in enumerate(model.classes):
         members = class_index == index
         law = requests.for_class(task_class, f"classes[{index}]") if banded else requests.running(task_class.kind)

@@ -84,7 +84,11 @@ class RequestLaw:
         return self.kinds.get(RUNNING) or self.for_kind(kind)
 
     def for_class(self, task_class: TaskClass, where: str) -> EmpiricalRequests:
-        """The requests a class's submitted tasks draw: its kind's, within its ranges."""
+        """The requests a class's tasks draw: its own when it has them, else its kind's within its
+        ranges."""
+        own = task_class.requests
+        if own is not None:
+            return EmpiricalRequests(*(np.asarray(v, dtype=float) for v in (own.cpu, own.memory, own.count)))
         return self.for_kind(task_class.kind).within(task_class, where)
 
     def for_kind(self, kind: str) -> EmpiricalRequests:

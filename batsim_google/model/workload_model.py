@@ -54,6 +54,7 @@ def lognormal_parameters(mass, disparity) -> tuple[np.ndarray, np.ndarray]:
 
 __all__ = [
     "KINDS",
+    "ClassRequests",
     "Kind",
     "TaskClass",
     "WorkloadModel",
@@ -68,6 +69,28 @@ KINDS: tuple[Kind, ...] = ("task", "service")
 FREQUENCY_TOLERANCE = 1e-6
 #: The width of a class that gives none: every job on one resource.
 ONE_RESOURCE = Empirical((1.0,), (1.0,))
+
+
+@dataclass(frozen=True)
+class ClassRequests:
+    """A class's own (cpu, memory) request pairs and how often each was seen."""
+
+    cpu: tuple[float, ...]
+    memory: tuple[float, ...]
+    count: tuple[float, ...]
+
+    def check(self, where: str) -> None:
+        for key in ("memory", "count"):
+            values = list(getattr(self, key))
+            require(f"{where}.{key}", values, len(values) == len(self.cpu) > 0, "one number per cpu request")
+        for key in ("cpu", "memory"):
+            for index, value in enumerate(getattr(self, key)):
+                require(f"{where}.{key}[{index}]", value, 0.0 <= value <= 1.0, "in [0, 1] (of the largest machine)")
+        for index, value in enumerate(self.count):
+            require(f"{where}.count[{index}]", value, math.isfinite(value) and value > 0.0, "a finite number > 0")
+
+    def to_mapping(self) -> dict[str, list[float]]:
+        return {"cpu": list(self.cpu), "memory": list(self.memory), "count": list(self.count)}
 
 
 @dataclass(frozen=True)
@@ -92,6 +115,12 @@ class TaskClass:
     fit splits the class holding the cell into such bands, each with its own lifetime and rate, so
     that each band's rate x mean lifetime holds the tasks and the CPU of its band at the start
     (:mod:`batsim_google.fitting.model_fit`).
+
+    ``requests``: the class's own (cpu, memory) request pairs with their counts, drawn by its
+    tasks (the warm start's and the arrivals') instead of the request law's. Within a band of CPU
+    requests the tasks a cell holds are not its submissions either: a fit of a trace with a start
+    gives each band the requests of the start's tasks in its band and priority group, so that the
+    band's stationary tasks hold the start's memory as well as its CPU.
 
     ``priorities``: the law of the class's Google priorities (an empirical law over the levels
     0-11), drawn instead of the truncated exponential of rate ``priority_rate``, which is then
@@ -120,6 +149,7 @@ class TaskClass:
     cpu_range: tuple[float, float] | None = None
     memory_range: tuple[float, float] | None = None
     priorities: Empirical | None = None
+    requests: ClassRequests | None = None
 
     def check(self, where: str) -> None:
         if not self.name or any(c in self.name for c in '"\\!'):
@@ -165,6 +195,8 @@ class TaskClass:
                 require(
                     f"{where}.{key}", list(bounds), 0.0 <= bounds[0] < bounds[1], "[low, high] with 0 <= low < high"
                 )
+        if self.requests is not None:
+            self.requests.check(f"{where}.requests")
         if self.width is not None:
             self.width.check(f"{where}.width")
             for index, value in enumerate(self.width.values):
@@ -246,6 +278,8 @@ class TaskClass:
             mapping["cpu_range"] = list(self.cpu_range)
         if self.memory_range is not None:
             mapping["memory_range"] = list(self.memory_range)
+        if self.requests is not None:
+            mapping["requests"] = self.requests.to_mapping()
         if self.groups is not None:
             mapping["groups"] = self.groups
             mapping["makespan_by_group"] = {name: law.to_mapping() for name, law in self.makespan_by_group.items()}
@@ -360,6 +394,7 @@ _CLASS_KEYS = {
     "per_machine",
     "cpu_range",
     "memory_range",
+    "requests",
 }
 _MODEL_KEYS = {"dynamism", "classes", "name", "interarrival", "arrival_profile", "simultaneous", "jobs"}
 
@@ -398,6 +433,14 @@ def _range(raw: Any, where: str) -> tuple[float, float] | None:
     if len(values) != 2:
         raise ParameterError(f"{where} must be [low, high] (got {list(values)})")
     return values[0], values[1]
+
+
+def _requests(raw: Any, where: str) -> ClassRequests | None:
+    if raw is None:
+        return None
+    raw = table(raw, where)
+    known_keys(raw, {"cpu", "memory", "count"}, where)
+    return ClassRequests(*(tuple(numbers(raw, key, f"{where}.")) for key in ("cpu", "memory", "count")))
 
 
 def _laws_by_group(raw: Any, where: str) -> dict[str, Law]:
@@ -439,6 +482,7 @@ def model_from_mapping(data: Mapping[str, Any], source: str = "") -> WorkloadMod
                 per_machine=_optional_number(raw, "per_machine", where, False),
                 cpu_range=_range(raw.get("cpu_range"), f"classes[{index}].cpu_range"),
                 memory_range=_range(raw.get("memory_range"), f"classes[{index}].memory_range"),
+                requests=_requests(raw.get("requests"), f"classes[{index}].requests"),
             )
         )
     interarrival = data.get("interarrival")

@@ -206,3 +206,40 @@ def test_the_start_bounds_the_stationary_tasks(streams):
     assert service.best.method == "lognormal-censored-of-mean" and "Little's law" in service.best.note
     assert service.best.law.mean() < 0.8 * free_service.best.law.mean()
     assert by_name["task"].best.law.mean() == pytest.approx(free.classes[0].best.law.mean(), rel=1e-9)
+
+
+def test_bands_hold_the_starts_memory_and_keep_it():
+    """Long-lived services requesting more memory than short-lived ones at the same CPU (as the
+    trace's production services do): the start's tasks request 0.077 memory on average, the
+    services submitted 0.018, and no CPU band can tell them apart (the request law's services: 0.021). Each band draws the requests of
+    the start's tasks in it: the warm start holds the start's memory, and so does the cell a day
+    later (the arrivals request what the tasks they keep request)."""
+    from batsim_google.fitting.load_fidelity import running_load
+    from batsim_google.generation.generator import generate
+
+    rng = np.random.default_rng(21)
+    frames = []
+    for rate, mu, memory in [(0.5, np.log(1000.0), 0.01), (0.05, np.log(30000.0), 0.1)]:
+        frame = _window("service", rate, mu, 1.0, rng)
+        cpu = rng.choice([0.0125, 0.025, 0.05, 0.1], frame.height)
+        ended = pl.Series("end_event", frame["end_event"].to_list(), dtype=pl.String)  # its first rows all None
+        frames.append(frame.with_columns(ended, pl.Series("cpu_request", cpu), pl.lit(memory).alias("memory_request")))
+    window = pl.concat(frames).sort("subtime")
+    start = window.filter("resident")
+    fit = fit_model(window, FitSettings(profile="none", methods=["lognormal-ml"], jobs=False, machines=MACHINES))
+    law = load_request_law()
+    warm = warm_start(fit.model, law, np.random.default_rng(1), 1.0, MACHINES)
+    assert len(warm.cpu) == pytest.approx(start.height, rel=0.05)
+    assert warm.memory.sum() == pytest.approx(start["memory_request"].sum(), rel=0.05)
+    assert warm.cpu.sum() == pytest.approx(start["cpu_request"].sum(), rel=0.05)
+    assert sum(c.requests is not None for c in fit.model.classes) >= 4  # bands of CPU (per group)
+    day = 86_400.0
+    batches = [warm, *generate(fit.model, law, np.random.default_rng(2), duration=day)]
+    load = running_load(
+        [0.0, day],
+        np.concatenate([b.subtime for b in batches]),
+        np.concatenate([b.subtime + b.makespan for b in batches]),
+        np.concatenate([b.cpu for b in batches]),
+        np.concatenate([b.memory for b in batches]),
+    )
+    assert load.memory[1] == pytest.approx(load.memory[0], rel=0.1)

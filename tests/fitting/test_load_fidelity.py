@@ -145,11 +145,11 @@ def test_fit_censored_prints_and_reports_the_load(cell, tmp_path):
     assert "## Requested load" in report.read_text() and (figures / "load.png").exists()
 
 
-def _with_day(load, cpu_end: float, tasks_end: float):
-    """``load`` with a generated day whose CPU and tasks go linearly from 100 to the ends given."""
+def _with_day(load, cpu_end: float, tasks_end: float, memory_end: float = 100.0):
+    """``load`` with a generated day whose CPU, tasks and memory go linearly from 100 to the ends given."""
     hours = np.arange(25) * 3600.0
-    day = Population(hours, np.linspace(100, tasks_end, 25), np.linspace(100, cpu_end, 25), np.ones(25), np.ones(24))
-    return replace(load, day=day)
+    curves = [np.linspace(100, end, 25) for end in (tasks_end, cpu_end, memory_end)]
+    return replace(load, day=Population(hours, *curves, np.ones(24)))
 
 
 def test_the_drift_flag(cell, censored_fit):
@@ -159,5 +159,6 @@ def test_the_drift_flag(cell, censored_fit):
     assert _with_day(load, 85.0, 100.0).drifts  # the CPU falls: last hours at 0.88
     assert _with_day(load, 100.0, 125.0).drifts  # the tasks climb
     assert not _with_day(load, 95.0, 104.0).drifts
+    assert _with_day(load, 100.0, 100.0, 85.0).drifts  # the memory falls
     assert "DRIFTS" in _with_day(load, 85.0, 100.0).day_note()
     assert load.to_mapping()["day"]["drifts"] is False

@@ -186,3 +186,37 @@ def test_a_model_without_levels_draws_its_priorities_as_before():
     rates = np.array([c.priority_rate for c in model.classes])
     expected = draw_priorities(rates[index], np.random.default_rng(5))
     assert np.array_equal(model.draw_priorities(index, np.random.default_rng(5)), expected)
+
+
+def test_a_class_may_draw_its_own_requests(tmp_path):
+    """``requests``: a class's own (cpu, memory) pairs with their counts, drawn by its tasks and its
+    warm tasks at their weights instead of the request law's; a model file round-trips it and a bad
+    pair is refused by name."""
+    from batsim_google.generation.generator import generate
+    from batsim_google.generation.warm_start import warm_start
+    from batsim_google.model.request_law import load_request_law
+    from batsim_google.model.workload_model import save_model
+
+    data = google_mapping()
+    data["classes"][1]["requests"] = {"cpu": [0.25, 0.5], "memory": [0.125, 0.75], "count": [3.0, 1.0]}
+    model = model_from_mapping(data)
+    save_model(model, tmp_path / "m.toml")
+    assert load_model(tmp_path / "m.toml") == model
+    law = load_request_law()
+    tasks = next(generate(model, law, np.random.default_rng(2), tasks=20_000))
+    own = tasks.class_index == 1
+    assert set(zip(tasks.cpu[own], tasks.memory[own])) == {(0.25, 0.125), (0.5, 0.75)}
+    assert np.mean(tasks.cpu[own] == 0.5) == pytest.approx(0.25, abs=0.02)
+    shipped = law.for_kind("task")
+    assert set(tasks.cpu[~own]) <= set(shipped.cpu)  # the other class draws the request law's
+    warm = warm_start(model, law, np.random.default_rng(3))
+    assert set(warm.memory[warm.class_index == 1]) == {0.125, 0.75}
+    for key, values, message in [
+        ("count", [3.0, 0.0], r"classes\[1\]\.requests\.count\[1\] must be a finite number > 0"),
+        ("memory", [0.125], r"classes\[1\]\.requests\.memory must be one number per cpu request"),
+        ("cpu", [0.25, 1.5], r"classes\[1\]\.requests\.cpu\[1\] must be in \[0, 1\]"),
+    ]:
+        bad = google_mapping()
+        bad["classes"][1]["requests"] = {**data["classes"][1]["requests"], key: values}
+        with pytest.raises(ParameterError, match=message):
+            model_from_mapping(bad)
