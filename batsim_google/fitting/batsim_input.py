@@ -400,6 +400,12 @@ def job_times(path: str | Path) -> pl.DataFrame:
     return _read(Path(path)).select(JOB_TIME_COLUMNS)
 
 
+def job_requests(path: str | Path) -> pl.DataFrame:
+    """Every job's ``cpu``, ``memory`` and ``priority`` (null where absent), in the order of
+    :func:`job_times`."""
+    return _read(Path(path)).select("cpu", "memory", "priority")
+
+
 @dataclass(frozen=True)
 class BatsimTable:
     """The fitting table of a Batsim workload and what was assumed for it, e.g.

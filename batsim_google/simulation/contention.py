@@ -41,12 +41,10 @@ FIT_ROUNDS = 4
 class Contention:
     """What the cell's capacity does to a workload: restarts (evictions, each one more attempt),
     the steps (instants at which jobs are submitted or end, the ends as the queue delays them, past
-    the horizon none), those at which tasks wait in the queue and the tasks waiting summed over
-    them, and the longest queue."""
+    the horizon none), the tasks waiting in the queue summed over the steps, and the longest queue."""
 
     restarts: float
     steps: float
-    queued_steps: float
     queued_task_steps: float
     peak_queue: int
 
@@ -76,7 +74,7 @@ def predict_contention(
     config = config or PolicyConfig()
     submit = np.asarray(submit, dtype=float)
     if submit.size == 0:
-        return Contention(0.0, 0.0, 0.0, 0.0, 0)
+        return Contention(0.0, 0.0, 0.0, 0)
     makespan = np.asarray(makespan, dtype=float)
     cpu = np.nan_to_num(np.asarray(cpu, dtype=float))
     memory = np.nan_to_num(np.asarray(memory, dtype=float))
@@ -162,6 +160,7 @@ def predict_contention(
         running_free_end = np.concatenate([running_free_end, np.minimum(b + length[tier[fits]], bins)])
         queue = np.concatenate([above[~fits_above], tier[~fits]])
 
+    drawn_at_placement = _placement_evictions(submit, cpu, memory, priority, ~np.isnan(started_at), config)
     # evictions drawn besides preemption, per task-hour running above the free tier
     ran = makespan if horizon is None else np.clip(np.minimum(submit + makespan, horizon) - submit, 0.0, None)
     normal = ~free & (priority <= NORMAL_TOP)
@@ -173,12 +172,68 @@ def predict_contention(
     ) / (1000 * HOUR)
     steps = _steps_per_bin(submit, started_at + makespan, end, bins)
     return Contention(
-        restarts=restarts + float(drawn),
+        restarts=restarts + float(drawn) + drawn_at_placement,
         steps=float(steps.sum()),
-        queued_steps=float(steps[queue_sizes > 0].sum()),
         queued_task_steps=float((steps * queue_sizes).sum()),
         peak_queue=int(queue_sizes.max()),
     )
+
+
+def _placement_evictions(
+    submit: np.ndarray,
+    cpu: np.ndarray,
+    memory: np.ndarray,
+    priority: np.ndarray,
+    placed: np.ndarray,
+    config: PolicyConfig,
+) -> float:
+    """The evictions the scheduler draws as it places tasks (:mod:`~batsim_google.scheduling.preemption`),
+    expected over the jobs ``placed``, but a warm start's (at time 0, placed without evicting):
+
+    - a task above the free tier asking more than ``preempt_memory`` evicts free-tier tasks at
+      ``preempt_share`` of its placements (:func:`.large_task_victims`);
+    - a free-tier task above the lowest level evicts the lowest level's tasks beside it at a
+      share that depends on whether it came in a burst of its shape (within ``BURST_SPAN``) asking
+      more memory than CPU (:func:`.lower_tier_victims`);
+
+    each until its memory request is freed: as many victims as its memory over the mean memory
+    of the tasks it may evict."""
+    import numpy as np
+
+    from batsim_google.model.priority import unit_priority
+    from batsim_google.scheduling.policy import FREE_TIER
+    from batsim_google.scheduling.preemption import BURST_SPAN
+
+    if not config.preemption:
+        return 0.0
+    free = priority <= FREE_TIER
+    lowest = priority <= float(unit_priority(0)) + 1e-6
+    placed = placed & (submit > 0)
+
+    def victims(asked: np.ndarray, evicted: np.ndarray) -> np.ndarray:
+        """Victims of each request of memory ``asked``, among tasks like those ``evicted``."""
+        mean = memory[evicted].mean() if evicted.any() else 0.0
+        return np.ceil(asked / mean) if mean > 0 else np.zeros(asked.size)
+
+    large = placed & ~free & (memory > config.preempt_memory)
+    expected = config.preempt_share * victims(memory[large], free).sum()
+    upper = placed & free & ~lowest
+    if config.priority_levels and upper.any():
+        # bursts: tasks of one shape, each within BURST_SPAN of the one before it
+        index = np.flatnonzero(upper)
+        index = index[np.lexsort((submit[index], memory[index], cpu[index], priority[index]))]
+        shape = np.column_stack([priority[index], cpu[index], memory[index]])
+        same = np.all(shape[1:] == shape[:-1], axis=1) & (np.diff(submit[index]) <= BURST_SPAN)
+        in_burst = np.zeros(index.size, dtype=bool)
+        in_burst[1:] |= same
+        in_burst[:-1] |= same
+        share = np.where(
+            in_burst,
+            np.where(memory[index] > cpu[index], config.free_tier_preempt_share, config.free_tier_preempt_share_cpu),
+            config.free_tier_preempt_share_alone,
+        )
+        expected += float((share * victims(memory[index], lowest)).sum())
+    return float(expected)
 
 
 def _fitting(cpu: np.ndarray, memory: np.ndarray, room_cpu: float, room_memory: float) -> np.ndarray:

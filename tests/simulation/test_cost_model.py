@@ -172,3 +172,18 @@ def test_estimate_takes_runs_horizon(tmp_path):
         for horizon in ((), ("--horizon", "10"))
     }
     assert "8 steps" in lines[()] and "5 steps" in lines[("--horizon", "10")]  # 4 ends at 100-103, or 1 at 10
+
+
+def test_contention_adds_restarts_as_jobs_and_steps_and_the_queue_per_task_and_pass():
+    from batsim_google.simulation.contention import Contention
+
+    cost = WorkloadCost(jobs=1000, steps=2000, job_steps=1e6, peak_running=500, largest_burst=1, horizon=3600.0)
+    c = COEFFICIENTS["patched"]
+    alone = estimate(cost, 100, "patched")
+    same = estimate(cost, 100, "patched", Contention(restarts=0.0, steps=2000.0, queued_task_steps=0.0, peak_queue=0))
+    assert same == alone
+    played = Contention(restarts=50.0, steps=1500.0, queued_task_steps=1e6, peak_queue=800)
+    wall = estimate(cost, 100, "patched", played).wall_seconds
+    expected = alone.wall_seconds + 50 * c.seconds_per_job + (1500 + 50 - 2000) * c.seconds_per_step
+    assert wall == pytest.approx(expected + 1e6 * c.seconds_per_queued_task_step)
+    assert c.seconds_per_queued_task_step > 0
