@@ -187,3 +187,20 @@ def test_contention_adds_restarts_as_jobs_and_steps_and_the_queue_per_task_and_p
     expected = alone.wall_seconds + 50 * c.seconds_per_job + (1500 + 50 - 2000) * c.seconds_per_step
     assert wall == pytest.approx(expected + 1e6 * c.seconds_per_queued_task_step)
     assert c.seconds_per_queued_task_step > 0
+
+
+def test_estimate_command_plays_the_queue_on_the_platforms_capacity(tmp_path):
+    """cluster8's 8 machines have capacity 1 each: 12 full-machine tasks for 10 minutes at once
+    leave 4 waiting, which the patched prediction pays for."""
+    jobs = [
+        {"id": i, "subtime": 0.0, "res": 1, "profile": "p", "priority": 0.5, "cpu": 1.0, "memory": 0.5}
+        for i in range(12)
+    ]
+    busy = _workload(tmp_path / "busy.json", jobs, {"p": {"type": "delay", "delay": 600.0}})
+    light = _workload(tmp_path / "light.json", jobs[:8], {"p": {"type": "delay", "delay": 600.0}})
+    outputs = {}
+    for name, path in (("busy", busy), ("light", light)):
+        result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path), "--horizon", "3600"])
+        assert result.exit_code == 0, result.output
+        outputs[name] = result.output
+    assert "a queue of up to 4 tasks" in outputs["busy"] and "a queue of up to 0 tasks" in outputs["light"]
