@@ -41,12 +41,14 @@ FIT_ROUNDS = 4
 class Contention:
     """What the cell's capacity does to a workload: restarts (evictions, each one more attempt),
     the steps (instants at which jobs are submitted or end, the ends as the queue delays them, past
-    the horizon none), the tasks waiting in the queue summed over the steps, and the longest queue."""
+    the horizon none), the tasks waiting in the queue summed over the steps, the longest queue,
+    and the most jobs running at once as played (those waiting hold no SimGrid actor)."""
 
     restarts: float
     steps: float
     queued_task_steps: float
     peak_queue: int
+    peak_running: int
 
 
 def predict_contention(
@@ -74,7 +76,7 @@ def predict_contention(
     config = config or PolicyConfig()
     submit = np.asarray(submit, dtype=float)
     if submit.size == 0:
-        return Contention(0.0, 0.0, 0.0, 0)
+        return Contention(0.0, 0.0, 0.0, 0, 0)
     makespan = np.asarray(makespan, dtype=float)
     cpu = np.nan_to_num(np.asarray(cpu, dtype=float))
     memory = np.nan_to_num(np.asarray(memory, dtype=float))
@@ -176,6 +178,7 @@ def predict_contention(
         steps=float(steps.sum()),
         queued_task_steps=float((steps * queue_sizes).sum()),
         peak_queue=int(queue_sizes.max()),
+        peak_running=_peak_running(started_at, makespan, end),
     )
 
 
@@ -253,6 +256,18 @@ def _fitting(cpu: np.ndarray, memory: np.ndarray, room_cpu: float, room_memory: 
         room_cpu -= cpu[taken].sum()
         room_memory -= memory[taken].sum()
     return fits
+
+
+def _peak_running(started_at: np.ndarray, makespan: np.ndarray, end: float) -> int:
+    """The most jobs running at once, each from its (last) start as played for its makespan."""
+    import numpy as np
+
+    ran = ~np.isnan(started_at)
+    starts = np.sort(started_at[ran])
+    if not starts.size:
+        return 0
+    ends = np.sort(np.minimum(started_at[ran] + makespan[ran], end))
+    return int((np.arange(1, starts.size + 1) - np.searchsorted(ends, starts, side="right")).max())
 
 
 def _steps_per_bin(submit: np.ndarray, ends: np.ndarray, end: float, bins: int) -> np.ndarray:

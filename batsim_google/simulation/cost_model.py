@@ -251,8 +251,9 @@ class Estimate:
 def estimate(cost: WorkloadCost, machines: int, kind: str = "stock", contention: Contention | None = None) -> Estimate:
     """The run's wall time and peak memory by the model above, with a ``kind`` of binary's
     coefficients (:data:`COEFFICIENTS`); with its ``contention``, each restart is one more job
-    and one more step, the steps are those played with the queue, and each task waiting at a
-    step costs the scheduler's pass :attr:`~Coefficients.seconds_per_queued_task_step`."""
+    and one more step, the steps and the most jobs at once are those played with the queue, and
+    each task waiting at a step costs the scheduler's pass
+    :attr:`~Coefficients.seconds_per_queued_task_step`."""
     c = COEFFICIENTS[kind]
     jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
     if contention is not None:
@@ -267,10 +268,11 @@ def estimate(cost: WorkloadCost, machines: int, kind: str = "stock", contention:
         + c.seconds_per_step * steps
         + c.seconds_per_queued_task_step * queued
     )
+    running = cost.peak_running if contention is None else contention.peak_running
     memory = (
         c.startup_bytes
         + c.bytes_per_machine * machines
         + c.bytes_per_job * cost.jobs
-        + c.bytes_per_running_job * cost.peak_running
+        + c.bytes_per_running_job * running
     )
     return Estimate(wall, memory)

@@ -36,6 +36,7 @@ def test_a_load_within_the_capacity_never_queues():
     predicted = contention(jobs, capacity=(3.0, 3.0), horizon=3600.0)
     assert (predicted.restarts, predicted.queued_task_steps, predicted.peak_queue) == (0, 0, 0)
     assert predicted.steps == 30 + 30  # every submission and every end, at its own instant
+    assert predicted.peak_running == 10
 
 
 def test_tasks_past_the_capacity_wait_until_room_is_freed():
@@ -46,6 +47,7 @@ def test_tasks_past_the_capacity_wait_until_room_is_freed():
     # the passes that find tasks waiting: the first end (2 waiting) and the second (1 waiting)
     assert predicted.queued_task_steps == 2 + 1
     assert predicted.steps == 1 + 3  # the submission, and the ends delayed one after the other
+    assert predicted.peak_running == 1
 
 
 def test_the_lower_priority_waits_and_memory_binds_too():

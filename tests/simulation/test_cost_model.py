@@ -180,13 +180,20 @@ def test_contention_adds_restarts_as_jobs_and_steps_and_the_queue_per_task_and_p
     cost = WorkloadCost(jobs=1000, steps=2000, job_steps=1e6, peak_running=500, largest_burst=1, horizon=3600.0)
     c = COEFFICIENTS["patched"]
     alone = estimate(cost, 100, "patched")
-    same = estimate(cost, 100, "patched", Contention(restarts=0.0, steps=2000.0, queued_task_steps=0.0, peak_queue=0))
+    same = estimate(
+        cost,
+        100,
+        "patched",
+        Contention(restarts=0.0, steps=2000.0, queued_task_steps=0.0, peak_queue=0, peak_running=500),
+    )
     assert same == alone
-    played = Contention(restarts=50.0, steps=1500.0, queued_task_steps=1e6, peak_queue=800)
+    played = Contention(restarts=50.0, steps=1500.0, queued_task_steps=1e6, peak_queue=800, peak_running=300)
     wall = estimate(cost, 100, "patched", played).wall_seconds
     expected = alone.wall_seconds + 50 * c.seconds_per_job + (1500 + 50 - 2000) * c.seconds_per_step
     assert wall == pytest.approx(expected + 1e6 * c.seconds_per_queued_task_step)
     assert c.seconds_per_queued_task_step > 0
+    memory = estimate(cost, 100, "patched", played).peak_bytes
+    assert memory == pytest.approx(alone.peak_bytes - 200 * c.bytes_per_running_job)  # 300 at once, not 500
 
 
 def test_estimate_command_plays_the_queue_on_the_platforms_capacity(tmp_path):
