@@ -16,17 +16,19 @@ tasks that fit at once:
 - ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine;
 - ``warm``: ``--warm-duration`` seconds of the ``google-2011-cell`` preset at the cell's load per
   machine, warm-started (the cell full from time 0, as a replay's initial state fills it), run
-  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts.
+  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts;
+- ``stress``: the same at ``--stress`` times the cell's load per machine: a queue that the
+  scheduler tries at each pass, which :mod:`batsim_google.simulation.contention` predicts.
 
 Each run prints its wall time (and the CPU time of all its processes) and Batsim's peak memory
-against the estimator's prediction (:mod:`batsim_google.simulation.cost_model`, whose
+against the estimator's prediction (with the contention it plays: the queue, the restarts) (:mod:`batsim_google.simulation.cost_model`, whose
 coefficients were measured once by this benchmark), then the coefficients fitted (least squares)
 to this run's measures, to store in ``COEFFICIENTS`` when the machine changes. On a machine shared
 with other work, ``--fit-on cpu`` fits the CPU seconds instead: Batsim and the scheduler take
 turns, so alone the command's wall time is about its CPU time. The job counts are scaled down
 from the real cell's (~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
 
-    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--fit-on cpu]
+    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--stress 2] [--fit-on cpu]
 """
 
 from __future__ import annotations
