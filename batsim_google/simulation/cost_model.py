@@ -21,9 +21,11 @@ to about 8,000 jobs at one instant, but grows faster than the model beyond: 16,0
 on 512 machines took 14.8 s and 40,000 took 231 s; the prediction is a lower bound for such
 bursts. Replays of the Google trace cost about five times more per job-step than these runs
 (docs/benchmarks.md), for reasons not found yet: for them the prediction is a lower bound too.
-The sweep assumes no job waits (each runs from its submission for its makespan): with
-contention jobs start later, which shifts the instants but keeps their count. The coefficients
-are measured once, on the machine named in :data:`MEASURED_ON`.
+The sweep assumes no job waits (each runs from its submission for its makespan); the contention
+the cell's capacity brings is played by :mod:`.contention` (:func:`read_contention`): the
+restarts, each one more job and step, the steps as waiting jobs end later (none past the
+horizon), the most jobs at once as played, and a cost per task waiting in the queue at each
+step. The coefficients are measured once, on the machine named in :data:`MEASURED_ON`.
 """
 
 from __future__ import annotations
