@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 
 #: Width of the bins the load is played in, seconds: placements are decided at most this late.
 BIN_S = 60.0
+#: Without a horizon, how long past the last submission the queue is followed at most (a service
+#: may be given years: the bins stay a bounded array).
+DRAIN_S = 7 * 86_400.0
 #: Times a bin's placements go on past a task too large for the room left (the scheduler tries
 #: every shape's first task; a few rounds take the smaller tasks behind the large ones).
 FIT_ROUNDS = 4
@@ -64,7 +67,7 @@ def predict_contention(
     """The queue and restarts of jobs submitted at ``submit`` (seconds), each running ``makespan``
     once started, asking ``cpu`` and ``memory`` (NaN: nothing) at ``priority``, on a cell of
     ``capacity`` (its machines' CPU and memory capacities summed), until ``horizon`` (without one,
-    until every job has run), by the rules of ``config`` (the
+    until every job has run, or :data:`DRAIN_S` past the last submission), by the rules of ``config`` (the
     scheduler's defaults). A pass's queue is the tasks waiting from an earlier bin: a task placed
     in the bin it comes is the cost of a job, not of contention."""
     import numpy as np
@@ -81,7 +84,8 @@ def predict_contention(
     cpu = np.nan_to_num(np.asarray(cpu, dtype=float))
     memory = np.nan_to_num(np.asarray(memory, dtype=float))
     priority = np.asarray(priority, dtype=float)
-    end = float(horizon) if horizon is not None else float((submit + makespan).max()) + BIN_S
+    last = float(submit.max())
+    end = float(horizon) if horizon is not None else min(float((submit + makespan).max()), last + DRAIN_S) + BIN_S
     bins = max(int(np.ceil(end / BIN_S)), 1)
     free = priority <= FREE_TIER
     length = np.maximum(np.ceil(makespan / BIN_S).astype(np.int64), 1)  # bins a start occupies

@@ -101,3 +101,9 @@ def test_placements_draw_evictions_at_the_schedulers_shares_until_their_memory_i
     # 0.03 / 0.02 -> 2 victims each, at 0.8 in the burst (more memory than CPU), 0.1 alone
     predicted = contention(free_tier + burst + alone, capacity=(10.0, 10.0), config=config)
     assert predicted.restarts == pytest.approx(4 * 0.8 * 2 + 0.1 * 2)
+
+
+def test_without_a_horizon_a_service_of_years_is_followed_a_bounded_time():
+    jobs = [(0.0, 1e12, 0.5, 0.5, NORMAL), (10.0, 60.0, 0.8, 0.1, NORMAL)]  # the second never fits
+    predicted = contention(jobs)
+    assert predicted.peak_queue == 1 and predicted.steps == 3  # the two submissions and the service's end
