@@ -16,17 +16,19 @@ tasks that fit at once:
 - ``google``: ``--google-tasks`` tasks of the ``google`` model at the cell's load per machine;
 - ``warm``: ``--warm-duration`` seconds of the ``google-2011-cell`` preset at the cell's load per
   machine, warm-started (the cell full from time 0, as a replay's initial state fills it), run
-  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts.
+  to that horizon: what the synthetic jobs lack, placements in a full cell, evictions, restarts;
+- ``stress``: the same at ``--stress`` times the cell's load per machine: a queue that the
+  scheduler tries at each pass, which :mod:`batsim_google.simulation.contention` predicts.
 
 Each run prints its wall time (and the CPU time of all its processes) and Batsim's peak memory
-against the estimator's prediction (:mod:`batsim_google.simulation.cost_model`, whose
+against the estimator's prediction (with the contention it plays: the queue, the restarts) (:mod:`batsim_google.simulation.cost_model`, whose
 coefficients were measured once by this benchmark), then the coefficients fitted (least squares)
 to this run's measures, to store in ``COEFFICIENTS`` when the machine changes. On a machine shared
 with other work, ``--fit-on cpu`` fits the CPU seconds instead: Batsim and the scheduler take
 turns, so alone the command's wall time is about its CPU time. The job counts are scaled down
 from the real cell's (~130,000 tasks at once) so that the whole benchmark takes minutes, not hours.
 
-    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--fit-on cpu]
+    uv run python -m bench.batsim_cost [--machines 512 2048 12583] [--residents 8000] [--tasks 1000] [--google-tasks 10000] [--warm-duration 600] [--stress 2] [--fit-on cpu]
 """
 
 from __future__ import annotations
@@ -48,14 +50,17 @@ from batsim_google.model.presets import preset
 from batsim_google.model.request_law import load_request_law
 from batsim_google.platform.cell import google_2011_cell
 from batsim_google.platform.energy import load_energy_model
-from batsim_google.platform.simgrid_xml import write_platform
+from batsim_google.platform.simgrid_xml import read_hosts, write_platform
 from batsim_google.simulation.batsim_binary import batsim_binary
+from batsim_google.simulation.contention import Contention
 from batsim_google.simulation.cost_model import (
     COEFFICIENTS,
     MEASURED_ON,
     Coefficients,
     WorkloadCost,
+    cell_capacity,
     estimate,
+    read_contention,
     read_workload_cost,
 )
 from batsim_google.simulation.runner import SimulationError
@@ -83,28 +88,32 @@ def write_workload(path: Path, machines: int, residents: int, tasks: int) -> Pat
     return path
 
 
-def fit(rows: list[tuple[int, WorkloadCost, float, float]], patched: bool) -> Coefficients:
-    """Least squares of the cost model's terms over the measured runs (machines, cost, seconds,
-    peak), on relative errors, so that short runs weigh as much as long ones. The stock binary
-    pays per job-step (its delay jobs are model actions SimGrid scans at each step), the patched
-    one per step (a message each way), its delay jobs being timers."""
+def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched: bool) -> Coefficients:
+    """Least squares of the cost model's terms over the measured runs (machines, cost, contention,
+    seconds, peak), on relative errors, so that short runs weigh as much as long ones. The stock
+    binary pays per job-step (its delay jobs are model actions SimGrid scans at each step), the
+    patched one per step (a message each way), its delay jobs being timers, and per task waiting
+    in the queue at a step; a restart is one more job and one more step."""
     import numpy as np
 
     machines = np.array([row[0] for row in rows], dtype=float)
-    jobs = np.array([row[1].jobs for row in rows], dtype=float)
-    seconds = np.array([row[2] for row in rows])
-    peak = np.array([row[3] for row in rows])
+    jobs = np.array([row[1].jobs + row[2].restarts for row in rows], dtype=float)
+    seconds = np.array([row[3] for row in rows])
+    peak = np.array([row[4] for row in rows])
 
     def relative_fit(columns: list, measured: np.ndarray) -> list[float]:
-        terms = np.column_stack([np.ones_like(machines), machines, jobs, columns]) / measured[:, None]
+        terms = np.column_stack([np.ones_like(machines), machines, jobs, *columns]) / measured[:, None]
         return [float(value) for value in np.linalg.lstsq(terms, np.ones_like(measured), rcond=None)[0]]
 
     if patched:
-        startup, per_machine, per_job, per_step = relative_fit([row[1].steps for row in rows], seconds)
-        time_terms = (startup, per_machine, per_job, 0.0, per_step)
+        steps = [row[2].steps + row[2].restarts for row in rows]
+        startup, per_machine, per_job, per_step, per_queued = relative_fit(
+            [steps, [row[2].queued_task_steps for row in rows]], seconds
+        )
+        time_terms = (startup, per_machine, per_job, 0.0, per_step, per_queued)
     else:
-        time_terms = (*relative_fit([row[1].job_steps for row in rows], seconds), 0.0)
-    memory = relative_fit([row[1].peak_running for row in rows], peak)
+        time_terms = (*relative_fit([[row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
+    memory = relative_fit([[row[1].peak_running for row in rows]], peak)
     return Coefficients(*time_terms, *memory)
 
 
@@ -141,6 +150,13 @@ def main() -> None:
         default=600.0,
         help="seconds of a warm-started cell (the google-2011-cell preset at its load per machine), run to that "
         "horizon: the cell full from time 0, its placements, evictions and restarts (0: not run)",
+    )
+    parser.add_argument(
+        "--stress",
+        type=float,
+        default=2.0,
+        help="load, in times the cell's per machine, of a second warm-started cell run to --warm-duration: "
+        "a queue the scheduler tries at each pass (0: not run)",
     )
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--batsim", default="batsim", help="the binary, stock or patched (engine/)")
@@ -195,19 +211,36 @@ def main() -> None:
                         duration=args.warm_duration, nb_res=machines, arrival_scale=cell_load_scale(machines), warm=True
                     ),
                 )
+            if args.warm_duration and args.stress:
+                workloads["stress"], horizons["stress"] = folder / f"stress-{machines}.json", args.warm_duration
+                write_generated_workload(
+                    workloads["stress"],
+                    preset("google-2011-cell"),
+                    load_request_law(),
+                    1,
+                    Generation(
+                        duration=args.warm_duration,
+                        nb_res=machines,
+                        arrival_scale=cell_load_scale(machines) / args.stress,
+                        warm=True,
+                    ),
+                )
+            capacity = cell_capacity(read_hosts(platform))
             for name, workload in workloads.items():
                 wall, cpu, peak = run_command(
                     platform, workload, folder / f"out-{name}-{machines}", binary.path, args.timeout, horizons[name]
                 )
                 cost = read_workload_cost(workload, horizon=horizons[name])
+                contention = read_contention(workload, capacity=capacity, horizon=horizons[name])
                 seconds = cpu if args.fit_on == "cpu" else wall
-                predicted = estimate(cost, machines, binary.kind)
+                predicted = estimate(cost, machines, binary.kind, contention)
                 ratios = (seconds / predicted.wall_seconds, peak / predicted.peak_bytes)
                 within.append(all(1 / MAX_RATIO <= ratio <= MAX_RATIO for ratio in ratios))
-                rows.append((machines, cost, seconds, peak))
+                rows.append((machines, cost, contention, seconds, peak))
                 print(
                     f"{machines:>6} machines {name:>6}: {cost.jobs:>6} jobs, {cost.steps:>6} steps, "
-                    f"{cost.job_steps:>9.3g} job-steps, {cost.peak_running:>5} at once: {wall:7.2f} s "
+                    f"{cost.job_steps:>9.3g} job-steps, {cost.peak_running:>5} at once, queue up to "
+                    f"{contention.peak_queue:>5}, {contention.restarts:>6.0f} restarts: {wall:7.2f} s "
                     f"({cpu:7.2f} CPU s), peak {peak / MB:6.1f} MB; predicted {predicted.wall_seconds:7.2f} s "
                     f"({ratios[0]:.2f}x), {predicted.peak_bytes / MB:6.1f} MB ({ratios[1]:.2f}x)"
                 )

@@ -25,7 +25,9 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
         COEFFICIENTS,
         MEASURED_BURST,
         MEASURED_ON,
+        cell_capacity,
         estimate,
+        read_contention,
         read_workload_cost,
     )
 
@@ -34,10 +36,15 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
     check_simgrid_accepts(platform, smpi=False)  # a platform `run` refuses has no run to predict;
     check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
     machines = sum(host.computes for host in hosts)
-    predicted = {kind: estimate(cost, machines, kind) for kind in COEFFICIENTS}
+    contention = read_contention(*workloads, capacity=cell_capacity(hosts), horizon=horizon)
+    predicted = {kind: estimate(cost, machines, kind, contention) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "
         f"{cost.job_steps:.4g} job-steps, at most {cost.peak_running} jobs at once, largest burst {cost.largest_burst}"
+    )
+    click.echo(
+        f"contention on the cell's capacity: {contention.restarts:.0f} restarts, a queue of up to {contention.peak_queue} "
+        f"tasks, {contention.queued_task_steps:.4g} queued task-steps over {contention.steps:.0f} steps played"
     )
     for kind, figures in predicted.items():
         click.echo(
@@ -45,8 +52,8 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
             f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
         )
     click.echo(
-        f"(coefficients measured on {MEASURED_ON}; without contention: jobs that wait shift the steps; "
-        "see docs/benchmarks.md)"
+        f"(coefficients measured on {MEASURED_ON}; the contention played on the cell's summed capacity, "
+        "without packing; see docs/benchmarks.md)"
     )
     if cost.largest_burst > MEASURED_BURST:
         click.echo(

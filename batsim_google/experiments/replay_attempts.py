@@ -28,7 +28,7 @@ import polars as pl
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.outputs import RunOutputs
 from batsim_google.experiments.replay_fidelity import attempt_table, group_names
-from batsim_google.fitting.batsim_input import in_chunks
+from batsim_google.fitting.chunks import in_chunks
 from batsim_google.model.priority import google_priority
 from batsim_google.simulation.run_inputs import workload_name
 from batsim_google.trace.convert import Selection, window_complete

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,12 +36,12 @@ import ijson
 import polars as pl
 
 from batsim_google.errors import InputFileError
+from batsim_google.fitting.chunks import in_chunks
 from batsim_google.fitting.json_shape import check_json_shape
 from batsim_google.generation.job_times import COLUMNS as JOB_TIME_COLUMNS
 from batsim_google.generation.job_times import check_job_times
 from batsim_google.parameters import MAX_MACHINES
 
-CHUNK = 100_000
 OPTIONAL_FIELDS = ("class", "scheduling_class")
 #: What a job without ``priority`` gets: the middle of ]0, 1], as SWF logs' jobs do.
 DEFAULT_PRIORITY = 0.5
@@ -105,17 +104,6 @@ NO_DURATION = {
 
 class BatsimInputError(InputFileError):
     """A file that is not a readable Batsim workload; the message names it."""
-
-
-def in_chunks(items: Iterable[Any], size: int = CHUNK) -> Iterator[list[Any]]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _number_or_none(value: Any) -> float | None:
@@ -410,6 +398,12 @@ def job_times(path: str | Path) -> pl.DataFrame:
     """Every job's ``id``, ``subtime``, ``delay`` (its delay profile's, else null) and ``walltime``
     (null when absent), refused as Batsim would refuse them (:func:`.job_times.check_job_times`)."""
     return _read(Path(path)).select(JOB_TIME_COLUMNS)
+
+
+def job_requests(path: str | Path) -> pl.DataFrame:
+    """Every job's ``cpu``, ``memory`` and ``priority`` (null where absent), in the order of
+    :func:`job_times`."""
+    return _read(Path(path)).select("cpu", "memory", "priority")
 
 
 @dataclass(frozen=True)

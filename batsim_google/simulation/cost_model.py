@@ -21,9 +21,11 @@ to about 8,000 jobs at one instant, but grows faster than the model beyond: 16,0
 on 512 machines took 14.8 s and 40,000 took 231 s; the prediction is a lower bound for such
 bursts. Replays of the Google trace cost about five times more per job-step than these runs
 (docs/benchmarks.md), for reasons not found yet: for them the prediction is a lower bound too.
-The sweep assumes no job waits (each runs from its submission for its makespan): with
-contention jobs start later, which shifts the instants but keeps their count. The coefficients
-are measured once, on the machine named in :data:`MEASURED_ON`.
+The sweep assumes no job waits (each runs from its submission for its makespan); the contention
+the cell's capacity brings is played by :mod:`.contention` (:func:`read_contention`): the
+restarts, each one more job and step, the steps as waiting jobs end later (none past the
+horizon), the most jobs at once as played, and a cost per task waiting in the queue at each
+step. The coefficients are measured once, on the machine named in :data:`MEASURED_ON`.
 """
 
 from __future__ import annotations
@@ -33,9 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from batsim_google.errors import InputFileError
+from batsim_google.simulation.contention import Contention, predict_contention
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from batsim_google.platform.simgrid_xml import PlatformHost
 
 
 #: Largest burst (jobs submitted at one instant) the model was measured on (see above).
@@ -134,6 +139,44 @@ def read_workload_cost(*paths: str | Path, horizon: float | None = None) -> Work
     return workload_cost(np.concatenate([t[0] for t in times]), np.concatenate([t[1] for t in times]), horizon)
 
 
+def cell_capacity(hosts: list[PlatformHost]) -> tuple[float, float]:
+    """The summed ``cpu_capacity`` and ``memory_capacity`` of the computing ``hosts`` (1 each
+    where not given: the largest machine, as the scheduler reads them)."""
+    machines = [host for host in hosts if host.computes]
+    return (
+        sum(float(host.properties.get("cpu_capacity", 1.0)) for host in machines),
+        sum(float(host.properties.get("memory_capacity", 1.0)) for host in machines),
+    )
+
+
+def read_contention(*paths: str | Path, capacity: tuple[float, float], horizon: float | None = None) -> Contention:
+    """The contention of one or more workload files run together on a cell of ``capacity`` (its
+    machines' CPU and memory capacities summed), by the scheduler's defaults
+    (:func:`.contention.predict_contention`); a job without a priority gets the readers'
+    default."""
+    import numpy as np
+
+    from batsim_google.fitting.batsim_input import DEFAULT_PRIORITY, job_requests
+
+    times = [workload_times(path) for path in paths]
+    requests = [job_requests(path) for path in paths]
+
+    def column(name: str) -> np.ndarray:
+        return np.concatenate([r[name].cast(float).fill_null(np.nan).to_numpy() for r in requests])
+
+    priority = column("priority")
+    priority[np.isnan(priority)] = DEFAULT_PRIORITY
+    return predict_contention(
+        np.concatenate([t[0] for t in times]),
+        np.concatenate([t[1] for t in times]),
+        column("cpu"),
+        column("memory"),
+        priority,
+        capacity,
+        horizon,
+    )
+
+
 #: Where and how the coefficients below were measured (``uv run python -m bench.batsim_cost``).
 MEASURED_ON = (
     "a 2-core x86-64 Linux machine with 23 GB, shared with other work (Batsim 4.2.1 release builds, "
@@ -152,11 +195,19 @@ class Coefficients:
     seconds_per_job_step: float
     #: Seconds per step (an instant at which jobs are submitted or end: one message each way).
     seconds_per_step: float
+    #: Seconds per task waiting in the queue at a step (the scheduler's pass tries the queue).
+    seconds_per_queued_task_step: float
     startup_bytes: float
     bytes_per_machine: float
     bytes_per_job: float
     bytes_per_running_job: float
 
+
+#: Seconds per queued task per step of the patched binary's runs: the extra CPU seconds, over the
+#: model's other terms, of two 1,024-machine warm-started runs at 1.5 and 2 times the cell's load
+#: per machine (3 h; queues of up to 8,000 and 17,000 tasks), over their queued task-steps as
+#: :func:`.contention.predict_contention` plays them: 2.1e-7 and 1.6e-7 s (docs/benchmarks.md).
+QUEUED_TASK_STEP_SECONDS = 1.9e-7
 
 #: The coefficients of each kind of binary (:attr:`~.batsim_binary.BatsimBinary.kind`): the stock
 #: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: no job-step cost).
@@ -167,6 +218,7 @@ COEFFICIENTS = {
         seconds_per_job=5.2e-4,
         seconds_per_job_step=3.2e-7,
         seconds_per_step=0.0,
+        seconds_per_queued_task_step=0.0,
         startup_bytes=39.7e6,
         bytes_per_machine=9.9e3,
         bytes_per_job=5.0e3,
@@ -181,6 +233,7 @@ COEFFICIENTS = {
         seconds_per_job=1.95e-4,
         seconds_per_job_step=0.0,
         seconds_per_step=1.96e-4,
+        seconds_per_queued_task_step=QUEUED_TASK_STEP_SECONDS,
         startup_bytes=39.1e6,
         bytes_per_machine=10.5e3,
         bytes_per_job=6.6e3,
@@ -197,21 +250,31 @@ class Estimate:
     peak_bytes: float
 
 
-def estimate(cost: WorkloadCost, machines: int, kind: str = "stock") -> Estimate:
+def estimate(cost: WorkloadCost, machines: int, kind: str = "stock", contention: Contention | None = None) -> Estimate:
     """The run's wall time and peak memory by the model above, with a ``kind`` of binary's
-    coefficients (:data:`COEFFICIENTS`)."""
+    coefficients (:data:`COEFFICIENTS`); with its ``contention``, each restart is one more job
+    and one more step, the steps and the most jobs at once are those played with the queue, and
+    each task waiting at a step costs the scheduler's pass
+    :attr:`~Coefficients.seconds_per_queued_task_step`."""
     c = COEFFICIENTS[kind]
+    jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
+    if contention is not None:
+        jobs += contention.restarts
+        steps = contention.steps + contention.restarts
+        queued = contention.queued_task_steps
     wall = (
         c.startup_seconds
         + c.startup_seconds_per_machine * machines
-        + c.seconds_per_job * cost.jobs
+        + c.seconds_per_job * jobs
         + c.seconds_per_job_step * cost.job_steps
-        + c.seconds_per_step * cost.steps
+        + c.seconds_per_step * steps
+        + c.seconds_per_queued_task_step * queued
     )
+    running = cost.peak_running if contention is None else contention.peak_running
     memory = (
         c.startup_bytes
         + c.bytes_per_machine * machines
         + c.bytes_per_job * cost.jobs
-        + c.bytes_per_running_job * cost.peak_running
+        + c.bytes_per_running_job * running
     )
     return Estimate(wall, memory)

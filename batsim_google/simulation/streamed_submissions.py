@@ -7,8 +7,8 @@ those itself, as in a loaded run. Every later job is registered ahead, a minute 
 time: after a batch's decisions, once the jobs registered before were all submitted, those of the
 next :data:`REGISTER_AHEAD_S` are registered (``REGISTER_PROFILE`` the first time a profile is
 named, then ``REGISTER_JOB`` with the job's own submission time, which ``out_jobs.csv`` keeps), and
-one wake-up is asked at a time, at the next submission time
-(:meth:`StreamedSubmissions.register_ahead`; Batsim's waiters are actions that every simulation step
+one wake-up is asked at a time, at the next submission time rounded up to Batsim's printed
+microsecond (:meth:`StreamedSubmissions.register_ahead`; Batsim's waiters are actions that every simulation step
 scans, :mod:`batsim_google.scheduling.wake_ups`). At that wake-up the front-end submits its jobs to the
 policy (:meth:`~StreamedSubmissions.due`), in the batch and at the time a loaded run's JOB_SUBMITTED
 would bring them, and without waking the policy (:meth:`~StreamedSubmissions.claims_call`); the decisions come first in the reply and the registrations after them, so that
@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from batsim_google.output_files import write_text
-from batsim_google.scheduling.wake_ups import MIN_LEAD_S
+from batsim_google.scheduling.wake_ups import MIN_LEAD_S, on_batsim_grid
 from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream, streamed_jobs
 
 #: How far past the next submission time the jobs registered at once go, and about how many of them
@@ -43,8 +43,10 @@ from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream
 REGISTER_AHEAD_S = 60.0
 REGISTER_AHEAD_JOBS = 10_000
 #: How far past ``now`` a submission time still counts as reached: Batsim's waiter sleeps
-#: ``target - now`` seconds, which may land a rounding error short of the target (times are written
-#: to the microsecond).
+#: ``target - now`` seconds, which may land a rounding error short of the target. The target itself
+#: is asked on Batsim's microsecond grid (:func:`~batsim_google.scheduling.wake_ups.on_batsim_grid`),
+#: so that the call's printed ``now`` is not before the submission time: a job submitted between two
+#: microseconds is due at the call asked for it.
 DUE_TOLERANCE_S = 1e-7
 
 
@@ -116,7 +118,7 @@ class StreamedSubmissions:
         if self._registered and self._registered[0].subtime > now + DUE_TOLERANCE_S:
             if self._registered[0].subtime != self._asked_for:
                 self._asked_for = self._registered[0].subtime
-                wake = max(self._asked_for, now + MIN_LEAD_S)
+                wake = on_batsim_grid(max(self._asked_for, now + MIN_LEAD_S))
                 self._calls.append(wake)
         return jobs, wake
 

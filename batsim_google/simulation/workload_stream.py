@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 import ijson
 
 from batsim_google.errors import InputFileError
+from batsim_google.fitting.chunks import in_chunks
 from batsim_google.fitting.json_shape import check_json_shape
 from batsim_google.scheduling.wake_ups import BATSIM_DECIMALS
 
@@ -196,7 +197,7 @@ class WorkloadStream:
             self._ahead[name] = profile
         with tempfile.TemporaryDirectory(prefix="batsim-google-sort-") as folder:
             runs = []
-            for chunk in _chunks(self._timed_jobs(), SORT_CHUNK):
+            for chunk in in_chunks(self._timed_jobs(), SORT_CHUNK):
                 entries = sorted(
                     ((subtime, f"{self.name}!{job.get('id')}", index, job) for index, job, subtime in chunk),
                     key=lambda entry: entry[:2],
@@ -250,17 +251,6 @@ class WorkloadStream:
                 handle = self._open_at(self._profiles_at)
                 self._profiles = _values(handle, self.path, "profiles", ijson.kvitems(handle, "", use_float=True))
         return self._profiles
-
-
-def _chunks(items: Iterator, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _run_entries(path: Path) -> Iterator[list]:

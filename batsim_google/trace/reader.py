@@ -97,11 +97,26 @@ def _schema_csv(path: Path) -> Path | None:
     return None
 
 
+def native_buffer(data: bytes) -> pa.Buffer:
+    """``data`` copied into memory Arrow allocated, holding no Python object.
+
+    A buffer wrapping the ``bytes`` is released by whichever Arrow thread drops it last, which
+    takes the GIL to do so; a threaded parse that fails returns before its tasks have all ended,
+    so that thread may be an Arrow worker while the interpreter exits after the error: it is then
+    ended inside a C++ destructor, and the process aborts ("terminate called without an active
+    exception"). An Arrow-allocated copy is freed without Python.
+    """
+    buffer = pa.allocate_buffer(len(data))
+    np.frombuffer(buffer, dtype=np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
+    return buffer
+
+
 def parse_csv(data: bytes, columns: Columns) -> pa.Table:
     """Arrow's typed parse of whole lines of text, with its threads, from a native buffer (nothing
-    calls back into Python). Raises :class:`pyarrow.ArrowInvalid` on a bad field or column count."""
+    calls back into Python, :func:`native_buffer`). Raises :class:`pyarrow.ArrowInvalid` on a bad
+    field or column count."""
     return pacsv.read_csv(
-        pa.BufferReader(data),
+        pa.BufferReader(native_buffer(data)),
         read_options=pacsv.ReadOptions(column_names=[name for name, _ in columns], block_size=CHUNK_SIZE),
         parse_options=pacsv.ParseOptions(quote_char=False, ignore_empty_lines=False),
         convert_options=pacsv.ConvertOptions(column_types=dict(columns), null_values=[""], strings_can_be_null=True),

@@ -164,3 +164,24 @@ def test_a_trace_replay_with_its_initial_state_streams_as_it_loads(tmp_path, goo
     stub = json.loads((streamed / "out_stub_w0.json").read_text())["jobs"]  # the initial state, at time 0
     jobs = json.loads(workload.read_text())["jobs"]
     assert len(stub) == sum(job["subtime"] == 0 for job in jobs) < len(jobs)
+
+
+def test_jobs_submitted_between_batsims_microseconds_reach_the_policy_as_loaded(tmp_path, cell, batsim_binary):
+    """Submission times a fraction of a microsecond past Batsim's printed grid: the wake-up asked
+    for them comes back printed on the grid, not before them (else they wait for a later call: the
+    next one comes when a task ends, 20 s later)."""
+    jobs = [task(i, 10.0000004 + 100.0 * i, 20.0) for i in range(3)]
+    jobs += [task(10 + i, 500.0000003 + i * 1e-7, 20.0) for i in range(2)]  # two within one microsecond
+    workload = tmp_path / "off-grid.json"  # written whole: the package's writer keeps six decimals
+    profiles = {str(job["id"]): {"type": "delay", "delay": job.pop("delay")} for job in jobs}
+    jobs = [{**job, "res": 1, "profile": str(job["id"]), "walltime": -1.0} for job in jobs]
+    workload.write_text(json.dumps({"nb_res": MACHINES, "jobs": jobs, "profiles": profiles}))
+    loaded, streamed = run_both(cell[0], workload, tmp_path, batsim_binary, "--horizon", "1800")
+    # the streamed run's policy hears of a job at the next microsecond, the loaded run's at the one
+    # before: every event after it is a microsecond later, and the cell's energy that much more
+    assert same_run(loaded, streamed, energy=False) == len(jobs)
+    tasks = pl.read_csv(streamed / "out_tasks.csv")
+    assert (tasks["outcome"] == "completed").all() and tasks.height == len(jobs)
+    energies = [pl.read_csv(folder / "out_consumed_energy.csv")[-1] for folder in (loaded, streamed)]
+    gap = energies[1]["energy"].item() - energies[0]["energy"].item()
+    assert 0 <= gap <= energies[0]["epower"].item() * TIME_TOLERANCE_S

@@ -172,3 +172,42 @@ def test_estimate_takes_runs_horizon(tmp_path):
         for horizon in ((), ("--horizon", "10"))
     }
     assert "8 steps" in lines[()] and "5 steps" in lines[("--horizon", "10")]  # 4 ends at 100-103, or 1 at 10
+
+
+def test_contention_adds_restarts_as_jobs_and_steps_and_the_queue_per_task_and_pass():
+    from batsim_google.simulation.contention import Contention
+
+    cost = WorkloadCost(jobs=1000, steps=2000, job_steps=1e6, peak_running=500, largest_burst=1, horizon=3600.0)
+    c = COEFFICIENTS["patched"]
+    alone = estimate(cost, 100, "patched")
+    same = estimate(
+        cost,
+        100,
+        "patched",
+        Contention(restarts=0.0, steps=2000.0, queued_task_steps=0.0, peak_queue=0, peak_running=500),
+    )
+    assert same == alone
+    played = Contention(restarts=50.0, steps=1500.0, queued_task_steps=1e6, peak_queue=800, peak_running=300)
+    wall = estimate(cost, 100, "patched", played).wall_seconds
+    expected = alone.wall_seconds + 50 * c.seconds_per_job + (1500 + 50 - 2000) * c.seconds_per_step
+    assert wall == pytest.approx(expected + 1e6 * c.seconds_per_queued_task_step)
+    assert c.seconds_per_queued_task_step > 0
+    memory = estimate(cost, 100, "patched", played).peak_bytes
+    assert memory == pytest.approx(alone.peak_bytes - 200 * c.bytes_per_running_job)  # 300 at once, not 500
+
+
+def test_estimate_command_plays_the_queue_on_the_platforms_capacity(tmp_path):
+    """cluster8's 8 machines have capacity 1 each: 12 full-machine tasks for 10 minutes at once
+    leave 4 waiting, which the patched prediction pays for."""
+    jobs = [
+        {"id": i, "subtime": 0.0, "res": 1, "profile": "p", "priority": 0.5, "cpu": 1.0, "memory": 0.5}
+        for i in range(12)
+    ]
+    busy = _workload(tmp_path / "busy.json", jobs, {"p": {"type": "delay", "delay": 600.0}})
+    light = _workload(tmp_path / "light.json", jobs[:8], {"p": {"type": "delay", "delay": 600.0}})
+    outputs = {}
+    for name, path in (("busy", busy), ("light", light)):
+        result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path), "--horizon", "3600"])
+        assert result.exit_code == 0, result.output
+        outputs[name] = result.output
+    assert "a queue of up to 4 tasks" in outputs["busy"] and "a queue of up to 0 tasks" in outputs["light"]

@@ -106,3 +106,18 @@ def test_a_run_streams_what_it_can_and_says_why_it_loads_the_rest(tmp_path, work
     composed.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
     assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload, composed]), streaming)
     assert said == [f"the workloads are loaded whole, not streamed: in {composed}, profile 'c' is composed"]
+
+
+def test_a_wake_up_for_a_time_between_batsims_microseconds_is_asked_at_the_next_one(tmp_path):
+    """Batsim prints a call's ``now`` to the microsecond: asked at 10.0000004 it would come back as
+    10.000000, before the job is due; asked at 10.000001 it comes back as that, and the job is due."""
+    path = tmp_path / "off-grid.json"
+    times = [0.0, 10.0000004, 10.0000009, 20.0000001]
+    jobs = [{"id": i, "subtime": t, "res": 1, "profile": "p"} for i, t in enumerate(times)]
+    path.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": {"p": {"type": "delay", "delay": 1.0}}}))
+    stream = StreamedSubmissions([path])
+    _, wake = stream.register_ahead(0.0)
+    assert wake == 10.000001 and f"{wake:.6f}" == "10.000001" and wake >= times[1]
+    assert stream.claims_call(wake) and ids(stream.due(wake)) == ["w0!1", "w0!2"]  # both within the microsecond
+    _, wake = stream.register_ahead(10.000001)
+    assert wake == 20.000001 and stream.claims_call(wake) and ids(stream.due(wake)) == ["w0!3"]

@@ -7,8 +7,10 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pyarrow as pa
 from trace_files import event, seconds_us, write_part
 
+from batsim_google.trace.reader import native_buffer
 from batsim_google.trace.schema import TaskEvent as E
 from batsim_google.trace.text_chunks import TextChunks
 
@@ -72,3 +74,14 @@ def test_bytes_that_are_not_lines_end_the_text_with_a_reason(tmp_path):
     path.write_bytes(b"1,2\n" + bytes(10_000))
     chunks = TextChunks(path, size=4096)
     assert _lines(chunks) == [b"1,2"] and chunks.cut == "line 2 is longer than 4096 bytes (not a text file?)"
+
+
+def test_arrow_parses_a_copy_that_holds_no_python_object():
+    """A buffer wrapping the chunk's bytes is released by the last Arrow thread that holds it,
+    which needs the GIL: an Arrow worker still running a failed parse's task while the interpreter
+    exits then aborts the process. The copy Arrow parses holds no reference to the bytes."""
+    data = b"1,2\n3,4\n" * 1000
+    references = sys.getrefcount(data)
+    buffer = native_buffer(data)
+    assert sys.getrefcount(data) == references and buffer.to_pybytes() == data
+    assert buffer.address != pa.py_buffer(data).address  # not the bytes' own memory
