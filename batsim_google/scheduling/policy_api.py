@@ -112,7 +112,7 @@ class Policy:
         task = self.running.pop(job_id)
         self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
         reason = task.stop_reason.value if status == "killed" and task.stop_reason else status
-        self.ledger.attempts.append(Attempt(task.task_id, job_id, 0, task.machine, task.start_time, now, reason))
+        self.ledger.record(Attempt(task.task_id, job_id, 0, task.machine, task.start_time, now, reason))
         self.end_task(task, now, status)
 
     def machines_unavailable(self, now: float, machines) -> None:

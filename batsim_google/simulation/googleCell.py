@@ -43,7 +43,7 @@ from batsim_google.scheduling.decisions import (
     SwitchOn,
     WakeAt,
 )
-from batsim_google.scheduling.ledger_files import write_ledger
+from batsim_google.scheduling.ledger_files import LedgerWriter, write_ledger
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD
 from batsim_google.scheduling.policy_api import Policy
 from batsim_google.simulation.dispatch import dispatch
@@ -170,6 +170,8 @@ class GoogleCell(BatsimScheduler):
         problem = missing_batsim_options(self.policy.needs, self.bs.allow_compute_sharing, dynamic_jobs)
         if problem:
             raise RuntimeError(problem)
+        if self.front_end.output:  # each row written as it ends, not kept to the end
+            self.policy.ledger.stream_to(LedgerWriter(self.front_end.output))
 
     def onSimulationEnds(self) -> None:
         self.progress.report(self.bs.time(), final=True)
