@@ -56,6 +56,7 @@ from batsim_google.simulation.frontend import (
     sleep_pstate,
 )
 from batsim_google.simulation.pybatsim_messages import quiet
+from batsim_google.simulation.pybatsim_profiles import decode
 from batsim_google.simulation.streamed_submissions import StreamedSubmissions
 
 COMPUTE_PSTATE = 0
@@ -146,7 +147,11 @@ class GoogleCell(BatsimScheduler):
 
     def onAfterBatsimInit(self) -> None:
         network = self.bs.network
-        receive = network.recv
+
+        def receive(blocking: bool = False) -> dict | None:  # pybatsim's, with its profiles as numbers
+            text = network.recv_string(blocking=blocking)
+            return None if text is None else decode(text)
+
         network.recv = lambda blocking=False: self._received(
             complete_kill_progress(drop_forgotten_kills(receive(blocking=blocking), self.bs.jobs))
         )
