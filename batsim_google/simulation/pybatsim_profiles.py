@@ -18,11 +18,11 @@ from collections.abc import Iterator, MutableMapping
 DELAY = "delay"
 
 
-def _as_number(pairs: list[tuple[str, object]]) -> object:
+def _as_number(value: dict) -> object:
     """A JSON object as :func:`json.loads` gives it, or a delay profile as its delay (a float)."""
-    if len(pairs) == 2 and pairs[0] == ("type", DELAY) and pairs[1][0] == DELAY and type(pairs[1][1]) is float:
-        return pairs[1][1]
-    return dict(pairs)
+    if len(value) == 2 and value.get("type") == DELAY and type(value.get(DELAY)) is float:
+        return value[DELAY]
+    return value
 
 
 class Profiles(MutableMapping):
@@ -73,7 +73,7 @@ def decode(text: str) -> dict:
     which come as :class:`ProfileTables` (the delay profiles numbers from the start)."""
     if '"SIMULATION_BEGINS"' not in text[:200]:
         return json.loads(text)
-    message = json.loads(text, object_pairs_hook=_as_number)
+    message = json.loads(text, object_hook=_as_number)
     for event in message.get("events", []):
         if event.get("type") == "SIMULATION_BEGINS":
             data = event["data"]
