@@ -11,7 +11,8 @@ time, mostly apart from the machine's load.
 Each round replays the messages with the code of ``--baseline`` (a git revision) and with this
 tree's, in turn, and prints the CPU seconds of each, per message and per job event, then the best
 of each and their ratio. Batsim would answer the same only to the same decisions: each replay
-prints the digest of its answers and of the attempts and tasks it wrote, which must be equal.
+prints the digest of its answers and of the attempts and tasks it wrote (the tasks' rows sorted: they
+are written in the order the tasks ended, in submission order before), which must be equal.
 
     uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2]
     uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV]
@@ -127,9 +128,9 @@ def replay(messages: Path, output: Path) -> Replay:
         cpu = time.process_time() - started
     finally:
         pybatsim_module.NetworkHandler = saved
-    attempts = hashlib.sha256()
-    for name in ("out_attempts.csv", "out_tasks.csv"):
-        attempts.update((output / name).read_bytes())
+    attempts = hashlib.sha256((output / "out_attempts.csv").read_bytes())
+    header, *rows = (output / "out_tasks.csv").read_bytes().splitlines(keepends=True)
+    attempts.update(header + b"".join(sorted(rows)))  # tasks in the order they ended, or submitted before
     return Replay(cpu, scheduler.messages, ReplayedNetwork.last.answers.hexdigest()[:16], attempts.hexdigest()[:16])
 
 

@@ -1,59 +1,115 @@
-"""Writing the ledger next to Batsim's outputs: attempts, tasks and whether everything balanced."""
+"""Writing the ledger next to Batsim's outputs: attempts, tasks and whether everything balanced.
+
+A front-end streams the ledger (:meth:`.tasks.Ledger.stream_to` a :class:`LedgerWriter` made at
+the simulation's start): each attempt's row is written when it ends and each task's when it gets
+its outcome, so that the scheduler's memory follows what runs, not the run's length. The rows go
+to temporary files renamed into place at the end (:mod:`batsim_google.output_files`): a run that
+fails leaves no half-written ledger. ``PREFIX_attempts.csv`` lists the attempts in the order they
+ended, ``PREFIX_tasks.csv`` the tasks in the order they got their outcome (a ledger written whole
+at the end, never streamed: in submission order).
+"""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import csv
 import json
 from pathlib import Path
 
 from batsim_google.output_files import AtomicFile, write_text
-from batsim_google.scheduling.tasks import Ledger
+from batsim_google.scheduling.tasks import Attempt, Ledger, Task
 
 ATTEMPTS = "attempts.csv"
 TASKS = "tasks.csv"
 SUMMARY = "accounting.json"
+ATTEMPT_HEADER = ("task_id", "job_id", "attempt", "machine", "start", "end", "end_reason")
+TASK_HEADER = (
+    "task_id", "kind", "priority", "cpu", "memory", "submit", "work", "restarts", "outcome", "ended", "note",
+)  # fmt: skip
+
+
+class LedgerWriter:
+    """``PREFIX_attempts.csv`` and ``PREFIX_tasks.csv`` written row by row as the run goes, through
+    temporary files put in place by :meth:`close`; removed by :meth:`discard`, or when the process
+    exits before :meth:`close`."""
+
+    def __init__(self, prefix: str | Path) -> None:
+        prefix = str(prefix)
+        self._files = [AtomicFile(f"{prefix}_{ATTEMPTS}"), AtomicFile(f"{prefix}_{TASKS}")]
+        atexit.register(self.discard)
+        self._handles = [file.temporary.open("w", newline="") for file in self._files]
+        self._attempts, self._tasks = (csv.writer(handle) for handle in self._handles)
+        self._attempts.writerow(ATTEMPT_HEADER)
+        self._tasks.writerow(TASK_HEADER)
+
+    def attempt(self, a: Attempt) -> None:
+        self._attempts.writerow((a.task_id, a.job_id, a.attempt, a.machine, a.start, a.end, a.end_reason))
+
+    def task(self, task: Task) -> None:
+        request = task.request
+        self._tasks.writerow(
+            (
+                task.task_id,
+                request.kind,
+                request.priority,
+                request.cpu,
+                request.memory,
+                request.subtime,
+                request.work,
+                task.restarts,
+                task.outcome.value if task.outcome else "",
+                task.ended_at,
+                task.note,
+            )
+        )
+
+    def close(self) -> None:
+        """Put both files in place."""
+        atexit.unregister(self.discard)
+        try:
+            for handle in self._handles:
+                handle.close()
+            for file in self._files:
+                file.commit()
+        except BaseException as error:
+            self.discard(error)
+            raise
+
+    def discard(self, error: BaseException | None = None) -> None:
+        """Remove the temporary files; the targets stay as they were. An OSError that made the
+        writing fail comes out as an OutputFileError naming the file."""
+        atexit.unregister(self.discard)
+        for handle in self._handles:
+            with contextlib.suppress(OSError):
+                handle.close()
+        for file in self._files:
+            file.discard(None)
+        if error is not None:
+            self._files[0].discard(error)
 
 
 def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None) -> dict:
-    """Write ``PREFIX_attempts.csv``, ``PREFIX_tasks.csv`` and ``PREFIX_accounting.json``.
+    """Write ``PREFIX_attempts.csv``, ``PREFIX_tasks.csv`` and ``PREFIX_accounting.json``: the rows
+    ``ledger`` still holds, after those it streamed to its :class:`LedgerWriter`, if any.
 
     The summary says how many tasks were submitted and how each ended; ``balanced`` is true when
     every submitted task ended exactly once. ``timing`` (messages handled, seconds spent
     deciding) is kept in it as given.
     """
-    prefix = str(prefix)
-    with AtomicFile(f"{prefix}_{ATTEMPTS}") as temporary, temporary.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["task_id", "job_id", "attempt", "machine", "start", "end", "end_reason"])
-        writer.writerows(
-            (a.task_id, a.job_id, a.attempt, a.machine, a.start, a.end, a.end_reason) for a in ledger.attempts
-        )
-    with AtomicFile(f"{prefix}_{TASKS}") as temporary, temporary.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(
-            ["task_id", "kind", "priority", "cpu", "memory", "submit", "work", "restarts", "outcome", "ended", "note"]
-        )
-        for task in ledger.tasks.values():
-            request = task.request
-            writer.writerow(
-                [
-                    task.task_id,
-                    request.kind,
-                    request.priority,
-                    request.cpu,
-                    request.memory,
-                    request.subtime,
-                    request.work,
-                    task.restarts,
-                    task.outcome.value if task.outcome else "",
-                    task.ended_at,
-                    task.note,
-                ]
-            )
+    writer = ledger.sink if isinstance(ledger.sink, LedgerWriter) else LedgerWriter(prefix)
+    try:
+        ledger.stream_to(writer)
+        for task in ledger.tasks.values():  # not ended: a run cut short
+            writer.task(task)
+    except BaseException as error:
+        writer.discard(error)
+        raise
+    writer.close()
     summary = {
-        "submitted": len(ledger.tasks),
+        "submitted": ledger.submitted,
         "outcomes": ledger.outcomes(),
-        "attempts": len(ledger.attempts),
+        "attempts": ledger.attempt_count,
         "open": ledger.open,
         "balanced": ledger.balanced(),
         **(timing or {}),

@@ -229,16 +229,14 @@ class CellPolicy(Policy):
 
     def job_ended(self, now: float, job_id: str, status: str) -> None:
         """A job ended in Batsim: ``success``, ``walltime`` (reached), ``killed`` or ``failed``."""
-        task = self.by_job[job_id]
+        task = self.by_job.pop(job_id)  # no event names a job once it ended
         if task.job_id != job_id or task.state not in (TaskState.RUNNING, TaskState.STOPPING):
             raise AssertionError(f"job {job_id} ended but task {task.task_id} is {task.state.value}")
         self.running.pop(job_id, None)
         if task.state is TaskState.RUNNING:
             self._vacate(task, now)
         reason = status if status != "killed" or task.stop_reason is None else task.stop_reason.value
-        self.ledger.attempts.append(
-            Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason)
-        )
+        self.ledger.record(Attempt(task.task_id, job_id, task.restarts, task.machine, task.start_time, now, reason))
         if status == "killed" and task.stop_reason not in (None, StopReason.USER_KILL):
             self._restart(task, now)
         else:

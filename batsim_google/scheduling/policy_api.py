@@ -27,7 +27,9 @@ State it can read: ``cluster`` (:class:`.cluster.Cluster`: capacities, allocatio
 availability of each machine, in resource-id order), ``pending`` and ``running`` tasks
 (:class:`.tasks.Task`), ``no_more_jobs`` and ``no_more_events``. The ``ledger`` records every
 task and attempt; a policy built on :class:`Policy` keeps it through the helpers ``execute``,
-``reject`` and ``kill``, so that every task provably ends once, whatever the policy.
+``reject`` and ``kill``, so that every task provably ends once, whatever the policy. In a
+simulation the front-end streams it to the output files (:meth:`.tasks.Ledger.stream_to`): its
+``tasks`` then hold the tasks not ended, its ``attempts`` none, and its counts the rest.
 
 What it returns: nothing directly. ``decide`` runs :meth:`Policy.schedule` and returns the
 decisions the helpers recorded (``execute`` a pending task on a usable machine, ``reject`` a
@@ -112,7 +114,7 @@ class Policy:
         task = self.running.pop(job_id)
         self.cluster.release(task.machine, task.request.cpu, task.request.memory, now)
         reason = task.stop_reason.value if status == "killed" and task.stop_reason else status
-        self.ledger.attempts.append(Attempt(task.task_id, job_id, 0, task.machine, task.start_time, now, reason))
+        self.ledger.record(Attempt(task.task_id, job_id, 0, task.machine, task.start_time, now, reason))
         self.end_task(task, now, status)
 
     def machines_unavailable(self, now: float, machines) -> None:

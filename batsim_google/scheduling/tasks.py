@@ -6,8 +6,10 @@ failures; an *attempt* is one of those jobs' stay on a machine. Every task ends 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Protocol
 
 
 class TaskState(Enum):
@@ -102,13 +104,50 @@ class Attempt:
     end_reason: str
 
 
+class LedgerSink(Protocol):
+    """Where a ledger hands its rows as the run goes (:class:`.ledger_files.LedgerWriter`)."""
+
+    def attempt(self, attempt: Attempt) -> None: ...
+
+    def task(self, task: Task) -> None: ...
+
+
 @dataclass
 class Ledger:
-    """Every task and attempt, so that each task provably ends once."""
+    """Every task and attempt, so that each task provably ends once.
+
+    Without a ``sink`` it keeps them all (``tasks`` by id in submission order, ``attempts`` in the
+    order they ended). Once :meth:`stream_to` a sink, it hands each attempt and each ended task
+    over and forgets it, keeping only the tasks not ended and the counts: memory follows what
+    runs, not the run's length.
+    """
 
     tasks: dict[str, Task] = field(default_factory=dict)
     attempts: list[Attempt] = field(default_factory=list)
     ended: int = 0
+    sink: LedgerSink | None = None
+    #: Tasks and attempts handed to the sink (no longer in ``tasks`` and ``attempts``).
+    tasks_written: int = 0
+    attempts_written: int = 0
+    _written_outcomes: Counter = field(default_factory=Counter)
+
+    def stream_to(self, sink: LedgerSink) -> None:
+        """Hand the attempts and the ended tasks to ``sink``, now and from now on."""
+        self.sink = sink
+        for attempt in self.attempts:
+            sink.attempt(attempt)
+        self.attempts_written += len(self.attempts)
+        self.attempts = []
+        for task in [task for task in self.tasks.values() if task.state is TaskState.ENDED]:
+            self._hand_over(task)
+
+    def record(self, attempt: Attempt) -> None:
+        """An attempt ended."""
+        if self.sink is None:
+            self.attempts.append(attempt)
+        else:
+            self.sink.attempt(attempt)
+            self.attempts_written += 1
 
     def end(self, task: Task, outcome: Outcome, now: float, note: str = "") -> None:
         if task.state is TaskState.ENDED:
@@ -119,9 +158,27 @@ class Ledger:
         task.ended_at = now
         task.note = note
         task.machine = None
+        if self.sink is not None:
+            self._hand_over(task)
+
+    def _hand_over(self, task: Task) -> None:
+        self.sink.task(task)
+        del self.tasks[task.task_id]
+        self.tasks_written += 1
+        self._written_outcomes[task.outcome] += 1
+
+    @property
+    def submitted(self) -> int:
+        """Tasks submitted so far."""
+        return len(self.tasks) + self.tasks_written
+
+    @property
+    def attempt_count(self) -> int:
+        """Attempts ended so far."""
+        return len(self.attempts) + self.attempts_written
 
     def outcomes(self) -> dict[str, int]:
-        counts = {outcome.value: 0 for outcome in Outcome}
+        counts = {outcome.value: self._written_outcomes[outcome] for outcome in Outcome}
         for task in self.tasks.values():
             if task.outcome is not None:
                 counts[task.outcome.value] += 1
@@ -130,7 +187,7 @@ class Ledger:
     @property
     def open(self) -> int:
         """Tasks not ended yet."""
-        return len(self.tasks) - self.ended
+        return self.submitted - self.ended
 
     def balanced(self) -> bool:
         """True when every task ended exactly once."""

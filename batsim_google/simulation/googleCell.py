@@ -43,7 +43,7 @@ from batsim_google.scheduling.decisions import (
     SwitchOn,
     WakeAt,
 )
-from batsim_google.scheduling.ledger_files import write_ledger
+from batsim_google.scheduling.ledger_files import LedgerWriter, write_ledger
 from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD
 from batsim_google.scheduling.policy_api import Policy
 from batsim_google.simulation.dispatch import dispatch
@@ -56,6 +56,7 @@ from batsim_google.simulation.frontend import (
     sleep_pstate,
 )
 from batsim_google.simulation.pybatsim_messages import quiet
+from batsim_google.simulation.pybatsim_profiles import decode
 from batsim_google.simulation.streamed_submissions import StreamedSubmissions
 
 COMPUTE_PSTATE = 0
@@ -146,7 +147,11 @@ class GoogleCell(BatsimScheduler):
 
     def onAfterBatsimInit(self) -> None:
         network = self.bs.network
-        receive = network.recv
+
+        def receive(blocking: bool = False) -> dict | None:  # pybatsim's, with its profiles as numbers
+            text = network.recv_string(blocking=blocking)
+            return None if text is None else decode(text)
+
         network.recv = lambda blocking=False: self._received(
             complete_kill_progress(drop_forgotten_kills(receive(blocking=blocking), self.bs.jobs))
         )
@@ -170,6 +175,8 @@ class GoogleCell(BatsimScheduler):
         problem = missing_batsim_options(self.policy.needs, self.bs.allow_compute_sharing, dynamic_jobs)
         if problem:
             raise RuntimeError(problem)
+        if self.front_end.output:  # each row written as it ends, not kept to the end
+            self.policy.ledger.stream_to(LedgerWriter(self.front_end.output))
 
     def onSimulationEnds(self) -> None:
         self.progress.report(self.bs.time(), final=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import signal
 import sys
 
 from batsim.batsim import Job
@@ -46,7 +47,13 @@ def _instantiate(name: str, options: dict):
 _pybatsim_instantiate = launcher.instanciate_scheduler
 
 
+def exit_on_terminate() -> None:
+    """Make SIGTERM exit the process as ``sys.exit`` does: exit handlers run."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def main() -> int:
+    exit_on_terminate()
     reproducible_jobs()
     launcher.instanciate_scheduler = _instantiate
     return launcher.main()

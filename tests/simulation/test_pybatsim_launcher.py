@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
 
 from batsim_google.simulation.runner import PYBATSIM_LAUNCHER, _supervise, pybatsim_scheduler
@@ -37,3 +39,29 @@ def test_a_set_of_jobs_has_the_same_order_in_every_scheduler_process(tmp_path):
 def test_pybatsim_schedulers_are_launched_through_it():
     command = pybatsim_scheduler("fillerSched")("tcp://*:1")
     assert command[:4] == [sys.executable, "-m", PYBATSIM_LAUNCHER, "fillerSched"]
+
+
+#: A scheduler process writing its ledger when the runner stops it (SIGTERM).
+STOPPED_WHILE_WRITING = f"""
+import os, signal, sys, time
+import {PYBATSIM_LAUNCHER} as launcher
+from batsim_google.scheduling.ledger_files import LedgerWriter
+if {{patched}}:
+    launcher.exit_on_terminate()
+writer = LedgerWriter(sys.argv[1])
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(30)
+"""
+
+
+def _leftovers(tmp_path, patched: bool) -> list[str]:
+    folder = tmp_path / str(patched)
+    folder.mkdir()
+    done = subprocess.run([sys.executable, "-c", STOPPED_WHILE_WRITING.format(patched=patched), str(folder / "out")])
+    assert done.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM)
+    return sorted(path.name for path in folder.iterdir())
+
+
+def test_a_scheduler_stopped_while_writing_its_ledger_leaves_no_temporary_file(tmp_path):
+    assert _leftovers(tmp_path, patched=True) == []
+    assert len(_leftovers(tmp_path, patched=False)) == 2  # SIGTERM alone skips the exit handlers

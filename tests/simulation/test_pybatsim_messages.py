@@ -38,13 +38,16 @@ class Rejecting(BatsimScheduler):
 
 
 class Network:
-    """Batsim's side: one message to hand over, the answer's bytes kept (pybatsim's recv/send)."""
+    """Batsim's side: one message to hand over, the answer's bytes kept (pybatsim's recv_string/send)."""
 
     def __init__(self) -> None:
         self.sent: list[str] = []
 
+    def recv_string(self, blocking: bool = False) -> str:
+        return json.dumps(MESSAGE)
+
     def recv(self, blocking: bool = False) -> dict:
-        return json.loads(json.dumps(MESSAGE))
+        return json.loads(self.recv_string(blocking))
 
     def send(self, message: dict) -> None:
         self.sent.append(json.dumps(message))
