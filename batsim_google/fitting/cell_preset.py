@@ -2,8 +2,8 @@
 
 1. ``fit_model`` with censored lifetimes (``fit --censored``) on the task_events and job_events
    parts 00000-00002: a task class and service classes in bands of CPU request, job-level
-   arrivals, each service band holding its share of the parts' start; every task the parts submit
-   in the rates and jobs.
+   arrivals, each service band holding its share of the parts' start and drawing the requests of
+   the start's tasks in it; every task the parts submit in the rates and jobs.
 2. The month's rhythm and level: the weekly profile of the month's job submissions
    (:mod:`.month_rhythm`) becomes the model's arrival profile and the jobs' own (the same bins, so
    the job sizes do not depend on the hour), and the job gaps are stretched so that the mean job
