@@ -98,16 +98,23 @@ CAMPAIGN = """
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_a_campaign_ends_on_a_signal_with_its_workers_simulations(tmp_path, signum):
+def started_campaign(tmp_path: Path, **launch) -> tuple[subprocess.Popen, Path]:
+    """``compare`` of :data:`CAMPAIGN` on two workers with a waiting Batsim, launched with ``launch``;
+    the process and its output folder."""
     batsim = waiting_batsim(tmp_path)
     campaign = tmp_path / "campaign.toml"
     campaign.write_text(textwrap.dedent(CAMPAIGN))
     output = tmp_path / "out"
     line = [COMMAND, "compare", campaign, "-o", output, "--jobs", "2", "--batsim", batsim, "--no-progress"]
-    compare = subprocess.Popen(
-        list(map(str, line)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
+    process = subprocess.Popen(
+        list(map(str, line)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **launch
     )
+    return process, output
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_campaign_ends_on_a_signal_with_its_workers_simulations(tmp_path, signum):
+    compare, output = started_campaign(tmp_path, preexec_fn=default_sigint)
     children: set[int] = set()
     try:
         started_batsims(tmp_path, 2)
@@ -127,14 +134,7 @@ def test_a_campaign_ends_when_its_whole_process_group_is_sent_sigterm_twice(tmp_
     """``timeout`` then the user's ``kill -TERM -- -PGID``: the command, its workers and their
     simulations each get SIGTERM twice; a second signal to the command must not cut its workers'
     shutdown short (it hung, waiting at exit for a worker that never got its sentinel)."""
-    batsim = waiting_batsim(tmp_path)
-    campaign = tmp_path / "campaign.toml"
-    campaign.write_text(textwrap.dedent(CAMPAIGN))
-    output = tmp_path / "out"
-    line = [COMMAND, "compare", campaign, "-o", output, "--jobs", "2", "--batsim", batsim, "--no-progress"]
-    compare = subprocess.Popen(
-        list(map(str, line)), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    compare, output = started_campaign(tmp_path, start_new_session=True)
     children: set[int] = set()
     try:
         started_batsims(tmp_path, 2)
