@@ -32,11 +32,14 @@ def _run_line(record, finished: int, todo: int) -> None:
     click.echo(f"[{finished}/{todo}] {record.run.directory}: {outcome}")
 
 
-def _interval(row: dict) -> str:
+def _interval(row: dict, runs: int) -> str:
+    """The mean and its interval; of how many of the group's ``runs`` when fewer had a value (a mean
+    wait over the runs that submitted a task in the window)."""
     if row["mean"] is None:
         return "n/a"
     interval = "" if row["ci_high"] is None else f" [{row['ci_low']:.4g}, {row['ci_high']:.4g}]"
-    return f"{row['mean']:.4g}{interval}"
+    fewer = f" ({row['n']} of {runs} runs)" if row["n"] < runs else ""
+    return f"{row['mean']:.4g}{interval}{fewer}"
 
 
 #: The summary's lines per group: costs, the work done, then the CPU run past the machines'
@@ -85,7 +88,9 @@ def _show_summary(summary) -> None:
         note = f" (energy: delay-job load correction {correction})" if correction else ""
         click.echo(f"{'/'.join(group[:3])} [{group[3]}], n = {n} runs{note}:")
         for names in (_COSTS, _WORK, _OVERCOMMIT):
-            values = ", ".join(f"{name} {_interval(wide[(*group, name)])}" for name in names if (*group, name) in wide)
+            values = ", ".join(
+                f"{name} {_interval(wide[(*group, name)], n)}" for name in names if (*group, name) in wide
+            )
             click.echo(f"  {values}")
     for warning in summary["warning"].drop_nulls().unique(maintain_order=True):
         click.echo(f"warning: {warning}", err=True)
