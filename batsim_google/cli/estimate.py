@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from batsim_google.cli.simulation_options import STREAM_WORKLOAD_OPTION
+
 MB = 1 << 20
 
 
@@ -18,7 +20,8 @@ MB = 1 << 20
     default=None,
     help="run's --horizon: the jobs running then end together at it.",
 )
-def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float | None) -> None:
+@STREAM_WORKLOAD_OPTION
+def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float | None, stream_workload: bool) -> None:
     """Predict the wall time and peak memory of `run` on PLATFORM with WORKLOADS (docs/benchmarks.md)."""
     from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
@@ -37,7 +40,7 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
     check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
     machines = sum(host.computes for host in hosts)
     contention = read_contention(*workloads, capacity=cell_capacity(hosts), horizon=horizon)
-    predicted = {kind: estimate(cost, machines, kind, contention) for kind in COEFFICIENTS}
+    predicted = {kind: estimate(cost, machines, kind, contention, stream_workload) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "
         f"{cost.job_steps:.4g} job-steps, at most {cost.peak_running} jobs at once, largest burst {cost.largest_burst}"
@@ -50,6 +53,7 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
         click.echo(
             f"predicted with the {kind} Batsim: {figures.wall_seconds:.0f} s of wall time, "
             f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
+            + (", the workload streamed" if stream_workload else "")
         )
     click.echo(
         f"(coefficients measured on {MEASURED_ON}; the contention played on the cell's summed capacity, "

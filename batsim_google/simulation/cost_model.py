@@ -13,7 +13,10 @@ with the stock binary. Our patched one (``engine/``) waits on timers, so its ste
 a message each way: start-up(machines) + per-job x jobs + per-step x steps. With ``run``'s
 horizon, the jobs running then end together at it. Batsim's peak memory is a start-up that grows
 with the machines, plus a share per job of the workload (Batsim loads them all) and per job
-running at once (a SimGrid actor and its stack).
+running at once (a SimGrid actor and its stack). A streamed run (``run --stream-workload``) has
+Batsim hold only the jobs submitted and not ended; what it keeps of each job once ended (its id,
+its profile: ``--enable-profile-reuse``) is the per-job share instead, far smaller with the patch,
+which frees the rest.
 
 Fitted on ``bench/batsim_cost.py``'s runs, this model came within 1.5x of each (up to 8,000 jobs
 at once). Batsim starts the jobs of a burst one message at a time, which costs little per job up
@@ -201,6 +204,8 @@ class Coefficients:
     bytes_per_machine: float
     bytes_per_job: float
     bytes_per_running_job: float
+    #: Bytes kept per job (and restart) once ended, in a streamed run.
+    bytes_per_streamed_job: float
 
 
 #: Seconds per queued task per step of the patched binary's runs: the extra CPU seconds, over the
@@ -223,6 +228,9 @@ COEFFICIENTS = {
         bytes_per_machine=9.9e3,
         bytes_per_job=5.0e3,
         bytes_per_running_job=18.0e3,
+        # Batsim 4.2.1 keeps every job that started, loaded or streamed: 5.6 KB each measured
+        # (bench.streaming --per-job 20000 80000, docs/benchmarks.md), the loaded share.
+        bytes_per_streamed_job=5.0e3,
     ),
     # bench.batsim_cost --batsim batsim-patched --fit-on cpu, 2026-11-26: the least-squares fit of its
     # 18 runs of the whole run command (energy, metrics, figures), six workloads on 512, 2,048 and
@@ -238,6 +246,9 @@ COEFFICIENTS = {
         bytes_per_machine=10.5e3,
         bytes_per_job=6.6e3,
         bytes_per_running_job=14.5e3,
+        # bench.streaming --per-job 20000 80000 with the patch: 0.6 KB kept per ended job streamed
+        # (its id and profile), against 2.6 KB loaded.
+        bytes_per_streamed_job=0.6e3,
     ),
 }
 
@@ -250,12 +261,20 @@ class Estimate:
     peak_bytes: float
 
 
-def estimate(cost: WorkloadCost, machines: int, kind: str = "stock", contention: Contention | None = None) -> Estimate:
+def estimate(
+    cost: WorkloadCost,
+    machines: int,
+    kind: str = "stock",
+    contention: Contention | None = None,
+    streamed: bool = False,
+) -> Estimate:
     """The run's wall time and peak memory by the model above, with a ``kind`` of binary's
     coefficients (:data:`COEFFICIENTS`); with its ``contention``, each restart is one more job
     and one more step, the steps and the most jobs at once are those played with the queue, and
     each task waiting at a step costs the scheduler's pass
-    :attr:`~Coefficients.seconds_per_queued_task_step`."""
+    :attr:`~Coefficients.seconds_per_queued_task_step`. ``streamed``: Batsim's memory keeps
+    :attr:`~Coefficients.bytes_per_streamed_job` of each job and restart instead of the loaded
+    workload's share (the wall time is the same term: streaming was as often faster as slower)."""
     c = COEFFICIENTS[kind]
     jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
     if contention is not None:
@@ -271,10 +290,6 @@ def estimate(cost: WorkloadCost, machines: int, kind: str = "stock", contention:
         + c.seconds_per_queued_task_step * queued
     )
     running = cost.peak_running if contention is None else contention.peak_running
-    memory = (
-        c.startup_bytes
-        + c.bytes_per_machine * machines
-        + c.bytes_per_job * cost.jobs
-        + c.bytes_per_running_job * running
-    )
+    kept = c.bytes_per_streamed_job * jobs if streamed else c.bytes_per_job * cost.jobs
+    memory = c.startup_bytes + c.bytes_per_machine * machines + kept + c.bytes_per_running_job * running
     return Estimate(wall, memory)

@@ -196,6 +196,35 @@ def test_contention_adds_restarts_as_jobs_and_steps_and_the_queue_per_task_and_p
     assert memory == pytest.approx(alone.peak_bytes - 200 * c.bytes_per_running_job)  # 300 at once, not 500
 
 
+def test_a_streamed_run_keeps_what_batsim_keeps_of_each_ended_job_and_restart():
+    from batsim_google.simulation.contention import Contention
+
+    cost = WorkloadCost(jobs=100_000, steps=200_000, job_steps=1e6, peak_running=500, largest_burst=1, horizon=3600.0)
+    played = Contention(restarts=20_000.0, steps=200_000.0, queued_task_steps=0.0, peak_queue=0, peak_running=500)
+    for kind, c in COEFFICIENTS.items():
+        loaded, streamed = (estimate(cost, 100, kind, played, streamed=s) for s in (False, True))
+        assert streamed.wall_seconds == loaded.wall_seconds
+        assert streamed.peak_bytes - loaded.peak_bytes == pytest.approx(
+            c.bytes_per_streamed_job * 120_000 - c.bytes_per_job * 100_000
+        )
+    # The patch frees what an ended job held: a streamed run keeps a tenth of the loaded share.
+    patched = COEFFICIENTS["patched"]
+    assert patched.bytes_per_streamed_job < patched.bytes_per_job / 10
+
+
+def test_estimate_command_takes_runs_streaming_option(tmp_path):
+    jobs = [{"id": i, "subtime": float(i), "res": 1, "profile": "p"} for i in range(400)]
+    path = _workload(tmp_path / "w.json", jobs, {"p": {"type": "delay", "delay": 0.5}})
+
+    def patched_mb(*option: str) -> float:
+        result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path), *option])
+        assert result.exit_code == 0, result.output
+        line = next(line for line in result.output.splitlines() if "patched Batsim" in line)
+        return float(line.split("peak memory ")[1].split(" MB")[0])
+
+    assert patched_mb("--stream-workload") < patched_mb("--load-workload") == patched_mb()
+
+
 def test_estimate_command_plays_the_queue_on_the_platforms_capacity(tmp_path):
     """cluster8's 8 machines have capacity 1 each: 12 full-machine tasks for 10 minutes at once
     leave 4 waiting, which the patched prediction pays for."""
