@@ -14,7 +14,7 @@ of each and their ratio. Batsim would answer the same only to the same decisions
 prints the digest of its answers and of the attempts and tasks it wrote (the tasks' rows sorted: they
 are written in the order the tasks ended, in submission order before), which must be equal.
 
-    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2]
+    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2] [--stream]
     uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV]
 """
 
@@ -39,6 +39,7 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.run import batsim_options
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.streamed_submissions import write_stub_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDER = Path(__file__).with_name("recordingCell.py")
@@ -48,19 +49,27 @@ BASELINE = "dd86e42"
 OPTIONS_FILE = "options.json"
 
 
-def record(workload: Path, platform: Path, horizon: float, folder: Path, batsim: str, timeout: float) -> Path:
-    """Run the default policy on ``workload`` in Batsim, recording Batsim's messages; their file."""
+def record(
+    workload: Path, platform: Path, horizon: float, folder: Path, batsim: str, timeout: float, stream: bool = False
+) -> Path:
+    """Run the default policy on ``workload`` in Batsim, recording Batsim's messages; their file.
+    ``stream``: the workload streamed (``run --stream-workload``), Batsim given its stub."""
     messages = folder / "messages.ndjson"
     options = FrontEndOptions(
         policy=dataclasses.asdict(dataclasses.replace(PolicyConfig(), horizon=horizon)),
         platform=str(platform.resolve()),
         output=str(folder / "recorded" / "out"),
+        stream=[str(workload.resolve())] if stream else (),
     ).to_json()
     (folder / "recorded").mkdir(parents=True, exist_ok=True)
     (folder / OPTIONS_FILE).write_text(json.dumps(options))
+    workloads = [workload]
+    if stream:
+        workloads = [folder / "recorded" / "stub_w0.json"]
+        write_stub_workloads(workloads, [workload.resolve()])
     simulation = Simulation(
         platform=platform,
-        workloads=[workload],
+        workloads=workloads,
         output=folder / "recorded",
         scheduler=pybatsim_scheduler(str(RECORDER), {**options, "record": str(messages)}, int(timeout * 1000)),
         energy=True,
@@ -183,6 +192,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--messages", type=Path, help="a recording of an earlier run (its options.json beside it)")
     parser.add_argument("--keep", type=Path, help="a folder to keep the recording in")
+    parser.add_argument("--stream", action="store_true", help="record the workload streamed, not loaded")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision whose code is the baseline")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
@@ -192,7 +202,7 @@ def main() -> None:
         scratch = Path(scratch)
         folder = args.keep or scratch
         messages = args.messages or record(
-            args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout
+            args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout, args.stream
         )
         count = sum(1 for _ in messages.open())
         events = job_events(messages)
