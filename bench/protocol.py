@@ -39,7 +39,7 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.run import batsim_options
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
-from batsim_google.simulation.streamed_submissions import write_stub_workloads
+from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDER = Path(__file__).with_name("recordingCell.py")
@@ -60,6 +60,7 @@ def record(
         platform=str(platform.resolve()),
         output=str(folder / "recorded" / "out"),
         stream=[str(workload.resolve())] if stream else (),
+        stream_profile_uses=str(folder / "profile_uses.json") if stream else None,
     ).to_json()
     (folder / "recorded").mkdir(parents=True, exist_ok=True)
     (folder / OPTIONS_FILE).write_text(json.dumps(options))
@@ -67,6 +68,7 @@ def record(
     if stream:
         workloads = [folder / "recorded" / "stub_w0.json"]
         write_stub_workloads(workloads, [workload.resolve()])
+        write_profile_uses(folder / "profile_uses.json", [workload.resolve()])
     simulation = Simulation(
         platform=platform,
         workloads=workloads,
