@@ -39,7 +39,6 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.run import batsim_options
 from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
-from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDER = Path(__file__).with_name("recordingCell.py")
@@ -65,7 +64,9 @@ def record(
     (folder / "recorded").mkdir(parents=True, exist_ok=True)
     (folder / OPTIONS_FILE).write_text(json.dumps(options))
     workloads = [workload]
-    if stream:
+    if stream:  # imported here: a replay imports this module with a baseline's package, maybe without it
+        from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
+
         workloads = [folder / "recorded" / "stub_w0.json"]
         write_stub_workloads(workloads, [workload.resolve()])
         write_profile_uses(folder / "profile_uses.json", [workload.resolve()])
