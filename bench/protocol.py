@@ -14,21 +14,31 @@ of each and their ratio. Batsim would answer the same only to the same decisions
 prints the digest of its answers and of the attempts and tasks it wrote (the tasks' rows sorted: they
 are written in the order the tasks ended, in submission order before), which must be equal.
 
-    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2]
-    uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV]
+With ``--stream`` the run recorded streams its workload (``run --stream-workload``). With
+``--memory S``, each replay reads the recording line by line instead of holding it, and notes every S
+seconds of simulated time the process's resident memory and its peak, the memory blocks Python
+has allocated (``sys.getallocatedblocks``: strings and floats too) and the objects the garbage
+collector tracks (containers only), so that what grows with the run's length shows.
+
+    uv run python -m bench.protocol --workload hour0.json --horizon 3600 [--keep DIR] [--rounds 2] [--stream]
+    uv run python -m bench.protocol --messages DIR/messages.ndjson [--baseline REV] [--memory 21600]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import hashlib
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from batsim.batsim import Batsim
@@ -46,21 +56,37 @@ RECORDER = Path(__file__).with_name("recordingCell.py")
 #: Batsim otherwise changed a decision (docs/benchmarks.md).
 BASELINE = "dd86e42"
 OPTIONS_FILE = "options.json"
+#: A recorded message's simulated time (Batsim writes it first).
+NOW = re.compile(r'"now":([-+.0-9eE]+)')
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+MB = 1 << 20
 
 
-def record(workload: Path, platform: Path, horizon: float, folder: Path, batsim: str, timeout: float) -> Path:
-    """Run the default policy on ``workload`` in Batsim, recording Batsim's messages; their file."""
+def record(
+    workload: Path, platform: Path, horizon: float, folder: Path, batsim: str, timeout: float, stream: bool = False
+) -> Path:
+    """Run the default policy on ``workload`` in Batsim, recording Batsim's messages; their file.
+    ``stream``: the workload streamed (``run --stream-workload``), Batsim given its stub."""
     messages = folder / "messages.ndjson"
     options = FrontEndOptions(
         policy=dataclasses.asdict(dataclasses.replace(PolicyConfig(), horizon=horizon)),
         platform=str(platform.resolve()),
         output=str(folder / "recorded" / "out"),
+        stream=[str(workload.resolve())] if stream else (),
+        stream_profile_uses=str(folder / "profile_uses.json") if stream else None,
     ).to_json()
     (folder / "recorded").mkdir(parents=True, exist_ok=True)
     (folder / OPTIONS_FILE).write_text(json.dumps(options))
+    workloads = [workload]
+    if stream:  # imported here: a replay imports this module with a baseline's package, maybe without it
+        from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
+
+        workloads = [folder / "recorded" / "stub_w0.json"]
+        write_stub_workloads(workloads, [workload.resolve()])
+        write_profile_uses(folder / "profile_uses.json", [workload.resolve()])
     simulation = Simulation(
         platform=platform,
-        workloads=[workload],
+        workloads=workloads,
         output=folder / "recorded",
         scheduler=pybatsim_scheduler(str(RECORDER), {**options, "record": str(messages)}, int(timeout * 1000)),
         energy=True,
@@ -78,12 +104,16 @@ class ReplayedNetwork(NetworkHandler):
     """Batsim's side of the socket, played from a recording: pybatsim's own decoding and encoding
     run as in a real run; the answers are hashed, not sent."""
 
-    lines: list[str] = []
+    lines: Iterable[str] = []
+    #: Simulated seconds between memory samples (None: none taken).
+    sample_every: float | None = None
 
     def __init__(self, socket_endpoint, timeout=2000, type=None) -> None:
         super().__init__(socket_endpoint, timeout)
         self.next = iter(self.lines)
         self.answers = hashlib.sha256()
+        self.samples: list[tuple[float, int, int, int, int]] = []
+        self._sample_at = 0.0
         ReplayedNetwork.last = self
 
     def bind(self) -> None:
@@ -93,30 +123,48 @@ class ReplayedNetwork(NetworkHandler):
         self.connection = None
 
     def recv_string(self, blocking: bool = False) -> str:
-        return next(self.next)
+        line = next(self.next)
+        if self.sample_every is not None:
+            now = float(NOW.search(line, 0, 100).group(1))
+            if now >= self._sample_at:
+                self.samples.append(memory_sample(now))
+                self._sample_at = now + self.sample_every
+        return line
 
     def send_string(self, msg: str) -> None:
         self.answers.update(msg.encode())
 
 
+def memory_sample(now: float) -> tuple[float, int, int, int, int]:
+    """(simulated time, resident bytes, peak resident bytes, Python's allocated blocks, objects the
+    garbage collector tracks) of this process."""
+    resident = int(Path("/proc/self/statm").read_text().split()[1]) * PAGE_BYTES
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = next(int(row.split()[1]) for row in status if row.startswith("VmHWM:")) * 1024
+    return now, resident, peak, sys.getallocatedblocks(), len(gc.get_objects())
+
+
 @dataclasses.dataclass
 class Replay:
     """One replay: the process's CPU seconds in it, the messages, the digests of its answers and
-    of the attempts and tasks it wrote."""
+    of the attempts and tasks it wrote, and its memory samples (:func:`memory_sample`)."""
 
     cpu_seconds: float
     messages: int
     answers: str
     attempts: str
+    memory: list = dataclasses.field(default_factory=list)
 
 
-def replay(messages: Path, output: Path) -> Replay:
-    """Replay the recorded ``messages`` through the front-end of the code this process imports."""
+def replay(messages: Path, output: Path, sample_every: float | None = None) -> Replay:
+    """Replay the recorded ``messages`` through the front-end of the code this process imports
+    (``sample_every``: the recording read line by line, memory sampled that often)."""
     import batsim.batsim as pybatsim_module
 
     from batsim_google.simulation.googleCell import GoogleCell
 
-    ReplayedNetwork.lines = messages.read_text().splitlines()
+    ReplayedNetwork.sample_every = sample_every
+    ReplayedNetwork.lines = messages.read_text().splitlines() if sample_every is None else messages.open()
     options = json.loads(messages.with_name(OPTIONS_FILE).read_text())
     saved = pybatsim_module.NetworkHandler
     pybatsim_module.NetworkHandler = ReplayedNetwork
@@ -128,22 +176,28 @@ def replay(messages: Path, output: Path) -> Replay:
         cpu = time.process_time() - started
     finally:
         pybatsim_module.NetworkHandler = saved
+    network = ReplayedNetwork.last
+    if sample_every is not None:
+        network.samples.append(memory_sample(math.inf))  # after the end: the outputs written
+        ReplayedNetwork.lines.close()
     attempts = hashlib.sha256((output / "out_attempts.csv").read_bytes())
     header, *rows = (output / "out_tasks.csv").read_bytes().splitlines(keepends=True)
     attempts.update(header + b"".join(sorted(rows)))  # tasks in the order they ended, or submitted before
-    return Replay(cpu, scheduler.messages, ReplayedNetwork.last.answers.hexdigest()[:16], attempts.hexdigest()[:16])
+    digest = attempts.hexdigest()[:16]
+    return Replay(cpu, scheduler.messages, network.answers.hexdigest()[:16], digest, network.samples)
 
 
-def replay_with(code: Path, messages: Path, output: Path) -> Replay:
+def replay_with(code: Path, messages: Path, output: Path, sample_every: float | None = None) -> Replay:
     """:func:`replay` in a fresh process importing the package from ``code`` (a checkout's root)."""
     script = (
         "import dataclasses, json, sys; from pathlib import Path; import batsim_google; "
-        "from bench.protocol import replay; result = dataclasses.asdict(replay(Path(sys.argv[1]), Path(sys.argv[2]))); "
+        "from bench.protocol import replay; every = json.loads(sys.argv[3]); "
+        "result = dataclasses.asdict(replay(Path(sys.argv[1]), Path(sys.argv[2]), every)); "
         "print(json.dumps({**result, 'code': batsim_google.__file__}))"
     )
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-c", script, str(messages), str(output)],
+        [sys.executable, "-c", script, str(messages), str(output), json.dumps(sample_every)],
         env=environment,
         cwd=output.parent,  # not the repository's root, whose package would come first
         capture_output=True,
@@ -183,8 +237,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--messages", type=Path, help="a recording of an earlier run (its options.json beside it)")
     parser.add_argument("--keep", type=Path, help="a folder to keep the recording in")
+    parser.add_argument("--stream", action="store_true", help="record the workload streamed, not loaded")
     parser.add_argument("--baseline", default=BASELINE, help="the git revision whose code is the baseline")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--memory", type=float, metavar="S", help="sample the memory every S simulated seconds")
     args = parser.parse_args()
     if not (args.workload or args.messages):
         parser.error("give --workload (recorded here) or --messages (an earlier recording)")
@@ -192,7 +248,7 @@ def main() -> None:
         scratch = Path(scratch)
         folder = args.keep or scratch
         messages = args.messages or record(
-            args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout
+            args.workload, args.platform, args.horizon, folder, args.batsim, args.timeout, args.stream
         )
         count = sum(1 for _ in messages.open())
         events = job_events(messages)
@@ -202,7 +258,8 @@ def main() -> None:
         digests = set()
         for round_ in range(args.rounds):
             for name, code in codes.items():
-                result = replay_with(code, messages, scratch / f"replay-{round_}-{len(seconds[name])}-{hash(name)}")
+                folder = scratch / f"replay-{round_}-{len(seconds[name])}-{hash(name)}"
+                result = replay_with(code, messages, folder, args.memory)
                 seconds[name].append(result.cpu_seconds)
                 digests.add((result.answers, result.attempts))
                 print(
@@ -211,6 +268,11 @@ def main() -> None:
                     f"{result.cpu_seconds / events * 1e6:4.0f} us a job event; "
                     f"answers {result.answers}, attempts and tasks {result.attempts}"
                 )
+                for now, resident, peak, blocks, objects in result.memory:
+                    print(
+                        f"  at {'the end' if now == math.inf else f'{now:,.0f} s':>11}: resident {resident / MB:5.0f} MB, "
+                        f"peak {peak / MB:5.0f} MB, {blocks:,} blocks allocated, {objects:,} objects tracked"
+                    )
         best = {name: min(values) for name, values in seconds.items()}
         base, this = best[f"baseline {args.baseline}"], best["this tree"]
         print(f"best of {args.rounds}: baseline {base:.2f} CPU s, this tree {this:.2f} CPU s: {this / base:.2f}x")

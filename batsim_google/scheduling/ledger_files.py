@@ -16,6 +16,7 @@ import contextlib
 import csv
 import json
 from pathlib import Path
+from typing import NoReturn
 
 from batsim_google.output_files import AtomicFile, write_text
 from batsim_google.scheduling.tasks import Attempt, Ledger, Task
@@ -44,49 +45,61 @@ class LedgerWriter:
         self._tasks.writerow(TASK_HEADER)
 
     def attempt(self, a: Attempt) -> None:
-        self._attempts.writerow((a.task_id, a.job_id, a.attempt, a.machine, a.start, a.end, a.end_reason))
+        try:
+            self._attempts.writerow((a.task_id, a.job_id, a.attempt, a.machine, a.start, a.end, a.end_reason))
+        except OSError as error:
+            self._failed(0, error)
 
     def task(self, task: Task) -> None:
         request = task.request
-        self._tasks.writerow(
-            (
-                task.task_id,
-                request.kind,
-                request.priority,
-                request.cpu,
-                request.memory,
-                request.subtime,
-                request.work,
-                task.restarts,
-                task.outcome.value if task.outcome else "",
-                task.ended_at,
-                task.note,
-            )
+        row = (
+            task.task_id,
+            request.kind,
+            request.priority,
+            request.cpu,
+            request.memory,
+            request.subtime,
+            request.work,
+            task.restarts,
+            task.outcome.value if task.outcome else "",
+            task.ended_at,
+            task.note,
         )
+        try:
+            self._tasks.writerow(row)
+        except OSError as error:
+            self._failed(1, error)
 
     def close(self) -> None:
         """Put both files in place."""
         atexit.unregister(self.discard)
-        try:
-            for handle in self._handles:
+        for index, handle in enumerate(self._handles):
+            try:
                 handle.close()
+            except OSError as error:
+                self._failed(index, error)
+        try:
             for file in self._files:
                 file.commit()
-        except BaseException as error:
-            self.discard(error)
+        except BaseException:
+            self.discard()
             raise
 
-    def discard(self, error: BaseException | None = None) -> None:
-        """Remove the temporary files; the targets stay as they were. An OSError that made the
-        writing fail comes out as an OutputFileError naming the file."""
+    def discard(self) -> None:
+        """Remove the temporary files; the targets stay as they were."""
         atexit.unregister(self.discard)
         for handle in self._handles:
             with contextlib.suppress(OSError):
                 handle.close()
         for file in self._files:
             file.discard(None)
-        if error is not None:
-            self._files[0].discard(error)
+
+    def _failed(self, index: int, error: OSError) -> NoReturn:
+        """Remove both temporary files, then raise ``error`` as an OutputFileError naming the file
+        it failed to write (``index`` in :attr:`_files`)."""
+        self.discard()
+        self._files[index].discard(error)
+        raise error
 
 
 def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None) -> dict:
@@ -102,8 +115,8 @@ def write_ledger(ledger: Ledger, prefix: str | Path, timing: dict | None = None)
         ledger.stream_to(writer)
         for task in ledger.tasks.values():  # not ended: a run cut short
             writer.task(task)
-    except BaseException as error:
-        writer.discard(error)
+    except BaseException:
+        writer.discard()
         raise
     writer.close()
     summary = {

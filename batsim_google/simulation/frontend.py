@@ -174,8 +174,9 @@ class FrontEndOptions:
     ``output`` (prefix of the accounting files), ``progress_file`` (the simulated time reached, for
     progress bars), ``platform`` and ``events`` (the files Batsim replays: see :func:`cell_policy`),
     ``stream`` (the workloads a streamed run registers job by job, Batsim given stubs of their first
-    jobs: :mod:`.streamed_submissions`) and ``stream_to_sort`` (those of them not in submission
-    order), ``verbose`` (pybatsim's own log)."""
+    jobs: :mod:`.streamed_submissions`), ``stream_to_sort`` (those of them not in submission
+    order) and ``stream_profile_uses`` (the file of their profiles' uses, so that each is forgotten
+    after its last job), ``verbose`` (pybatsim's own log)."""
 
     policy: Mapping = field(default_factory=dict)
     policy_class: str | None = None
@@ -186,6 +187,7 @@ class FrontEndOptions:
     events: Sequence[str] = ()
     stream: Sequence[str] = ()
     stream_to_sort: Sequence[str] = ()
+    stream_profile_uses: str | None = None
     verbose: bool = False
 
     def to_json(self) -> dict:

@@ -57,7 +57,7 @@ from batsim_google.simulation.frontend import (
 )
 from batsim_google.simulation.pybatsim_messages import quiet
 from batsim_google.simulation.pybatsim_profiles import decode
-from batsim_google.simulation.streamed_submissions import StreamedSubmissions
+from batsim_google.simulation.streamed_submissions import StreamedSubmissions, read_profile_uses
 
 COMPUTE_PSTATE = 0
 
@@ -126,8 +126,12 @@ class GoogleCell(BatsimScheduler):
         self._profiles_registered = False
         self.front_end = FrontEndOptions.from_mapping(self.options)
         # a streamed run's workloads, registered job by job (:mod:`.streamed_submissions`)
-        streamed = self.front_end.stream
-        self.submissions = StreamedSubmissions(streamed, self.front_end.stream_to_sort) if streamed else None
+        streamed, uses = self.front_end.stream, self.front_end.stream_profile_uses
+        self.submissions = (
+            StreamedSubmissions(streamed, self.front_end.stream_to_sort, read_profile_uses(uses) if uses else None)
+            if streamed
+            else None
+        )
         self._static_jobs_done = False
         self._registration_finish_held = False
         self._acknowledgements_only = False
@@ -194,11 +198,14 @@ class GoogleCell(BatsimScheduler):
 
     def onJobSubmission(self, job: Job) -> None:
         if self.submissions is not None and self.submissions.acknowledged(job.id):
-            return  # the policy had it when it was registered
+            self._forget_profile(job.workload, job.profile)  # the policy had the job when it was registered
+            return
         delay = (job.profile_dict or {}).get("delay", 0.0)
         request = job_request(
             job.id, job.submit_time, job.json_dict, job.requested_time, delay, job.requested_resources
         )
+        if job.workload == RESUBMIT_WORKLOAD and job.profile != SERVICE_PROFILE:
+            self._forget_profile(job.workload, job.profile)  # a resubmission's own (:meth:`register`)
         self.policy.job_submitted(self.bs.time(), request)
 
     def onJobCompletion(self, job: Job) -> None:
@@ -316,12 +323,22 @@ class GoogleCell(BatsimScheduler):
         for job in jobs:
             if job.new_profile is not None:
                 self.bs.register_profiles(job.workload, {job.profile: job.new_profile})
+            else:  # Batsim has it; pybatsim, which forgot it, checks that it exists
+                self.bs.profiles[job.workload].setdefault(job.profile, {})
             self.bs.register_job(job.job_id, job.res, job.walltime, job.profile, job.subtime)
+            self._forget_profile(job.workload, job.profile)  # the stream's reader keeps what later jobs need
         if wake is not None:
             self.bs.wake_me_up_at(wake)
         if self._registration_finish_held and self.submissions.exhausted:
             self._registration_finish_held = False
             self.bs.notify_registration_finished()
+
+    def _forget_profile(self, workload: str, profile: str) -> None:
+        """Drop a profile from pybatsim's table, which keeps every profile it met (one per task of a
+        generated workload, and one per resubmission), once the front-end has read it: pybatsim
+        only checks that it exists when a job naming it is registered, and puts an empty one back
+        when it hears of that job's submission (Batsim does not forward profiles)."""
+        self.bs.profiles[workload].pop(profile, None)
 
     def _set_pstates(self, pstates: list[tuple[int, int]]) -> None:
         """Switch (machine, pstate) pairs: one message per pstate, in order of its first machine."""

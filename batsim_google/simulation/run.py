@@ -51,12 +51,14 @@ from batsim_google.simulation.runner import (
 )
 from batsim_google.simulation.schedulers import BUILT_IN, COMMAND, OWN_FRONT_END, PYBATSIM, PYTHON, SOCKET, Scheduler
 from batsim_google.simulation.settings import RunInputs, SimulationSettings
-from batsim_google.simulation.streamed_submissions import write_stub_workloads
+from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
 from batsim_google.simulation.workload_stream import in_submission_order, unstreamable
 
 PROGRESS_FILE = "progress.txt"
 #: Part of the name of a streamed run's stub workloads (``out_stub_w0.json``): the first jobs only.
 STUB = "stub"
+#: A streamed run's file of its workloads' shared profiles (:func:`.streamed_submissions.write_profile_uses`).
+PROFILE_USES = f"{OUTPUT_PREFIX}_{STUB}_profile_uses.json"
 #: Present in a run's folder while its files are not those of a run that ended well.
 INCOMPLETE = "INCOMPLETE"
 #: The metrics ``run`` writes beside the outputs once the simulation ended.
@@ -140,6 +142,7 @@ def _own_front_end(
         events=[str(path.resolve()) for path in inputs.events],
         stream=[str(path.resolve()) for path in inputs.workloads] if stream else (),
         stream_to_sort=[str(path.resolve()) for path in _to_sort(inputs)] if stream else (),
+        stream_profile_uses=str(output / PROFILE_USES) if stream else None,
     )
     return pybatsim_scheduler(googleCell.__file__, options.to_json(), timeout_ms=timeout_ms)
 
@@ -179,12 +182,10 @@ def _to_sort(inputs: RunInputs) -> list[Path]:
 
 
 def _streamed(simulation: Simulation, inputs: RunInputs, on_poll: Callable[[], None] | None = None):
-    """Write the stub workloads Batsim is given, then run."""
-    write_stub_workloads(
-        simulation.workloads,
-        [path.resolve() for path in inputs.workloads],
-        [path.resolve() for path in _to_sort(inputs)],
-    )
+    """Write the stub workloads Batsim is given and the workloads' profile uses, then run."""
+    workloads = [path.resolve() for path in inputs.workloads]
+    write_stub_workloads(simulation.workloads, workloads, [path.resolve() for path in _to_sort(inputs)])
+    write_profile_uses(simulation.output / PROFILE_USES, workloads)
     return run_simulation(simulation, on_poll)
 
 

@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from batsim_google.output_files import write_text
 from batsim_google.scheduling.wake_ups import MIN_LEAD_S, on_batsim_grid
-from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream, streamed_jobs
+from batsim_google.simulation.workload_stream import StreamedJob, WorkloadStream, profile_uses, streamed_jobs
 
 #: How far past the next submission time the jobs registered at once go, and about how many of them
 #: at most: Batsim holds them from then on (a window of the workload, not all of it), and
@@ -68,6 +68,17 @@ def write_stub_workloads(
         write_text(stub, json.dumps(stub_workload) + "\n")
 
 
+def write_profile_uses(target: Path, workloads: Sequence[str | Path]) -> None:
+    """The :func:`~.workload_stream.profile_uses` of each workload, a JSON list in their order: the
+    scheduler's reader forgets each profile after its last job (:func:`read_profile_uses`)."""
+    write_text(target, json.dumps([profile_uses(path) for path in workloads]) + "\n")
+
+
+def read_profile_uses(path: str | Path) -> list[dict[str, int]]:
+    """The profile uses :func:`write_profile_uses` wrote."""
+    return json.loads(Path(path).read_text())
+
+
 def _first_jobs(jobs: Iterator[StreamedJob]) -> tuple[list[StreamedJob], StreamedJob | None]:
     """The jobs of the first submission time, taken from the iterator ``jobs``, and the next job."""
     first = next(jobs, None)
@@ -82,10 +93,16 @@ def _first_jobs(jobs: Iterator[StreamedJob]) -> tuple[list[StreamedJob], Streame
 class StreamedSubmissions:
     """The jobs of ``workloads`` after the first submission time's: those still to register, and
     those registered and not yet submitted to the policy;
-    ``to_sort``: the workloads not in submission order."""
+    ``to_sort``: the workloads not in submission order; ``uses``: their profiles' uses
+    (:func:`write_profile_uses`; None: not known, every profile's delay is kept)."""
 
-    def __init__(self, workloads: Sequence[str | Path], to_sort: Sequence[str | Path] = ()) -> None:
-        self._jobs = streamed_jobs(workloads, to_sort)
+    def __init__(
+        self,
+        workloads: Sequence[str | Path],
+        to_sort: Sequence[str | Path] = (),
+        uses: Sequence[Mapping[str, int]] | None = None,
+    ) -> None:
+        self._jobs = streamed_jobs(workloads, to_sort, uses)
         _, self._next = _first_jobs(self._jobs)  # the first ones are in the stubs: Batsim submits them
         self._registered: deque[StreamedJob] = deque()
         self._unacknowledged: set[str] = set()

@@ -15,8 +15,13 @@ A workload whose jobs are not in submission-time order (a trace window's, its in
 the later jobs) is sorted on disk first, a chunk of jobs at a time, then merged: memory holds a chunk
 and the profiles. Told nothing, the reader takes a file as ordered and refuses the first job
 earlier than the one before it, an InputFileError naming the file and the job
-(:func:`in_submission_order` tells before a run). Only a profile's ``delay`` is kept once it was handed out (the policy's
-work of a task), so memory holds a float per profile, not the profiles.
+(:func:`in_submission_order` tells before a run).
+
+Once handed out, a profile is kept as its ``delay`` (the policy's work of a task) only while a later
+job names it: told how many jobs name each profile that more than one job names
+(:func:`profile_uses`, read before the run), the reader forgets a profile at its last job, so that
+memory follows the jobs read, not the workload's length. Told nothing, it keeps every delay (a
+later job might name the profile again, and Batsim refuses a profile registered twice).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 import heapq
 import json
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -106,9 +111,13 @@ def _values(handle: BinaryIO, path: Path, what: str, items: Iterator) -> Iterato
 
 class WorkloadStream:
     """The jobs of one Batsim workload file in submission order (:meth:`jobs`), named as Batsim
-    names the ``index``-th workload of its command line (``w<index>``)."""
+    names the ``index``-th workload of its command line (``w<index>``); ``uses``: how many jobs
+    name each profile that more than one job names (:func:`profile_uses`; None: not known, every
+    profile's delay is kept)."""
 
-    def __init__(self, path: str | Path, index: int = 0, in_order: bool = True) -> None:
+    def __init__(
+        self, path: str | Path, index: int = 0, in_order: bool = True, uses: Mapping[str, int] | None = None
+    ) -> None:
         self.path = Path(path)
         self.name = f"w{index}"
         self.in_order = in_order
@@ -123,7 +132,8 @@ class WorkloadStream:
         self._profiles_at = offsets.get(b"profiles")
         self._profiles: Iterator[tuple[str, Any]] | None = None
         self._ahead: dict[str, Any] = {}  # profiles read before the job that names them
-        self._delays: dict[str, float] = {}  # profiles handed out: only their delay is kept
+        self._delays: dict[str, float] = {}  # profiles handed out that a later job names: their delay
+        self._uses = None if uses is None else dict(uses)  # jobs still to name each shared profile
 
     @property
     def nb_res(self) -> int | None:
@@ -223,7 +233,9 @@ class WorkloadStream:
     def _profile(self, name: str, job_id: str) -> tuple[dict | None, float]:
         """(the definition if no job named it before, else None; its delay)."""
         if name in self._delays:
-            return None, self._delays[name]
+            delay = self._delays[name]
+            self._named(name)
+            return None, delay
         while name not in self._ahead:
             try:
                 found, profile = next(self._profile_items())
@@ -240,8 +252,21 @@ class WorkloadStream:
                 f"{self.path}: profile {name!r} is {profile['type']}: a streamed run registers profiles alone"
             )
         delay = profile.get("delay", 0.0)
-        self._delays[name] = float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) else 0.0
-        return profile, self._delays[name]
+        delay = float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) else 0.0
+        if self._uses is None or name in self._uses:
+            self._delays[name] = delay
+            self._named(name)
+        return profile, delay
+
+    def _named(self, name: str) -> None:
+        """A job named the shared profile ``name``: forget it after the last one (uses known)."""
+        if self._uses is None:
+            return
+        left = self._uses[name] - 1
+        if left > 0:
+            self._uses[name] = left
+        else:
+            del self._uses[name], self._delays[name]
 
     def _profile_items(self) -> Iterator[tuple[str, Any]]:
         if self._profiles is None:
@@ -260,13 +285,18 @@ def _run_entries(path: Path) -> Iterator[list]:
             yield json.loads(line)
 
 
-def streamed_jobs(paths: Sequence[str | Path], to_sort: Sequence[str | Path] = ()) -> Iterator[StreamedJob]:
+def streamed_jobs(
+    paths: Sequence[str | Path], to_sort: Sequence[str | Path] = (), uses: Sequence[Mapping[str, int]] | None = None
+) -> Iterator[StreamedJob]:
     """The jobs of the workloads (named ``w0``, ``w1``, ... in this order) merged in submission
     order, the first workload's first at equal times (each workload is one submitter in Batsim);
-    those of ``to_sort`` are not in submission order and get sorted (:meth:`WorkloadStream.jobs`)."""
+    those of ``to_sort`` are not in submission order and get sorted (:meth:`WorkloadStream.jobs`);
+    ``uses``: each workload's :func:`profile_uses` (None: not known)."""
     unsorted = {str(path) for path in to_sort}
     streams = [
-        _numbered(index, WorkloadStream(path, index, str(path) not in unsorted).jobs())
+        _numbered(
+            index, WorkloadStream(path, index, str(path) not in unsorted, None if uses is None else uses[index]).jobs()
+        )
         for index, path in enumerate(paths)
     ]
     for _, job in heapq.merge(*streams, key=lambda entry: (entry[1].subtime, entry[0])):
@@ -284,6 +314,17 @@ def in_submission_order(path: str | Path) -> bool:
     from batsim_google.fitting.batsim_input import read_workload_file
 
     return read_workload_file(path).jobs["subtime"].is_sorted()
+
+
+def profile_uses(path: str | Path) -> dict[str, int]:
+    """How many jobs of the workload at ``path`` name each profile that more than one of them
+    names (read from its table, as :func:`in_submission_order`): the stream's reader forgets the
+    others once handed out, and these after their last job."""
+    from batsim_google.fitting.batsim_input import read_workload_file
+
+    counts = read_workload_file(path).jobs["profile"].drop_nulls().value_counts(name="uses")
+    shared = counts.filter(counts["uses"] > 1)
+    return dict(zip(shared["profile"].to_list(), shared["uses"].to_list(), strict=True))
 
 
 def unstreamable(path: str | Path) -> str | None:

@@ -9,6 +9,7 @@ decisions after them) follow rounding noise, which a streamed run's extra messag
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -19,7 +20,14 @@ from cell_scenarios import workload as write_workload
 from click.testing import CliRunner
 
 from batsim_google.cli import main
+from batsim_google.generation.service_profile import SERVICE_PROFILE
+from batsim_google.scheduling.policy import RESUBMIT_WORKLOAD, CellPolicy
+from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.wake_ups import MIN_LEAD_S
+from batsim_google.simulation.frontend import FrontEndOptions
+from batsim_google.simulation.run import batsim_options
+from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_simulation
+from batsim_google.simulation.streamed_submissions import write_profile_uses, write_stub_workloads
 
 pytestmark = pytest.mark.batsim
 MACHINES = 16
@@ -185,3 +193,53 @@ def test_jobs_submitted_between_batsims_microseconds_reach_the_policy_as_loaded(
     energies = [pl.read_csv(folder / "out_consumed_energy.csv")[-1] for folder in (loaded, streamed)]
     gap = energies[1]["energy"].item() - energies[0]["energy"].item()
     assert 0 <= gap <= energies[0]["epower"].item() * TIME_TOLERANCE_S
+
+
+#: The front-end, writing at the end the profiles pybatsim's tables still hold (pybatsim loads a
+#: scheduler file by its name: ``keptProfiles.py`` -> ``KeptProfiles``).
+KEPT_PROFILES = """
+import json
+from batsim_google.simulation.googleCell import GoogleCell
+
+class KeptProfiles(GoogleCell):
+    def onSimulationEnds(self):
+        super().onSimulationEnds()
+        with open(self.front_end.output + "_kept_profiles.json", "w") as kept:
+            json.dump({workload: list(table) for workload, table in self.bs.profiles.items()}, kept)
+"""
+
+
+def test_a_streamed_runs_profiles_are_forgotten_once_read(tmp_path, cell, batsim_binary):
+    """pybatsim keeps no profile of a streamed job nor of a resubmission once the front-end read it:
+    at the end its tables hold at most the stub's (Batsim submitted those jobs) and the services'
+    shared resubmission profile, not one per streamed task and per restart."""
+    platform, workload = cell
+    output = tmp_path / "run"
+    output.mkdir()
+    stub = output / "stub_w0.json"
+    write_stub_workloads([stub], [workload])
+    write_profile_uses(output / "uses.json", [workload])
+    options = FrontEndOptions(
+        policy=dataclasses.asdict(dataclasses.replace(PolicyConfig(), horizon=3600.0)),
+        output=str(output / "out"),
+        stream=[str(workload)],
+        stream_profile_uses=str(output / "uses.json"),
+    )
+    scheduler = tmp_path / "keptProfiles.py"
+    scheduler.write_text(KEPT_PROFILES)
+    run_simulation(
+        Simulation(
+            platform=platform,
+            workloads=[stub],
+            output=output,
+            scheduler=pybatsim_scheduler(str(scheduler), options.to_json(), 300_000),
+            batsim_options=batsim_options(CellPolicy.needs, False),
+            timeout=300,
+            batsim=batsim_binary,
+        )
+    )
+    kept = json.loads((output / "out_kept_profiles.json").read_text())
+    tasks = pl.read_csv(output / "out_tasks.csv")
+    assert tasks.filter(pl.col("submit") > 0).height > 50 and tasks["restarts"].sum() > 0  # streamed, restarted
+    assert set(kept["w0"]) <= set(json.loads(stub.read_text())["profiles"])
+    assert set(kept.get(RESUBMIT_WORKLOAD, ())) <= {SERVICE_PROFILE}

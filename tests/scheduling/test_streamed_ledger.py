@@ -6,9 +6,11 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 from fake_batsim import FakeBatsim
 
-from batsim_google.output_files import TEMPORARY_PREFIX
+from batsim_google.errors import OutputFileError
+from batsim_google.output_files import TEMPORARY_PREFIX, AtomicFile
 from batsim_google.scheduling.ledger_files import LedgerWriter, write_ledger
 from batsim_google.scheduling.policy import CellPolicy
 from batsim_google.scheduling.policy_config import PolicyConfig
@@ -87,3 +89,22 @@ def test_a_ledger_stream_cut_short_leaves_the_earlier_files(tmp_path):
     writer.discard()
     assert (tmp_path / "out_tasks.csv").read_text() == "an earlier run\n"
     assert not (tmp_path / "out_attempts.csv").exists() and not list(tmp_path.glob(f"{TEMPORARY_PREFIX}*"))
+
+
+def test_a_ledger_file_that_cannot_be_written_is_the_one_named(tmp_path, monkeypatch):
+    """The tasks file on a full disk, the attempts file not: the error names the tasks file, and
+    neither file nor temporary is left."""
+    original = AtomicFile._create_temporary
+
+    def tasks_on_a_full_disk(self):
+        temporary = original(self)
+        if self.path.name.endswith("_tasks.csv"):
+            temporary.unlink()
+            temporary.symlink_to("/dev/full")
+        return temporary
+
+    monkeypatch.setattr(AtomicFile, "_create_temporary", tasks_on_a_full_disk)
+    sim, _ = run_cell(tmp_path / "unused", stream=False)
+    with pytest.raises(OutputFileError, match=r"out_tasks\.csv: not written \(No space left on device"):
+        write_ledger(sim.policy.ledger, tmp_path / "out")
+    assert not list(tmp_path.glob("out_*")) and not list(tmp_path.glob(f"{TEMPORARY_PREFIX}*"))

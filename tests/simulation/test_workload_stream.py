@@ -14,6 +14,7 @@ from batsim_google.generation.batsim_json import WorkloadWriter
 from batsim_google.simulation.workload_stream import (
     WorkloadStream,
     in_submission_order,
+    profile_uses,
     streamed_jobs,
     unstreamable,
 )
@@ -54,6 +55,20 @@ def test_a_shared_profile_is_handed_out_once_and_its_delay_kept(tmp_path):
     assert [job.profile for job in jobs] == ["g1", "g1", "g3"]
     assert [job.new_profile is not None for job in jobs] == [True, False, True]
     assert [job.delay for job in jobs] == [10.0, 10.0, 30.0]
+
+
+def test_told_the_uses_the_reader_keeps_a_profile_until_its_last_job(tmp_path):
+    """Profiles g1 (jobs 0, 2, 4) and g3 (job 1 alone); ids 3 and 5 have their own: only g1's delay
+    is kept, and only until job 4; the jobs come as without the uses."""
+    jobs = {"id": range(6), "subtime": [float(i) for i in range(6)], "delay": [10.0, 30.0, 11.0, 50.0, 12.0, 70.0]}
+    path = written(tmp_path / "w.json", jobs, 10.0)
+    assert profile_uses(path) == {"g1": 3}
+    stream = WorkloadStream(path, uses=profile_uses(path))
+    kept = []
+    for _ in stream.jobs():
+        kept.append(sorted(stream._delays))
+    assert kept == [["g1"], ["g1"], ["g1"], ["g1"], [], []]
+    assert list(WorkloadStream(path, uses=profile_uses(path)).jobs()) == list(WorkloadStream(path).jobs())
 
 
 def test_workloads_merge_by_time_the_first_workload_first_at_equal_times(tmp_path):
