@@ -119,12 +119,16 @@ class SimulationRun:
 
 def batsim_options(needs: BatsimNeeds, has_events: bool, streamed: bool = False) -> list[str]:
     """Batsim's options for a scheduler with these needs (events forwarded when it reads kills).
-    A ``streamed`` run's jobs register a profile each (:mod:`.workload_stream`): without
-    ``--enable-profile-reuse``, Batsim frees a job's profile once the job ended."""
+    A ``streamed`` run keeps Batsim's memory to what runs: its jobs register a profile each
+    (:mod:`.workload_stream`), which Batsim frees once the job ended without
+    ``--enable-profile-reuse``, and it writes no Pajé trace (``_schedule.trace``), whose writer
+    keeps a name per job met to the end."""
     options = ["--enable-compute-sharing"] if needs.compute_sharing else []
     if needs.dynamic_jobs:
         options += ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
         options += [] if streamed else ["--enable-profile-reuse"]
+    if streamed:
+        options.append("--disable-schedule-tracing")
     if needs.user_kills and has_events:
         options.append("--forward-unknown-events")
     return options
