@@ -9,7 +9,8 @@ hence this module's name. Use it directly with::
 (loopback only: bound on every interface, anyone on the network could talk to it) and run
 Batsim with ``-s tcp://127.0.0.1:28000 --enable-compute-sharing --enable-dynamic-jobs --acknowledge-dynamic-jobs
 --enable-profile-reuse`` (tasks share machines; evicted tasks come back as new jobs, resubmitted
-services share one profile), plus ``--forward-unknown-events`` for ``user_kill`` events.
+services share one profile; a streamed run's jobs each register a profile of their own instead,
+without it), plus ``--forward-unknown-events`` for ``user_kill`` events.
 ``batsim-google run`` does all that.
 
 Options (the JSON of ``-o``): the fields of :class:`~batsim_google.simulation.frontend.FrontEndOptions`,
@@ -58,6 +59,7 @@ from batsim_google.simulation.frontend import (
 from batsim_google.simulation.pybatsim_messages import quiet
 from batsim_google.simulation.pybatsim_profiles import decode
 from batsim_google.simulation.streamed_submissions import StreamedSubmissions, read_profile_uses
+from batsim_google.simulation.workload_stream import own_profile
 
 COMPUTE_PSTATE = 0
 
@@ -171,10 +173,13 @@ class GoogleCell(BatsimScheduler):
         properties = [self.bs.compute_resources[i].get("properties", {}) for i in sorted(self.bs.compute_resources)]
         self.sleep_pstates = [sleep_pstate(p) for p in properties]
         self.policy = self.front_end.make_policy(properties)
+        # A streamed run's jobs and resubmissions each register a profile of their own, so that
+        # Batsim may free it once the job ended; a loaded run's resubmissions name a shared one.
+        self._profile_reuse = bool(self.bs.batconf.get("profile-reuse-enabled"))
         dynamic_jobs = bool(
             self.bs.dynamic_job_registration_enabled
             and self.bs.ack_of_dynamic_jobs
-            and self.bs.batconf.get("profile-reuse-enabled")
+            and (self._profile_reuse or self.submissions is not None)
         )
         problem = missing_batsim_options(self.policy.needs, self.bs.allow_compute_sharing, dynamic_jobs)
         if problem:
@@ -275,11 +280,15 @@ class GoogleCell(BatsimScheduler):
 
     def register(self, decision: Register) -> None:
         bs = self.bs
-        if decision.kind == "service":
+        if decision.kind == "service" and self._profile_reuse:
             if not self._profiles_registered:
                 bs.register_profiles(RESUBMIT_WORKLOAD, {SERVICE_PROFILE: {"type": "delay", "delay": SERVICE_DELAY}})
                 self._profiles_registered = True
             bs.register_job(decision.job_id, 1, decision.work, SERVICE_PROFILE)
+        elif decision.kind == "service":  # a profile of its own, freed once the job ended
+            profile = own_profile(SERVICE_PROFILE, decision.job_id)
+            bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": SERVICE_DELAY}})
+            bs.register_job(decision.job_id, 1, decision.work, profile)
         else:
             profile = decision.job_id.split("!", 1)[1]
             bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})

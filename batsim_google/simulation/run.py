@@ -117,11 +117,18 @@ class SimulationRun:
     simulation: SimulationResult
 
 
-def batsim_options(needs: BatsimNeeds, has_events: bool) -> list[str]:
-    """Batsim's options for a scheduler with these needs (events forwarded when it reads kills)."""
+def batsim_options(needs: BatsimNeeds, has_events: bool, streamed: bool = False) -> list[str]:
+    """Batsim's options for a scheduler with these needs (events forwarded when it reads kills).
+    A ``streamed`` run keeps Batsim's memory to what runs: its jobs register a profile each
+    (:mod:`.workload_stream`), which Batsim frees once the job ended without
+    ``--enable-profile-reuse``, and it writes no Pajé trace (``_schedule.trace``), whose writer
+    keeps a name per job met to the end."""
     options = ["--enable-compute-sharing"] if needs.compute_sharing else []
     if needs.dynamic_jobs:
-        options += ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs", "--enable-profile-reuse"]
+        options += ["--enable-dynamic-jobs", "--acknowledge-dynamic-jobs"]
+        options += [] if streamed else ["--enable-profile-reuse"]
+    if streamed:
+        options.append("--disable-schedule-tracing")
     if needs.user_kills and has_events:
         options.append("--forward-unknown-events")
     return options
@@ -214,7 +221,7 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
         else SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, timeout_ms),
         events=list(inputs.events),
         energy=energy,
-        batsim_options=batsim_options(scheduler.needs(settings.timeout), bool(inputs.events)),
+        batsim_options=batsim_options(scheduler.needs(settings.timeout), bool(inputs.events), streamed),
         timeout=settings.timeout,
         batsim=settings.batsim,
         batsim_log=settings.batsim_log,

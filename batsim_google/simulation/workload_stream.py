@@ -17,11 +17,13 @@ and the profiles. Told nothing, the reader takes a file as ordered and refuses t
 earlier than the one before it, an InputFileError naming the file and the job
 (:func:`in_submission_order` tells before a run).
 
-Once handed out, a profile is kept as its ``delay`` (the policy's work of a task) only while a later
-job names it: told how many jobs name each profile that more than one job names
-(:func:`profile_uses`, read before the run), the reader forgets a profile at its last job, so that
-memory follows the jobs read, not the workload's length. Told nothing, it keeps every delay (a
-later job might name the profile again, and Batsim refuses a profile registered twice).
+Told how many jobs name each profile that more than one job names (:func:`profile_uses`, read
+before the run), the reader hands a shared profile to each of its jobs to register under a name of
+the job's own (:func:`own_profile`), and keeps it only until its last job; every other profile is
+forgotten once handed out: memory follows the jobs read, not the workload's length, and so does
+Batsim's, which a streamed run starts without ``--enable-profile-reuse`` (it frees a job's profile
+once the job ended). Told nothing, it keeps every profile's ``delay`` (the policy's work of a task):
+a later job might name the profile again, and Batsim refuses a profile registered twice.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ REFERENCING_TYPES = frozenset({"composed"})
 @dataclass(frozen=True)
 class StreamedJob:
     """One workload job as Batsim will be given it: ``job_id`` with its workload's name (``w0!17``),
-    its JSON object (``fields``), its profile's name, that profile's definition the first time a
-    job names it (None once handed out: Batsim has it) and the profile's ``delay`` (0 without one)."""
+    its JSON object (``fields``), the name Batsim knows its profile by (its own copy's for a shared
+    profile: :func:`own_profile`), that profile's definition when the job registers it (None when
+    Batsim has it already) and the profile's ``delay`` (0 without one)."""
 
     job_id: str
     subtime: float
@@ -132,7 +135,8 @@ class WorkloadStream:
         self._profiles_at = offsets.get(b"profiles")
         self._profiles: Iterator[tuple[str, Any]] | None = None
         self._ahead: dict[str, Any] = {}  # profiles read before the job that names them
-        self._delays: dict[str, float] = {}  # profiles handed out that a later job names: their delay
+        self._delays: dict[str, float] = {}  # uses not known: every profile handed out, its delay
+        self._shared: dict[str, dict] = {}  # uses known: the shared profiles handed out, until their last job
         self._uses = None if uses is None else dict(uses)  # jobs still to name each shared profile
 
     @property
@@ -227,21 +231,27 @@ class WorkloadStream:
         name = job.get("profile")
         if not isinstance(name, str):
             raise InputFileError(f"{self.path}: jobs[{index}] (id {job.get('id')!r}): profile {name!r} is not a name")
-        new_profile, delay = self._profile(name, job_id)
+        name, new_profile, delay = self._profile(name, job_id)
         return StreamedJob(job_id, float(job["subtime"]), job, name, new_profile, delay)
 
-    def _profile(self, name: str, job_id: str) -> tuple[dict | None, float]:
-        """(the definition if no job named it before, else None; its delay)."""
-        if name in self._delays:
-            delay = self._delays[name]
+    def _profile(self, name: str, job_id: str) -> tuple[str, dict | None, float]:
+        """(the name Batsim knows the job's profile by, its definition to register with the job
+        (None when Batsim has it already), its delay). A profile that several jobs name (uses
+        known) is registered with each of them under a name of the job's own (:func:`own_profile`):
+        a streamed run starts Batsim without ``--enable-profile-reuse``, so that Batsim frees a job's
+        profile once the job ended, and a later job could not name it."""
+        if name in self._shared:
+            profile = self._shared[name]
             self._named(name)
-            return None, delay
+            return own_profile(name, job_id), profile, _delay(profile)
+        if name in self._delays:
+            return name, None, self._delays[name]
         while name not in self._ahead:
             try:
                 found, profile = next(self._profile_items())
             except StopIteration:
                 raise InputFileError(f"{self.path}: job {job_id}: profile {name!r} is not among the profiles") from None
-            if found in self._ahead or found in self._delays:
+            if found in self._ahead or found in self._delays or found in self._shared:
                 raise InputFileError(f"{self.path}: profile {found!r} is defined twice")
             self._ahead[found] = profile
         profile = self._ahead.pop(name)
@@ -251,22 +261,21 @@ class WorkloadStream:
             raise InputFileError(
                 f"{self.path}: profile {name!r} is {profile['type']}: a streamed run registers profiles alone"
             )
-        delay = profile.get("delay", 0.0)
-        delay = float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) else 0.0
-        if self._uses is None or name in self._uses:
-            self._delays[name] = delay
+        if self._uses is None:
+            self._delays[name] = _delay(profile)
+        elif name in self._uses:
+            self._shared[name] = profile
             self._named(name)
-        return profile, delay
+            return own_profile(name, job_id), profile, _delay(profile)
+        return name, profile, _delay(profile)
 
     def _named(self, name: str) -> None:
-        """A job named the shared profile ``name``: forget it after the last one (uses known)."""
-        if self._uses is None:
-            return
+        """A job named the shared profile ``name``: forget it after the last one."""
         left = self._uses[name] - 1
         if left > 0:
             self._uses[name] = left
         else:
-            del self._uses[name], self._delays[name]
+            del self._uses[name], self._shared[name]
 
     def _profile_items(self) -> Iterator[tuple[str, Any]]:
         if self._profiles is None:
@@ -276,6 +285,17 @@ class WorkloadStream:
                 handle = self._open_at(self._profiles_at)
                 self._profiles = _values(handle, self.path, "profiles", ijson.kvitems(handle, "", use_float=True))
         return self._profiles
+
+
+def own_profile(profile: str, job_id: str) -> str:
+    """The name a job (``w0!17``) registers its copy of a shared ``profile`` under: ``profile@17``."""
+    return f"{profile}@{job_id.split('!', 1)[1]}"
+
+
+def _delay(profile: dict) -> float:
+    """A profile's ``delay`` (0 without a number there)."""
+    delay = profile.get("delay", 0.0)
+    return float(delay) if isinstance(delay, int | float) and not isinstance(delay, bool) else 0.0
 
 
 def _run_entries(path: Path) -> Iterator[list]:

@@ -97,6 +97,10 @@ def test_declared_needs_give_batsims_options(tmp_path):
         "--acknowledge-dynamic-jobs",
         "--enable-profile-reuse",
     ]
+    # streamed, every job registers a profile of its own, which Batsim frees once the job ended,
+    # and no Pajé trace keeps a name per job
+    streamed = batsim_options(scheduler.needs(), has_events=True, streamed=True)
+    assert "--enable-profile-reuse" not in streamed and "--disable-schedule-tracing" in streamed
 
 
 @pytest.mark.parametrize(

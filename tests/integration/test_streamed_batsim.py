@@ -69,8 +69,13 @@ def run_both(platform, workload, folder, batsim_binary, *options: str) -> tuple:
 
 
 def _table(path, key: list[str]) -> pl.DataFrame:
-    # every column as text, nothing read differently; an empty field as "" (null never joins)
-    return pl.read_csv(path, infer_schema_length=0).fill_null("").sort(key)
+    # every column as text, nothing read differently; an empty field as "" (null never joins); a
+    # streamed job's copy of a shared profile (``service@1334``, workload_stream.own_profile) under
+    # the shared profile's name
+    table = pl.read_csv(path, infer_schema_length=0).fill_null("")
+    if "profile" in table.columns:
+        table = table.with_columns(pl.col("profile").str.replace(r"@[^@]*$", ""))
+    return table.sort(key)
 
 
 def same_table(

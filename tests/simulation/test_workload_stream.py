@@ -58,17 +58,24 @@ def test_a_shared_profile_is_handed_out_once_and_its_delay_kept(tmp_path):
 
 
 def test_told_the_uses_the_reader_keeps_a_profile_until_its_last_job(tmp_path):
-    """Profiles g1 (jobs 0, 2, 4) and g3 (job 1 alone); ids 3 and 5 have their own: only g1's delay
-    is kept, and only until job 4; the jobs come as without the uses."""
+    """Profiles g1 (jobs 0, 2, 4) and g3 (job 1 alone); ids 3 and 5 have their own: only g1 is
+    kept, and only until job 4; each of g1's jobs registers a copy of its own, so that Batsim
+    (without profile reuse) may free it once that job ended; the others come as without the uses."""
     jobs = {"id": range(6), "subtime": [float(i) for i in range(6)], "delay": [10.0, 30.0, 11.0, 50.0, 12.0, 70.0]}
     path = written(tmp_path / "w.json", jobs, 10.0)
     assert profile_uses(path) == {"g1": 3}
     stream = WorkloadStream(path, uses=profile_uses(path))
-    kept = []
-    for _ in stream.jobs():
-        kept.append(sorted(stream._delays))
+    kept, told = [], []
+    for job in stream.jobs():
+        kept.append(sorted(stream._shared))
+        told.append(job)
     assert kept == [["g1"], ["g1"], ["g1"], ["g1"], [], []]
-    assert list(WorkloadStream(path, uses=profile_uses(path)).jobs()) == list(WorkloadStream(path).jobs())
+    assert [job.profile for job in told] == ["g1@0", "g3", "g1@2", "g5", "g1@4", "g7"]
+    assert [job.new_profile == {"type": "delay", "delay": job.delay} for job in told] == [True] * 6
+    assert [job.delay for job in told] == [10.0, 30.0, 10.0, 50.0, 10.0, 70.0]
+    untold = list(WorkloadStream(path).jobs())
+    assert [job.profile for job in untold] == ["g1", "g3", "g1", "g5", "g1", "g7"]
+    assert [job.new_profile is not None for job in untold] == [True, True, False, True, False, True]
 
 
 def test_workloads_merge_by_time_the_first_workload_first_at_equal_times(tmp_path):
