@@ -15,8 +15,8 @@ horizon, the jobs running then end together at it. Batsim's peak memory is a sta
 with the machines, plus a share per job of the workload (Batsim loads them all) and per job
 running at once (a SimGrid actor and its stack). A streamed run (``run --stream-workload``) has
 Batsim hold only the jobs submitted and not ended; what it keeps of each job once ended (its id,
-its profile: ``--enable-profile-reuse``) is the per-job share instead, far smaller with the patch,
-which frees the rest.
+its freed profile's name) is the per-job share instead, far smaller with the patch, which frees
+the rest.
 
 Fitted on ``bench/batsim_cost.py``'s runs, this model came within 1.5x of each (up to 8,000 jobs
 at once). Batsim starts the jobs of a burst one message at a time, which costs little per job up
@@ -246,9 +246,9 @@ COEFFICIENTS = {
         bytes_per_machine=10.5e3,
         bytes_per_job=6.6e3,
         bytes_per_running_job=14.5e3,
-        # bench.streaming --per-job 20000 80000 with the patch: 0.6 KB kept per ended job streamed
-        # (its id and profile), against 2.6 KB loaded.
-        bytes_per_streamed_job=0.6e3,
+        # bench.streaming --per-job 20000 80000 with the patch: 0.24 KB kept per ended job streamed
+        # (its id, its freed profile's name), against 2.6 KB loaded.
+        bytes_per_streamed_job=0.24e3,
     ),
 }
 
