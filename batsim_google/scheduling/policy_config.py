@@ -184,9 +184,9 @@ class PolicyConfig:
         5.1,
         "Scale of the logistic law each held task's preemption delay is drawn from (a seeded draw, at least 0), "
         "around --preemption-delay: Borg's placements that evicted (bursts under 100 tasks, waits 2 to 122 s) "
-        "waited 18.5 / 28.2 / 40.9 s (10th / 50th / 90th percentile), fitted 25.8 s + 5.1 s x logistic, each "
-        "hour left out beaten by no constant (docs/faithful-replay.md, 'Bursts and preemption'); 0: the "
-        "constant delay.",
+        "waited 18.7 / 28.0 / 38.6 s (10th / 50th / 90th percentile), 2 s + a logistic law of location 25.8 s "
+        "and scale 5.1 s, nearer than a constant to each hour left out (docs/faithful-replay.md, 'Bursts and "
+        "preemption'); 0: the constant delay.",
         min=0,
         unit="seconds",
     )
