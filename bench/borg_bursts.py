@@ -813,6 +813,51 @@ def report_delay_law(placed: pl.DataFrame) -> None:
         )
 
 
+def report_wave_victims(frame: pl.DataFrame, placed: pl.DataFrame) -> None:
+    """The victims' waits per preempting job (an eviction's resubmission, by the job whose placement
+    evicted on its machine at its millisecond), for the jobs evicting 300 tasks or more: whether
+    the victims of a wave wait for it."""
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+        pl.col("type").shift(1).over(["job", "index"]).alias("previous_type"),
+        pl.col("machine").shift(1).over(["job", "index"]).alias("previous_machine"),
+    )
+    resubmitted = lifecycle.filter(
+        (pl.col("type") == TaskEvent.SUBMIT) & (pl.col("t") > 0) & (pl.col("previous_type") == TaskEvent.EVICT)
+    ).with_columns(
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        millisecond("t"),
+    )
+    evicting = placed.filter(pl.col("evicted") > 0)
+    by = evicting.unique(["machine", "ms"]).select(
+        pl.col("job").alias("by"), "machine", "ms", pl.col("priority").alias("by_priority")
+    )
+    victims = resubmitted.join(by, left_on=["previous_machine", "ms"], right_on=["machine", "ms"])
+    waves = evicting.group_by("job").agg(pl.col("start").quantile(0.99).alias("wave_99"))
+    jobs = (
+        victims.group_by("by")
+        .agg(
+            pl.len().alias("victims"),
+            pl.col("by_priority").first(),
+            pl.col("t").median().alias("evicted"),
+            pl.col("wait").median().alias("w50"),
+            pl.col("wait").quantile(0.9).alias("w90"),
+            pl.col("next_t").median().alias("placed"),
+        )
+        .filter(pl.col("victims") >= 300)
+        .join(waves, left_on="by", right_on="job")
+        .sort("evicted")
+    )
+    print("victims of the jobs evicting 300+ tasks: evicting job (priority), victims, evicted (median, s), their waits")
+    print("50th / 90th percentile, placed (median) against the job's evicting placements' 99th percentile:")
+    for job, count, priority, evicted, w50, w90, placed_at, wave in jobs.rows():
+        print(
+            f"  {job} ({priority}): {count:,}, at {evicted:,.0f} s, waits {w50:.1f} / {w90:.1f} s, "
+            f"placed {placed_at:,.1f} s against {wave:,.1f} s"
+        )
+
+
 def report_preemption_pace(placed: pl.DataFrame) -> None:
     """The jobs with 50 or more placements that evicted: how fast those placements came (80 % of
     them between their 10th and 90th percentile start), and their waits; production's slow ones."""
@@ -901,6 +946,8 @@ def main() -> None:
     report_free_tier(frame, args.hours)
     print()
     report_behind_higher(frame)
+    print()
+    report_wave_victims(frame, placed)
     print()
     report_preemption_pace(placed)
 
