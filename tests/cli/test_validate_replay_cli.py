@@ -33,7 +33,6 @@ def test_the_calibrated_values_are_the_defaults_of_run_and_validate_replay(tmp_p
         defaults = {param.name: param.default for param in main.commands[name].params}
         assert defaults["placement_latency"] == 2.0 and defaults["reclaim_on_placement"] == 0.0
         assert defaults["preemption_delay"] == 26.0 and defaults["preempt_share"] == 0.54
-        assert defaults["preemption_delay_spread"] == 5.1
         assert defaults["preempt_memory"] == 0.05 and defaults["pay_for_room"] is False
         assert defaults["reclaim_rate"] == 0.0 and defaults["free_tier_room"] is True
         assert defaults["eviction_rate_normal"] == 1.6 and defaults["eviction_rate_production"] == 0.32

@@ -15,7 +15,7 @@ from batsim_google.scheduling.policy_config import PolicyConfig
 from batsim_google.scheduling.tasks import JobRequest, TaskState
 
 
-def run_cell(prefix, stream: bool, seed: int = 9) -> tuple[FakeBatsim, list[tuple[int, int, int]]]:
+def run_cell(prefix, stream: bool, seed: int = 7) -> tuple[FakeBatsim, list[tuple[int, int, int]]]:
     """A calibrated cell of 3 machines under 120 random tasks (evictions, restarts, reclaims,
     failures, a horizon): the ledger streamed to ``prefix`` from the start, or written whole at the
     end. Also (tasks held, tasks not ended, attempts held) after each submission."""
