@@ -4,12 +4,13 @@ Prints the figures behind the scheduler's passes and preemption defaults (docs/f
 "Bursts"): the instants Borg's events come at and its passes' waits by their size (the fit of
 ``pass_tasks`` and ``pass_rate``, each hour left out in turn); which placements evicted (an
 eviction on the same machine at the same millisecond), how long they waited against the others,
-by the size of their job's burst; the share of
+by the size of their job's burst, and the law of that delay (each hour left out); the share of
 placements that preempt by the task's memory request, and by its job's burst per priority band
 and hour (no one law of the burst holds); which tasks were evicted; how the big jobs' tasks
 started; whether the machines' requests separate the placements that evicted; the free tier's
 attempts never started and its waits after a mass eviction; priority 0's waits behind the
-tasks above it; each job's preemption wave's pace.
+tasks above it, hour by hour, and a gate's fit (each hour left out); the victims' waits per
+preempting job; each job's preemption wave's pace.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
