@@ -1,5 +1,6 @@
 """A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
-placement latency, those that must preempt after the preemption delay, evicting the free tier
+placement latency, those that must preempt after the preemption delay (each its own, drawn from
+its law, with ``preemption_delay_spread``), evicting the free tier
 where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``);
 inside the free tier, a burst of priority 1 evicts priority 0 (``free_tier_preempt_share``); a
 pass larger than ``pass_tasks`` starts together, later by its tasks beyond over ``pass_rate``."""
