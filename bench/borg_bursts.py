@@ -4,12 +4,13 @@ Prints the figures behind the scheduler's passes and preemption defaults (docs/f
 "Bursts"): the instants Borg's events come at and its passes' waits by their size (the fit of
 ``pass_tasks`` and ``pass_rate``, each hour left out in turn); which placements evicted (an
 eviction on the same machine at the same millisecond), how long they waited against the others,
-by the size of their job's burst; the share of
+by the size of their job's burst, and the law of that delay (each hour left out); the share of
 placements that preempt by the task's memory request, and by its job's burst per priority band
 and hour (no one law of the burst holds); which tasks were evicted; how the big jobs' tasks
 started; whether the machines' requests separate the placements that evicted; the free tier's
 attempts never started and its waits after a mass eviction; priority 0's waits behind the
-tasks above it; each job's preemption wave's pace.
+tasks above it, hour by hour, and a gate's fit (each hour left out); the victims' waits per
+preempting job; each job's preemption wave's pace.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from batsim_google.trace.schema import MICROSECONDS, TIME_OFFSET_S, TaskEvent
 
@@ -669,9 +671,8 @@ def report_behind_higher(frame: pl.DataFrame) -> None:
         pl.col("next_t").alias("left"),
     )
     # those the input never schedules nor ends (its last hour's) would stay pending to the end
-    above = submitted.filter(
-        (pl.col("priority") >= 1) & (pl.col("t") + 5 < pl.col("left")) & pl.col("next_type").is_not_null()
-    )
+    waiting = submitted.filter((pl.col("priority") >= 1) & pl.col("next_type").is_not_null())
+    above = waiting.filter(pl.col("t") + 5 < pl.col("left"))
     late, left = np.sort(above["t"].to_numpy() + 5), np.sort(above["left"].to_numpy())
     lowest = submitted.filter((pl.col("priority") == 0) & pl.col("wait").is_not_null())
     at = lowest["t"].to_numpy()
@@ -680,11 +681,26 @@ def report_behind_higher(frame: pl.DataFrame) -> None:
     print(
         "priority-0 submissions, by the tasks of priority 1+ pending over 5 s at their submission: wait 25 / 50 / 90th percentile"
     )
-    for low, high in [(0, 9), (10, 99), (100, 999), (1000, 10**9)]:
+    for low, high in PENDING_BINS:
         chosen = (pending >= low) & (pending <= high)
         print(
             f"  {low:>5,}-{min(high, 99_999):<6,}: {chosen.sum():>6,} submissions, {percentiles(waits[chosen], (25, 50, 90))} s"
         )
+    hour = np.minimum(at // 3600, 3).astype(int)  # the last 632 s with hour 3
+    print(
+        "  per hour (submissions: median wait, s), by the tasks pending over 5 s of priority 1+ / of priority 1 / of 2+:"
+    )
+    for name, chosen in (("1+", None), ("1", 1), ("2+", 2)):
+        band = above if chosen is None else above.filter((pl.col("priority") == 1) == (chosen == 1))
+        band_late, band_left = np.sort(band["t"].to_numpy() + 5), np.sort(band["left"].to_numpy())
+        count = np.searchsorted(band_late, at, side="right") - np.searchsorted(band_left, at, side="right")
+        for h in range(4):
+            cells = []
+            for low, high in PENDING_BINS:
+                rows = waits[(hour == h) & (count >= low) & (count <= high)]
+                cells.append(f"{rows.size:>6,}: {np.median(rows):5.1f}" if rows.size else f"{'-':>13}")
+            print(f"    priority {name:<2} hour {h}: " + " | ".join(cells))
+    report_gate(waiting, at, waits, hour, float(np.median(waits[pending < 10])))
     victims = submitted.filter(
         (pl.col("previous_type") == TaskEvent.EVICT)
         & pl.col("t").is_between(11_785, 11_830)
@@ -697,6 +713,150 @@ def report_behind_higher(frame: pl.DataFrame) -> None:
         f"placed at {percentiles(placed_at, (10, 50, 90))} s, when job 6252358260's last tasks started "
         f"({percentiles(preempting, (90, 99))} s, 90th / 99th percentile)"
     )
+
+
+PENDING_BINS = [(0, 9), (10, 99), (100, 999), (1000, 10**9)]
+#: The gate's candidate seconds pending and counts; a count of 10**9 is no gate.
+GATE_SECONDS, GATE_COUNTS = (2, 5, 10, 20), (10, 30, 100, 300, 1000, 3000, 10**9)
+
+
+def gate_open(above: pl.DataFrame, seconds: float, count: int, at: np.ndarray) -> np.ndarray:
+    """The first time from each of ``at`` when fewer than ``count`` tasks of ``above`` have been
+    pending over ``seconds`` (each pending from its submission to its next event)."""
+    submit, left = above["t"].to_numpy(), above["left"].to_numpy()
+    kept = submit + seconds < left
+    times = np.concatenate([submit[kept] + seconds, left[kept]])
+    steps = np.concatenate([np.ones(kept.sum()), -np.ones(kept.sum())])
+    order = np.argsort(times, kind="stable")
+    times, open_ = times[order], np.cumsum(steps[order]) < count
+    n = times.size
+    index = np.searchsorted(times, at, side="right") - 1
+    next_open = np.minimum.accumulate(np.where(open_, np.arange(n), n)[::-1])[::-1]  # the first open step from each
+    after = next_open[np.minimum(index + 1, n - 1)]
+    closed = (index >= 0) & ~open_[np.maximum(index, 0)]
+    return np.where(closed, np.where(after < n, times[np.minimum(after, n - 1)], np.inf), at)
+
+
+def report_gate(above: pl.DataFrame, at: np.ndarray, waits: np.ndarray, hour: np.ndarray, base: float) -> None:
+    """Whether a gate holds from hour to hour: priority 0 (submitted ``at``, waited ``waits``) is
+    placed ``base`` seconds after its submission, but not while N tasks of ``above`` have been
+    pending over S seconds. Each hour left out, (S, N) fitted on the others (mean |log wait| error,
+    waits capped at 600 s), against no gate on the hour left out."""
+    capped = np.log(np.minimum(waits, 600.0))
+    errors = {}
+    for seconds in GATE_SECONDS:
+        for count in GATE_COUNTS:
+            predicted = np.maximum(gate_open(above, seconds, count, at + base) - at, base)
+            errors[seconds, count] = np.abs(np.log(np.minimum(predicted, 600.0)) - capped)
+    none = errors[GATE_SECONDS[0], GATE_COUNTS[-1]]
+    print(
+        f"  a gate (priority 0 placed {base:.1f} s after its submission, not while N tasks of 1+ have been pending over S s),"
+    )
+    print("  each hour left out: the gate fitted on the others, mean |log wait error| on it, the gate / no gate:")
+    for left_out in range(4):
+        fitted = min(errors, key=lambda key: errors[key][hour != left_out].mean())
+        gate = "none" if fitted[1] == GATE_COUNTS[-1] else f"S = {fitted[0]} s, N = {fitted[1]:,}"
+        print(
+            f"    hour {left_out}: {gate}; {errors[fitted][hour == left_out].mean():.3f} / {none[hour == left_out].mean():.3f}"
+        )
+
+
+#: The placement latency the scheduler's delay is counted after (``placement_latency``), and the
+#: waits of evicting placements its law is fitted on: those placed within two minutes after it.
+LATENCY_S, DELAY_CAP_S = 2.0, 120.0
+
+
+def report_delay_law(placed: pl.DataFrame) -> None:
+    """The preemption delay's law: the waits of the placements that evicted, in bursts of under 100
+    tasks (no pass delay), less the latency, fitted by a logistic law, pooled and each hour left
+    out (fitted on the others: its Wasserstein distance and KS test on the hour left out, against
+    the others' median as a constant); then the larger bursts' waits against the law."""
+    evicting = placed.filter((pl.col("evicted") > 0) & pl.col("wait").is_not_null())
+    small = evicting.filter((pl.col("burst") < 100) & pl.col("wait").is_between(LATENCY_S, LATENCY_S + DELAY_CAP_S))
+    delay = small["wait"].to_numpy() - LATENCY_S
+    hour = np.minimum(small["start"].to_numpy() // 3600, 3).astype(int)  # the last 632 s with hour 3
+    loc, scale = stats.logistic.fit(delay)
+    print(
+        f"preemption delay (waits of evicting placements, bursts of < 100, {LATENCY_S:.0f} to {LATENCY_S + DELAY_CAP_S:.0f} s, "
+        f"less {LATENCY_S:.0f} s; {delay.size:,} of {evicting.filter(pl.col('burst') < 100).height:,}): "
+        f"logistic, location {loc:.2f} s, scale {scale:.2f} s"
+    )
+    print(
+        f"  waits 10 / 25 / 50 / 75 / 90th percentile: {percentiles(delay + LATENCY_S)} s; the law: "
+        + " / ".join(f"{v:.1f}" for v in stats.logistic.ppf([0.1, 0.25, 0.5, 0.75, 0.9], loc, scale) + LATENCY_S)
+        + f" s; KS {stats.kstest(delay, 'logistic', (loc, scale)).statistic:.3f}"
+    )
+    print("  each hour left out (the law fitted on the others): location, scale; on the hour left out,")
+    print(
+        "  Wasserstein distance law / constant (the others' median), KS statistic and p, waits 10 / 50 / 90th real / law:"
+    )
+    draws = stats.logistic.rvs(size=100_000, random_state=np.random.default_rng(1))
+    for left_out in range(4):
+        train, test = delay[hour != left_out], delay[hour == left_out]
+        at, spread = stats.logistic.fit(train)
+        constant = float(np.median(train))
+        ks = stats.kstest(test, "logistic", (at, spread))
+        law = np.maximum(at + spread * draws, 0.0)
+        print(
+            f"    hour {left_out} ({test.size}): {at:.2f}, {spread:.2f}; {stats.wasserstein_distance(test, law):.2f} / "
+            f"{np.abs(test - constant).mean():.2f} s, KS {ks.statistic:.3f} p = {ks.pvalue:.2g}; "
+            f"{percentiles(test + LATENCY_S, (10, 50, 90))} / "
+            + " / ".join(f"{v:.1f}" for v in stats.logistic.ppf([0.1, 0.5, 0.9], at, spread) + LATENCY_S)
+        )
+    for low, high, name in [(100, 999, "100-999"), (1000, 10**9, "1,000+")]:
+        rows = evicting.filter(pl.col("burst").is_between(low, high) & (pl.col("wait") < LATENCY_S + DELAY_CAP_S))
+        by_hour = ", ".join(
+            f"{h}: {percentiles(rows.filter((pl.col('start') // 3600).cast(pl.Int64).clip(0, 3) == h)['wait'], (10, 50, 90))}"
+            for h in range(4)
+        )
+        print(
+            f"  bursts of {name}, waits under {LATENCY_S + DELAY_CAP_S:.0f} s, 10 / 50 / 90th percentile per hour: {by_hour}"
+        )
+
+
+def report_wave_victims(frame: pl.DataFrame, placed: pl.DataFrame) -> None:
+    """The victims' waits per preempting job (an eviction's resubmission, by the job whose placement
+    evicted on its machine at its millisecond), for the jobs evicting 300 tasks or more: whether
+    the victims of a wave wait for it."""
+    lifecycle = frame.filter(pl.col("type").is_in([TaskEvent.SUBMIT, TaskEvent.SCHEDULE, *ENDS])).with_columns(
+        pl.col("type").shift(-1).over(["job", "index"]).alias("next_type"),
+        pl.col("t").shift(-1).over(["job", "index"]).alias("next_t"),
+        pl.col("type").shift(1).over(["job", "index"]).alias("previous_type"),
+        pl.col("machine").shift(1).over(["job", "index"]).alias("previous_machine"),
+    )
+    resubmitted = lifecycle.filter(
+        (pl.col("type") == TaskEvent.SUBMIT) & (pl.col("t") > 0) & (pl.col("previous_type") == TaskEvent.EVICT)
+    ).with_columns(
+        pl.when(pl.col("next_type") == TaskEvent.SCHEDULE).then(pl.col("next_t") - pl.col("t")).alias("wait"),
+        millisecond("t"),
+    )
+    evicting = placed.filter(pl.col("evicted") > 0)
+    by = evicting.unique(["machine", "ms"]).select(
+        pl.col("job").alias("by"), "machine", "ms", pl.col("priority").alias("by_priority")
+    )
+    victims = resubmitted.join(by, left_on=["previous_machine", "ms"], right_on=["machine", "ms"])
+    waves = evicting.group_by("job").agg(pl.col("start").quantile(0.99).alias("wave_99"))
+    jobs = (
+        victims.group_by("by")
+        .agg(
+            pl.len().alias("victims"),
+            pl.col("by_priority").first(),
+            pl.col("t").median().alias("evicted"),
+            pl.col("wait").median().alias("w50"),
+            pl.col("wait").quantile(0.9).alias("w90"),
+            pl.col("next_t").median().alias("placed"),
+        )
+        .filter(pl.col("victims") >= 300)
+        .join(waves, left_on="by", right_on="job")
+        .sort("evicted")
+    )
+    print("victims of the jobs evicting 300+ tasks: evicting job (priority), victims, evicted (median, s), their waits")
+    print("50th / 90th percentile, placed (median) against the job's evicting placements' 99th percentile:")
+    for job, count, priority, evicted, w50, w90, placed_at, wave in jobs.rows():
+        print(
+            f"  {job} ({priority}): {count:,}, at {evicted:,.0f} s, waits {w50:.1f} / {w90:.1f} s, "
+            f"placed {placed_at:,.1f} s against {wave:,.1f} s"
+        )
 
 
 def report_preemption_pace(placed: pl.DataFrame) -> None:
@@ -764,6 +924,8 @@ def main() -> None:
     print()
     report_waits(placed, stay)
     print()
+    report_delay_law(placed)
+    print()
     report_memory(placed, args.hours)
     print()
     report_priorities(placed, args.hours)
@@ -785,6 +947,8 @@ def main() -> None:
     report_free_tier(frame, args.hours)
     print()
     report_behind_higher(frame)
+    print()
+    report_wave_victims(frame, placed)
     print()
     report_preemption_pace(placed)
 

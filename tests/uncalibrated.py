@@ -14,6 +14,7 @@ UNCALIBRATED = {
     "free_tier_overcommit": 1.0,
     "pay_for_room": False,
     "preemption_delay": 0.0,
+    "preemption_delay_spread": 0.0,
     "preempt_share": 0.0,
     "free_tier_preempt_share": 0.0,
     "free_tier_preempt_share_cpu": 0.0,

@@ -64,8 +64,10 @@ Semantics (the trace's format document and the ICCP study):
   in the trace, 82 % of a burst's asking more memory than CPU, 9 % of the others', 6 % alone;
   held for the delay, it is then placed where such tasks run;
 - a task that can start only by evicting (those, or preemption by requests) waits
-  ``preemption_delay`` seconds first, then is queued again where it was and may evict: Borg's
-  preemptions come tens of seconds after the submission, its other placements in a couple;
+  ``preemption_delay`` seconds first (with ``preemption_delay_spread``, a seeded draw of a
+  logistic law of that median and scale, per held task), then is queued again where it was and
+  may evict: Borg's preemptions come tens of seconds after the submission, spread over tens of
+  seconds, its other placements in a couple;
 - a task that carries the trace's machine it was running on at a replay's start
   (``trace_machine``) starts on its own machine at once, even past the machine's capacity, as Borg
   had it; the trace's machines are given the cell's machines by rank with ``machines_by_load``
@@ -174,9 +176,11 @@ class CellPolicy(Policy):
         # the free tier's draws as they were
         self._group_eviction_rng = np.random.default_rng([config.reclaim_seed, 1])
         self._trace_machines: dict[int, int] = {}  # the trace's machine -> the cell's
-        self.preemption_waits = PreemptionWaits(config.preemption_delay)
         self._victim_rng = np.random.default_rng([config.reclaim_seed, 2])  # a stream of its own
         self._tier_rng = np.random.default_rng([config.reclaim_seed, 3])  # the free tier's own preemptions
+        self.preemption_waits = PreemptionWaits(
+            config.preemption_delay, config.preemption_delay_spread, np.random.default_rng([config.reclaim_seed, 4])
+        )
         self._bursts = Bursts()  # the free tier's, whose preemption share they set
 
     @property

@@ -29,10 +29,18 @@ from batsim_google.scheduling.tasks import Task
 
 
 class PreemptionWaits:
-    """Tasks that can start only by evicting, held ``delay`` seconds before they may evict."""
+    """Tasks that can start only by evicting, held ``delay`` seconds before they may evict; with a
+    ``spread``, each for its own delay, drawn from the logistic law of that median and scale (at
+    least 0) by ``rng``: in the trace, the evicting placements' waits spread 18.5 to 40.9 s (10th to
+    90th percentile) around their median 28.2 s, the same law every hour, so a big job's preempting
+    wave starts over tens of seconds, not at one instant."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, spread: float = 0.0, rng: np.random.Generator | None = None) -> None:
+        if spread and rng is None:
+            raise ValueError("a spread preemption delay needs a random generator")
         self.delay = delay
+        self.spread = spread
+        self._rng = rng
         self._waiting: list[tuple[float, int, Task, float]] = []  # (ready, _, task, queued at)
         self._cleared: dict[Task, None] = {}  # waited: may evict at their next try
         self._sequence = itertools.count()
@@ -45,10 +53,16 @@ class PreemptionWaits:
         return bool(self.delay) and task not in self._cleared
 
     def hold(self, task: Task, now: float, queued_at: float) -> float:
-        """Hold ``task`` (queued at ``queued_at``) until ``now`` + the delay, which is returned."""
-        ready = now + self.delay
+        """Hold ``task`` (queued at ``queued_at``) until ``now`` + its delay, which is returned."""
+        ready = now + self.draw()
         heapq.heappush(self._waiting, (ready, next(self._sequence), task, queued_at))
         return ready
+
+    def draw(self) -> float:
+        """One held task's delay: the constant, or a draw of its law."""
+        if not self.spread:
+            return self.delay
+        return max(0.0, float(self._rng.logistic(self.delay, self.spread)))
 
     def ready(self, now: float) -> list[tuple[Task, float]]:
         """The tasks whose delay is over, with the time they were queued: they may now evict."""

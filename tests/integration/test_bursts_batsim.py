@@ -1,11 +1,13 @@
 """A burst on a loaded cell, in real Batsim 4.2.1: a big job's tasks that fit start after the
-placement latency, those that must preempt after the preemption delay, evicting the free tier
+placement latency, those that must preempt after the preemption delay (each its own, drawn from
+its law, with ``preemption_delay_spread``), evicting the free tier
 where it holds the room they take (``pay_for_room``), or beside large tasks (``preempt_share``);
 inside the free tier, a burst of priority 1 evicts priority 0 (``free_tier_preempt_share``); a
 pass larger than ``pass_tasks`` starts together, later by its tasks beyond over ``pass_rate``."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from cell_scenarios import PLATFORM, rows, task, workload
 from uncalibrated import UNCALIBRATED
@@ -72,6 +74,26 @@ def test_large_tasks_preempt_the_free_tier_after_the_delay_even_with_room(tmp_pa
     starts, evicted = starts_and_evictions(out)
     assert starts == pytest.approx([ARRIVAL + LATENCY + DELAY] * 6, abs=0.1)
     assert len(evicted) >= 6 and evicted == pytest.approx([ARRIVAL + LATENCY + DELAY] * len(evicted), abs=0.1)
+
+
+def test_a_preempting_burst_starts_over_the_delays_law_each_start_evicting(tmp_path, batsim_binary):
+    # the six large tasks preempt (a share of 1), each after its own delay, drawn in queue order
+    # from the scheduler's stream (seed 0): a wave over seconds, each start with its evictions
+    spread = 5.1
+    out = simulate(
+        tmp_path / "spread",
+        batsim_binary,
+        preempt_share=1.0,
+        preempt_memory=0.05,
+        preemption_delay=DELAY,
+        preemption_delay_spread=spread,
+    )
+    starts = [float(out[str(10 + i)]["starting_time"]) for i in range(6)]
+    draws = np.maximum(np.random.default_rng([0, 4]).logistic(DELAY, spread, 6), 0.0)
+    assert starts == pytest.approx((ARRIVAL + LATENCY + draws).tolist(), abs=0.01)
+    assert max(starts) - min(starts) > 1.0
+    _, evicted = starts_and_evictions(out)
+    assert len(evicted) >= 6 and all(min(abs(e - s) for s in starts) < 0.01 for e in evicted)
 
 
 def test_a_free_tier_burst_of_priority_1_evicts_priority_0_after_the_delay(tmp_path, batsim_binary):

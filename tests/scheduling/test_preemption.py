@@ -125,6 +125,62 @@ def test_preemption_waits_hold_in_time_order_and_clear_once():
     assert not PreemptionWaits(0.0).must_wait(first)
 
 
+# ----- the preemption delay's law ----------------------------------------------------------------
+
+SPREAD = 5.1  # the logistic scale fitted on the trace (bench/borg_bursts.py)
+
+
+def test_a_spread_delay_draws_each_tasks_from_the_logistic_law_seeded():
+    waits = PreemptionWaits(26.0, SPREAD, np.random.default_rng(7))
+    delays = np.array([waits.draw() for _ in range(20_000)])
+    again = PreemptionWaits(26.0, SPREAD, np.random.default_rng(7))
+    assert [again.draw() for _ in range(5)] == delays[:5].tolist()  # seeded
+    assert delays.min() >= 0.0
+    assert np.median(delays) == pytest.approx(26.0, abs=0.25)
+    # the logistic's interquartile range is 2 ln 3 times its scale (11.2 s); its tail past 45 s
+    # holds 2.3 %, where a normal law of that median and range holds 1.1 %, a constant none
+    q25, q75 = np.percentile(delays, [25, 75])
+    assert q75 - q25 == pytest.approx(2 * np.log(3) * SPREAD, rel=0.04)
+    assert (delays > 45.0).mean() == pytest.approx(1 / (1 + np.exp(19.0 / SPREAD)), abs=0.004)
+
+
+def test_a_spread_needs_a_generator_and_no_spread_is_the_constant():
+    with pytest.raises(ValueError, match="random generator"):
+        PreemptionWaits(26.0, SPREAD)
+    assert PreemptionWaits(26.0).draw() == 26.0
+    assert not PreemptionWaits(0.0, SPREAD, np.random.default_rng(1)).must_wait(Task(job("a"), "w0!a"))
+
+
+def test_a_burst_that_must_preempt_starts_over_the_laws_spread_in_its_draws_order():
+    # the burst of the test above, with the spread: each held task starts at its own draw
+    sim = cell(5, preemption_delay=27.0, preemption_delay_spread=SPREAD, restart="none", reclaim_seed=3)
+    for i in range(4):
+        sim.submit(job(f"free{i}", priority=FREE, cpu=1.0, memory=1.0))
+    sim.now = 100.0
+    for i in range(5):
+        sim.submit(job(f"big{i}", cpu=1.0, memory=1.0))
+    sim.advance(300.0)
+    draws = np.maximum(np.random.default_rng([3, 4]).logistic(27.0, SPREAD, 4), 0.0)
+    starts = [start_of(sim, f"w0!big{i}") for i in range(5)]
+    assert starts[0] == 100.0 and starts[1:] == pytest.approx((100.0 + draws).tolist())
+    assert len(set(starts[1:])) == 4  # a wave, not one instant
+    assert not any(job_id.startswith("w0!free") for job_id in sim.running)
+
+
+def test_a_big_waves_starts_follow_the_law():
+    # 400 tasks that must each evict one free-tier task: their starts, less the submission, are the
+    # delay's law (median 26 s, interquartile range 11.2 s), not the constant
+    sim = cell(400, preemption_delay=26.0, preemption_delay_spread=SPREAD, restart="none")
+    submit_together(sim, [job(f"free{i}", priority=FREE, cpu=1.0, memory=1.0) for i in range(400)])
+    sim.now = 10.0
+    submit_together(sim, [job(f"big{i}", cpu=1.0, memory=1.0) for i in range(400)])
+    sim.advance(200.0)
+    waits = np.array([start_of(sim, f"w0!big{i}") for i in range(400)]) - 10.0
+    assert np.median(waits) == pytest.approx(26.0, abs=1.5)
+    q25, q75 = np.percentile(waits, [25, 75])
+    assert q75 - q25 == pytest.approx(2 * np.log(3) * SPREAD, rel=0.2)
+
+
 # ----- paying for the free tier's room ---------------------------------------------------------
 
 
