@@ -114,7 +114,9 @@ def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched:
     else:
         time_terms = (*relative_fit([[row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
     memory = relative_fit([[row[1].peak_running for row in rows]], peak)
-    return Coefficients(*time_terms, *memory)
+    # what a streamed run keeps per ended job is bench.streaming's measure (--per-job), not these runs'
+    streamed = COEFFICIENTS["patched" if patched else "stock"].bytes_per_streamed_job
+    return Coefficients(*time_terms, *memory, streamed)
 
 
 def run_command(

@@ -52,9 +52,10 @@ from batsim_google.simulation.runner import Simulation, pybatsim_scheduler, run_
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDER = Path(__file__).with_name("recordingCell.py")
-#: The last commit that changed a decision (Borg's passes): a change since that answers
-#: Batsim otherwise changed a decision (docs/benchmarks.md).
-BASELINE = "dd86e42"
+#: The commit whose decisions are the defaults' (those of Borg's passes, dd86e42) and that knows
+#: every option a recording carries (the preemption delay's spread, off by default): a change
+#: since that answers Batsim otherwise changed a decision (docs/benchmarks.md).
+BASELINE = "94b90e9"
 OPTIONS_FILE = "options.json"
 #: A recorded message's simulated time (Batsim writes it first).
 NOW = re.compile(r'"now":([-+.0-9eE]+)')
