@@ -222,6 +222,12 @@ def _read_file(path: Path, _mtime_ns: int, _size: int, name: str) -> WorkloadFil
     return WorkloadFile(jobs, _profiles(path, name))
 
 
+def forget_workload_files() -> None:
+    """Drop the tables read so far: a streamed run holds no workload while it simulates (a week of
+    the whole cell's is about 1 GB), and reads it again for its accounting."""
+    _read_file.cache_clear()
+
+
 def _check_nb_res(path: Path, offset: int | None, name: str) -> None:
     """Refuse an ``nb_res`` (at ``offset``, if given) that is not an integer in 1..10^6: Batsim
     aborts on it."""

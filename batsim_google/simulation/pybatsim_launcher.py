@@ -10,6 +10,10 @@ same in every run. Equality stays identity: pybatsim keeps one object per job.
 pybatsim says why it cannot load a scheduler (a name's typo) on its standard output, which the
 runner discards (its bundled schedulers print their whole queue there), and without the name:
 here that reason goes to standard error, which is logged, with the scheduler's name.
+
+pybatsim closes its socket after answering SIMULATION_ENDS and lets the process exit, where pyzmq
+leaves its context unterminated: what ZeroMQ's I/O thread had not sent yet, that last answer, is
+lost, and Batsim waits for it (seen on a loaded machine). Here closing waits until it is sent.
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ import sys
 
 from batsim.batsim import Job
 from batsim.cmds import launcher
+from batsim.network import NetworkHandler
+
+#: Milliseconds a closing scheduler waits for its last messages to be sent (Batsim gone: no longer).
+LINGER_MS = 10_000
 
 
 def _hash_by_id(job: Job) -> int:
@@ -30,6 +38,19 @@ def _hash_by_id(job: Job) -> int:
 def reproducible_jobs() -> None:
     """Make pybatsim's jobs hash by their id."""
     Job.__hash__ = _hash_by_id
+
+
+def _close_delivering(handler: NetworkHandler) -> None:
+    """pybatsim's close, then the context terminated: it returns once the messages are sent."""
+    if handler.connection:
+        handler.connection.close(linger=LINGER_MS)
+        handler.connection = None
+    handler.context.term()
+
+
+def deliver_last_message() -> None:
+    """Make pybatsim's sockets send what they hold before the process exits."""
+    NetworkHandler.close = _close_delivering
 
 
 def _instantiate(name: str, options: dict):
@@ -55,6 +76,7 @@ def exit_on_terminate() -> None:
 def main() -> int:
     exit_on_terminate()
     reproducible_jobs()
+    deliver_last_message()
     launcher.instanciate_scheduler = _instantiate
     return launcher.main()
 

@@ -26,6 +26,7 @@ from functools import partial
 from pathlib import Path
 
 from batsim_google.errors import ParameterError, SimulationError
+from batsim_google.fitting.batsim_input import forget_workload_files
 from batsim_google.output_files import locked_folder, output_folder, refuse_inputs, write_text
 from batsim_google.scheduling.ledger_files import SUMMARY
 from batsim_google.scheduling.policy_api import BatsimNeeds
@@ -189,10 +190,12 @@ def _to_sort(inputs: RunInputs) -> list[Path]:
 
 
 def _streamed(simulation: Simulation, inputs: RunInputs, on_poll: Callable[[], None] | None = None):
-    """Write the stub workloads Batsim is given and the workloads' profile uses, then run."""
+    """Write the stub workloads Batsim is given and the workloads' profile uses, forget the
+    workloads' tables, then run."""
     workloads = [path.resolve() for path in inputs.workloads]
     write_stub_workloads(simulation.workloads, workloads, [path.resolve() for path in _to_sort(inputs)])
     write_profile_uses(simulation.output / PROFILE_USES, workloads)
+    forget_workload_files()
     return run_simulation(simulation, on_poll)
 
 

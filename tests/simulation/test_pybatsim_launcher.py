@@ -65,3 +65,51 @@ def _leftovers(tmp_path, patched: bool) -> list[str]:
 def test_a_scheduler_stopped_while_writing_its_ledger_leaves_no_temporary_file(tmp_path):
     assert _leftovers(tmp_path, patched=True) == []
     assert len(_leftovers(tmp_path, patched=False)) == 2  # SIGTERM alone skips the exit handlers
+
+
+#: A scheduler process answering one request with a large message, then closing as pybatsim does
+#: after SIMULATION_ENDS, and exiting.
+LAST_ANSWER = f"""
+import sys, zmq
+from batsim.network import NetworkHandler
+import {PYBATSIM_LAUNCHER} as launcher
+if {{patched}}:
+    launcher.deliver_last_message()
+handler = NetworkHandler(sys.argv[1], type=zmq.REP)
+handler.bind()
+handler.recv_string(blocking=True)
+handler.send_string("x" * 50_000_000)
+handler.close()
+"""
+
+
+def _answers_received(patched: bool, wait_ms: int, runs: int = 2) -> int:
+    """How many times Batsim's side got, within ``wait_ms``, the last answer of a scheduler that exited."""
+    import socket
+
+    import zmq
+
+    received = 0
+    for _ in range(runs):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            endpoint = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+        scheduler = subprocess.Popen([sys.executable, "-c", LAST_ANSWER.format(patched=patched), endpoint])
+        context = zmq.Context()
+        batsim = context.socket(zmq.REQ)
+        batsim.RCVTIMEO, batsim.LINGER = wait_ms, 0
+        batsim.connect(endpoint)
+        batsim.send_string("{}")
+        try:
+            received += len(batsim.recv_string()) == 50_000_000
+        except zmq.error.Again:
+            pass
+        assert scheduler.wait(timeout=60) == 0
+        batsim.close()
+        context.term()
+    return received
+
+
+def test_a_scheduler_that_exits_has_sent_its_last_answer():
+    assert _answers_received(patched=True, wait_ms=60_000) == 2
+    assert _answers_received(patched=False, wait_ms=3_000) < 2  # pyzmq drops what its I/O thread holds at exit

@@ -121,3 +121,19 @@ def test_a_wake_up_for_a_time_between_batsims_microseconds_is_asked_at_the_next_
     assert stream.claims_call(wake) and ids(stream.due(wake)) == ["w0!1", "w0!2"]  # both within the microsecond
     _, wake = stream.register_ahead(10.000001)
     assert wake == 20.000001 and stream.claims_call(wake) and ids(stream.due(wake)) == ["w0!3"]
+
+
+def test_a_streamed_run_holds_no_workload_table_while_it_simulates(tmp_path, workload, monkeypatch):
+    from batsim_google.fitting import batsim_input
+    from batsim_google.simulation import run
+    from batsim_google.simulation.settings import RunInputs
+
+    held: list[int] = []
+    monkeypatch.setattr(
+        run, "run_simulation", lambda simulation, on_poll: held.append(batsim_input._read_file.cache_info().currsize)
+    )
+    batsim_input.read_workload_file(workload)  # as the run's checks read it
+    simulation = type("Simulation", (), {"workloads": [tmp_path / "stub.json"], "output": tmp_path})()
+    run._streamed(simulation, RunInputs(tmp_path / "platform.xml", [workload]))
+    assert held == [0]
+    assert (tmp_path / "stub.json").exists()
