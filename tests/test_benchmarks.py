@@ -97,6 +97,10 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "burst, memory <= CPU : 0.090 of 4,131 (19 jobs)",
         "6252521393 at 13,694 s: 1,989, 11.9%, 0.0625 / 0.0318",
         "bursts of 20+: correlation of log size and median wait -0.10 (432 bursts)",
+        "3 :   822, 32.4 s (32.5, 29.4, 27.5, 36.9);  108, 27.3 s; max of 3: 34.8 s",
+        "victims             : 5.62 / 5.66, 11.95 / 12.20, 8.38 / 8.48, 10.99 / 10.58; better on 3 of 4",
+        "span 10th-90th percentile against size, Spearman +0.22 (13 waves)",
+        "6252490613: 122, 9, 3, 41.4, 38.6, 2.3, 0.93",
     ):
         assert figure in output
 
