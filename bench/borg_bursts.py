@@ -970,6 +970,11 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
         f"evicting placements that waited {LATENCY_S:.0f} to {LATENCY_S + DELAY_CAP_S:.0f} s: {rows.height:,}; alone at their "
         f"machine and instant: {alone.height:,} (per hour {', '.join(str(n) for _, n in alone.group_by('hour').len().sort('hour').rows())})"
     )
+    by_priority = rows.group_by("victims_priority").agg(pl.len(), pl.col("wait").median()).sort("victims_priority")
+    print(
+        "  by their victims' highest priority: "
+        + ", ".join(f"{p}: {n:,} (median {w:.1f} s)" for p, n, w in by_priority.rows())
+    )
     print(
         "  by their victims: placements, median wait per hour 0 to 3 (s), all; bursts under 100 tasks: placements, median;"
     )
@@ -1068,6 +1073,17 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
                 (group.height, f"{job} {hit['wait'].median():.1f} ({hit.height}) / {miss['wait'].median():.1f}")
             )
     print("    " + "; ".join(cell for _, cell in sorted(cells, reverse=True)))
+    evicted = stay.filter(pl.col("end_type") == TaskEvent.EVICT).with_columns(millisecond("end"))
+    slow = waves.filter((pl.col("evicting") >= 100) & (pl.col("confined") >= 0.85))
+    print("  the confined waves of 100+: tasks evicted (of that job), placements evicting nothing and their waits (s):")
+    for job, second, *_ in slow.rows():
+        tasks = placed.filter((pl.col("job") == job) & (pl.col("second") == second))
+        hit = tasks.filter(pl.col("evicted") > 0).unique(["machine", "ms"]).join(evicted, on=["machine", "ms"])
+        calm = tasks.filter(pl.col("evicted") == 0)["wait"].sort()
+        print(
+            f"    {job}: {hit.height:,} ({(hit['job_right'] == CONFINED_VICTIM).sum():,}); {calm.len()}: "
+            + ", ".join(f"{w:.1f}" for w in calm)
+        )
 
 
 def largest_job(folder: Path) -> str:

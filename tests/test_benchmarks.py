@@ -101,6 +101,8 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "victims             : 5.62 / 5.66, 11.95 / 12.20, 8.38 / 8.48, 10.99 / 10.58; better on 3 of 4",
         "span 10th-90th percentile against size, Spearman +0.22 (13 waves)",
         "6252490613: 122, 9, 3, 41.4, 38.6, 2.3, 0.93",
+        "6252490613: 385 (172); 6: 10.3, 42.5, 42.5, 69.4, 77.1, 81.9",
+        "by their victims' highest priority: 0: 7,924 (median 35.8 s)",
     ):
         assert figure in output
 
