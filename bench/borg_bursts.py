@@ -970,6 +970,30 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
         f"evicting placements that waited {LATENCY_S:.0f} to {LATENCY_S + DELAY_CAP_S:.0f} s: {rows.height:,}; alone at their "
         f"machine and instant: {alone.height:,} (per hour {', '.join(str(n) for _, n in alone.group_by('hour').len().sort('hour').rows())})"
     )
+    evictions = (
+        stay.filter((pl.col("end_type") == TaskEvent.EVICT) & (pl.col("end") > 0))
+        .with_columns(millisecond("end"))
+        .select("machine", pl.col("ms").alias("evicted_ms"))
+    )
+    instants = placed.filter(pl.col("start") > 60).group_by(["machine", "ms"]).agg(pl.col("evicted").max() > 0)
+    before = (
+        instants.join(evictions, on="machine")
+        .filter(pl.col("evicted_ms").is_between(pl.col("ms") - 60_000, pl.col("ms") - 1))
+        .group_by(["machine", "ms"])
+        .agg(((pl.col("ms") - pl.col("evicted_ms")) / 1000).min().alias("gap"))
+    )
+    instants = instants.join(before, on=["machine", "ms"], how="left")
+    cells = []
+    for kind, chosen in (("evicting", pl.col("evicted")), ("evicting nothing", ~pl.col("evicted"))):
+        part = instants.filter(chosen)
+        earlier = part.filter(pl.col("gap").is_not_null())
+        cells.append(
+            f"{kind} {earlier.height / part.height:.1%} of {part.height:,} (the last {earlier['gap'].median():.1f} s before, median)"
+        )
+    print(
+        "  machines and instants of placements (after 60 s) with an eviction there in the 60 s before, not at it: "
+        + "; ".join(cells)
+    )
     by_priority = rows.group_by("victims_priority").agg(pl.len(), pl.col("wait").median()).sort("victims_priority")
     print(
         "  by their victims' highest priority: "

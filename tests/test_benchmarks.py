@@ -103,6 +103,7 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "6252490613: 122, 9, 3, 41.4, 38.6, 2.3, 0.93",
         "6252490613: 385 (172); 6: 10.3, 42.5, 42.5, 69.4, 77.1, 81.9",
         "by their victims' highest priority: 0: 7,924 (median 35.8 s)",
+        "evicting 9.1% of 6,639 (the last 25.2 s before, median); evicting nothing 2.9% of 128,160",
     ):
         assert figure in output
 
