@@ -1058,6 +1058,7 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
             .is_in(stay.filter(pl.col("job") == CONFINED_VICTIM)["machine"].unique().implode())
             .mean()
             .alias("confined"),
+            pl.col("submit").min().alias("submitted"),
         )
         .filter(pl.col("evicting") >= 20)
         .sort("evicting", descending=True)
@@ -1080,12 +1081,18 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
         )
     machines = stay.filter(pl.col("job") == CONFINED_VICTIM)["machine"].n_unique()
     print(
-        "  waves of 20+ evicting placements: size, priority, hour, span (s), 10th percentile wait (s), evicting per instant,"
+        "  waves of 20+ evicting placements: submitted at (s), size, priority, hour, span (s), 10th percentile wait (s),"
     )
-    print(f"  share on the {machines:,} machines that ran job {CONFINED_VICTIM} (of {stay['machine'].n_unique():,}):")
-    for job, _, count, priority, wave_hour, wave_span, w10, instants, confined in waves.sort("confined").rows():
+    print(
+        f"  evicting per instant, share on the {machines:,} machines that ran job {CONFINED_VICTIM} "
+        f"(of {stay['machine'].n_unique():,}):"
+    )
+    for job, _, count, priority, wave_hour, wave_span, w10, instants, confined, submitted in waves.sort(
+        "confined"
+    ).rows():
         print(
-            f"    {job}: {count:,}, {priority}, {wave_hour}, {wave_span:.1f}, {w10:.1f}, {count / instants:.1f}, {confined:.2f}"
+            f"    {job}: {submitted:,.1f}, {count:,}, {priority}, {wave_hour}, {wave_span:.1f}, {w10:.1f}, "
+            f"{count / instants:.1f}, {confined:.2f}"
         )
     print("  within the waves of 50+, median wait of the placements evicting a task of that job / the others':")
     confined_rows = rows.filter(pl.col("wave") >= 50)
