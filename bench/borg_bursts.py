@@ -766,6 +766,9 @@ def report_gate(above: pl.DataFrame, at: np.ndarray, waits: np.ndarray, hour: np
 #: The placement latency the scheduler's delay is counted after (``placement_latency``), and the
 #: waits of evicting placements its law is fitted on: those placed within two minutes after it.
 LATENCY_S, DELAY_CAP_S = 2.0, 120.0
+#: The window after an evicting placement's submission over which the other jobs' evicting
+#: placements are counted.
+OTHERS_WINDOW_S = 30.0
 
 
 def report_delay_law(placed: pl.DataFrame) -> None:
@@ -899,8 +902,10 @@ def evicting_features(placed: pl.DataFrame, stay: pl.DataFrame) -> pl.DataFrame:
     what a mechanism of the delay could read: its victims (tasks evicted on its machine at its
     millisecond: how many, their memory and CPU, the youngest one's age), the lower priorities
     running there (how many, their memory), its job's evicting placements in its burst (the wave's
-    size) and the placements sharing its machine and instant (victims are counted per placement
-    only where it is alone)."""
+    size), the other jobs' evicting placements in the 30 s after its submission (the cell's
+    preemptions, in a window that does not grow with the wait) and the
+    placements sharing its machine and instant (victims are counted per placement only where it is
+    alone)."""
     evicted = stay.filter(pl.col("end_type") == TaskEvent.EVICT).with_columns(millisecond("end"))
     victims = evicted.group_by(["machine", "ms"]).agg(
         pl.len().alias("victims"),
@@ -927,7 +932,9 @@ def evicting_features(placed: pl.DataFrame, stay: pl.DataFrame) -> pl.DataFrame:
         .group_by(["machine", "ms"])
         .agg(pl.len().alias("lower_there"), pl.col("memory").sum().alias("lower_memory"))
     )
-    return (
+    ordered = evicting.filter(pl.col("wait").is_not_null()).sort("start")
+    times, jobs = ordered["start"].to_numpy(), ordered["job"].to_numpy()
+    rows = (
         evicting.join(victims, on=["machine", "ms"], how="left")
         .join(instants.select("machine", "ms", "sharing"), on=["machine", "ms"])
         .join(lower, on=["machine", "ms"], how="left")
@@ -937,6 +944,11 @@ def evicting_features(placed: pl.DataFrame, stay: pl.DataFrame) -> pl.DataFrame:
         )
         .filter(pl.col("wait").is_between(LATENCY_S, LATENCY_S + DELAY_CAP_S))
     )
+    others = [
+        int((jobs[np.searchsorted(times, submit) : np.searchsorted(times, submit + OTHERS_WINDOW_S)] != job).sum())
+        for job, submit in zip(rows["job"], rows["submit"])
+    ]
+    return rows.with_columns(pl.Series("others_evicting", others))
 
 
 def left_out_errors(x: np.ndarray, wait: np.ndarray, hour: np.ndarray, bins: int = 5) -> list[tuple[float, float]]:
@@ -1027,6 +1039,7 @@ def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
         ("lower_there", rows),
         ("lower_memory", rows),
         ("wave", rows),
+        ("others_evicting", rows),
         ("memory", rows),
         ("cpu", rows),
     ]
