@@ -10,7 +10,9 @@ and hour (no one law of the burst holds); which tasks were evicted; how the big 
 started; whether the machines' requests separate the placements that evicted; the free tier's
 attempts never started and its waits after a mass eviction; priority 0's waits behind the
 tasks above it, hour by hour, and a gate's fit (each hour left out); the victims' waits per
-preempting job; each job's preemption wave's pace.
+preempting job; each job's preemption wave's pace; whether the victims (their number, memory,
+CPU, age), the lower priorities there or the job's wave say how long an evicting placement waits
+(each hour left out), and on whose machines the slow waves ran.
 
     uv run python -m bench.borg_bursts [--trace ../shared/data/google-2011] [--hours 4]
 
@@ -764,6 +766,9 @@ def report_gate(above: pl.DataFrame, at: np.ndarray, waits: np.ndarray, hour: np
 #: The placement latency the scheduler's delay is counted after (``placement_latency``), and the
 #: waits of evicting placements its law is fitted on: those placed within two minutes after it.
 LATENCY_S, DELAY_CAP_S = 2.0, 120.0
+#: The window after an evicting placement's submission over which the other jobs' evicting
+#: placements are counted.
+OTHERS_WINDOW_S = 30.0
 
 
 def report_delay_law(placed: pl.DataFrame) -> None:
@@ -887,6 +892,244 @@ def report_preemption_pace(placed: pl.DataFrame) -> None:
         )
 
 
+#: The job the slow production waves of hours 1 and 3 evicted most tasks of: a priority-0 job
+#: (986 of its tasks never started) whose machines the waves' machines are compared with.
+CONFINED_VICTIM = 6218406404
+
+
+def evicting_features(placed: pl.DataFrame, stay: pl.DataFrame) -> pl.DataFrame:
+    """The evicting placements after t = 0 that waited 2 to 122 s (the delay's range), each with
+    what a mechanism of the delay could read: its victims (tasks evicted on its machine at its
+    millisecond: how many, their memory and CPU, the youngest one's age), the lower priorities
+    running there (how many, their memory), its job's evicting placements in its burst (the wave's
+    size), the other jobs' evicting placements in the 30 s after its submission (the cell's
+    preemptions, in a window that does not grow with the wait) and the
+    placements sharing its machine and instant (victims are counted per placement only where it is
+    alone)."""
+    evicted = stay.filter(pl.col("end_type") == TaskEvent.EVICT).with_columns(millisecond("end"))
+    victims = evicted.group_by(["machine", "ms"]).agg(
+        pl.len().alias("victims"),
+        pl.col("memory").sum().alias("victims_memory"),
+        pl.col("cpu").sum().alias("victims_cpu"),
+        (pl.col("end") - pl.col("start")).min().alias("youngest_victim_age"),
+        pl.col("priority").max().alias("victims_priority"),
+        (pl.col("job") == CONFINED_VICTIM).any().alias("evicts_confined"),
+    )
+    evicting = placed.filter(pl.col("evicted") > 0)
+    instants = evicting.group_by(["machine", "ms"]).agg(
+        pl.len().alias("sharing"),
+        pl.col("priority").max().alias("placed_priority"),
+        pl.col("start").first().alias("at"),
+    )
+    running = stay.select("machine", pl.col("priority").alias("p"), pl.col("start").alias("since"), "end", "memory")
+    lower = (
+        instants.join(running, on="machine")
+        .filter(
+            (pl.col("since") < pl.col("at") - 1e-4)
+            & (pl.col("end") >= pl.col("at") - 1e-4)
+            & (pl.col("p") < pl.col("placed_priority"))
+        )
+        .group_by(["machine", "ms"])
+        .agg(pl.len().alias("lower_there"), pl.col("memory").sum().alias("lower_memory"))
+    )
+    ordered = evicting.filter(pl.col("wait").is_not_null()).sort("start")
+    times, jobs = ordered["start"].to_numpy(), ordered["job"].to_numpy()
+    rows = (
+        evicting.join(victims, on=["machine", "ms"], how="left")
+        .join(instants.select("machine", "ms", "sharing"), on=["machine", "ms"])
+        .join(lower, on=["machine", "ms"], how="left")
+        .with_columns(
+            pl.len().over(["job", "second"]).alias("wave"),
+            (pl.col("start") // 3600).clip(0, 3).cast(pl.Int64).alias("hour"),  # the last 632 s with hour 3
+        )
+        .filter(pl.col("wait").is_between(LATENCY_S, LATENCY_S + DELAY_CAP_S))
+    )
+    others = [
+        int((jobs[np.searchsorted(times, submit) : np.searchsorted(times, submit + OTHERS_WINDOW_S)] != job).sum())
+        for job, submit in zip(rows["job"], rows["submit"])
+    ]
+    return rows.with_columns(pl.Series("others_evicting", others))
+
+
+def left_out_errors(x: np.ndarray, wait: np.ndarray, hour: np.ndarray, bins: int = 5) -> list[tuple[float, float]]:
+    """Each hour left out: the mean absolute error of the waits predicted by their feature's bin
+    (the other hours' quintiles of it, each bin's median wait there), and of the other hours'
+    median wait alone."""
+    errors = []
+    for left_out in range(4):
+        train, test = hour != left_out, hour == left_out
+        edges = np.unique(np.quantile(x[train], np.linspace(0, 1, bins + 1)[1:-1]))
+        trained, tested = np.searchsorted(edges, x[train], "right"), np.searchsorted(edges, x[test], "right")
+        constant = np.median(wait[train])
+        medians = np.array(
+            [np.median(wait[train][trained == b]) if (trained == b).any() else constant for b in range(edges.size + 1)]
+        )
+        errors.append((np.abs(wait[test] - medians[tested]).mean(), np.abs(wait[test] - constant).mean()))
+    return errors
+
+
+def report_delay_mechanisms(placed: pl.DataFrame, stay: pl.DataFrame) -> None:
+    """Whether a mechanism says how long an evicting placement waits: its victims' number (killed
+    one after another, or the slowest of k: the delay's law's maximum of k draws), their memory,
+    CPU and age, the lower priorities there, its job's wave (its size, a pace of the job's
+    evictions); each fitted on three hours and checked on the fourth. Then the two slow production
+    waves (hours 1 and 3) against the others: on whose machines they ran."""
+    rows = evicting_features(placed, stay)
+    alone = rows.filter(pl.col("sharing") == 1)
+    small = alone.filter(pl.col("burst") < 100)
+    at, spread = stats.logistic.fit(rows.filter(pl.col("burst") < 100)["wait"].to_numpy() - LATENCY_S)
+    print(
+        f"evicting placements that waited {LATENCY_S:.0f} to {LATENCY_S + DELAY_CAP_S:.0f} s: {rows.height:,}; alone at their "
+        f"machine and instant: {alone.height:,} (per hour {', '.join(str(n) for _, n in alone.group_by('hour').len().sort('hour').rows())})"
+    )
+    evictions = (
+        stay.filter((pl.col("end_type") == TaskEvent.EVICT) & (pl.col("end") > 0))
+        .with_columns(millisecond("end"))
+        .select("machine", pl.col("ms").alias("evicted_ms"))
+    )
+    instants = placed.filter(pl.col("start") > 60).group_by(["machine", "ms"]).agg(pl.col("evicted").max() > 0)
+    before = (
+        instants.join(evictions, on="machine")
+        .filter(pl.col("evicted_ms").is_between(pl.col("ms") - 60_000, pl.col("ms") - 1))
+        .group_by(["machine", "ms"])
+        .agg(((pl.col("ms") - pl.col("evicted_ms")) / 1000).min().alias("gap"))
+    )
+    instants = instants.join(before, on=["machine", "ms"], how="left")
+    cells = []
+    for kind, chosen in (("evicting", pl.col("evicted")), ("evicting nothing", ~pl.col("evicted"))):
+        part = instants.filter(chosen)
+        earlier = part.filter(pl.col("gap").is_not_null())
+        cells.append(
+            f"{kind} {earlier.height / part.height:.1%} of {part.height:,} (the last {earlier['gap'].median():.1f} s before, median)"
+        )
+    print(
+        "  machines and instants of placements (after 60 s) with an eviction there in the 60 s before, not at it: "
+        + "; ".join(cells)
+    )
+    by_priority = rows.group_by("victims_priority").agg(pl.len(), pl.col("wait").median()).sort("victims_priority")
+    print(
+        "  by their victims' highest priority: "
+        + ", ".join(f"{p}: {n:,} (median {w:.1f} s)" for p, n, w in by_priority.rows())
+    )
+    print(
+        "  by their victims: placements, median wait per hour 0 to 3 (s), all; bursts under 100 tasks: placements, median;"
+    )
+    print(f"  the slowest of k draws of the small bursts' law (location {at:.2f} s, scale {spread:.2f} s), median:")
+    for k in range(1, 7):
+        chosen = pl.col("victims") == k if k < 6 else pl.col("victims") >= k
+        rows_k, small_k = alone.filter(chosen), small.filter(chosen)
+        draws = k if k < 6 else int(small_k["victims"].median())
+        hourly = ", ".join(
+            f"{rows_k.filter(pl.col('hour') == h)['wait'].median() or float('nan'):.1f}" for h in range(4)
+        )
+        law = LATENCY_S + at + spread * np.log(0.5 ** (1 / draws) / (1 - 0.5 ** (1 / draws)))
+        print(
+            f"    {k}{'+' if k == 6 else ' '}: {rows_k.height:>5,}, {rows_k['wait'].median():.1f} s ({hourly}); "
+            f"{small_k.height:>4,}, {small_k['wait'].median():.1f} s; max of {draws}: {law:.1f} s"
+        )
+    print(
+        "  each feature, its bin's median wait (quintiles) fitted on three hours: mean absolute error on the hour left out,"
+    )
+    print("  feature / the others' median alone (s), hours 0 to 3; within-job Spearman (median over jobs with 20+):")
+    features = [
+        ("victims", alone),
+        ("victims_memory", alone),
+        ("victims_cpu", alone),
+        ("youngest_victim_age", alone),
+        ("lower_there", rows),
+        ("lower_memory", rows),
+        ("wave", rows),
+        ("others_evicting", rows),
+        ("memory", rows),
+        ("cpu", rows),
+    ]
+    for name, frame in features:
+        frame = frame.filter(pl.col(name).is_not_null())
+        x, wait, hour = frame[name].cast(pl.Float64).to_numpy(), frame["wait"].to_numpy(), frame["hour"].to_numpy()
+        errors = left_out_errors(x, wait, hour)
+        within = [
+            stats.spearmanr(group[name].to_numpy(), group["wait"].to_numpy()).statistic
+            for _, group in frame.group_by("job")
+            if group.height >= 20 and group[name].n_unique() > 1
+        ]
+        better = sum(mine < constant for mine, constant in errors)
+        print(
+            f"    {name:<20}: "
+            + ", ".join(f"{mine:.2f} / {constant:.2f}" for mine, constant in errors)
+            + f"; better on {better} of 4; within jobs {np.median(within) if within else float('nan'):+.2f} ({len(within)} jobs)"
+        )
+    waves = (
+        rows.group_by(["job", "second"])
+        .agg(
+            pl.len().alias("evicting"),
+            pl.col("priority").first(),
+            pl.col("hour").first(),
+            (pl.col("start").quantile(0.9) - pl.col("start").quantile(0.1)).alias("span"),
+            pl.col("wait").quantile(0.1).alias("w10"),
+            pl.col("start").round(1).n_unique().alias("instants"),
+            pl.col("machine")
+            .is_in(stay.filter(pl.col("job") == CONFINED_VICTIM)["machine"].unique().implode())
+            .mean()
+            .alias("confined"),
+            pl.col("submit").min().alias("submitted"),
+        )
+        .filter(pl.col("evicting") >= 20)
+        .sort("evicting", descending=True)
+    )
+    big = waves.filter(pl.col("evicting") >= 50)
+    n, span, hour = big["evicting"].to_numpy(), big["span"].to_numpy(), big["hour"].to_numpy()
+    print(
+        f"  waves (a job's evicting placements of one burst, 50+): span 10th-90th percentile against size, Spearman "
+        f"{stats.spearmanr(n, span).statistic:+.2f} ({n.size} waves); each hour left out, mean |span error| (s) of a pace"
+    )
+    print("  of the job's evictions (span = 0.8 size / the other hours' median pace) / a constant span (their median):")
+    for left_out in range(4):
+        train, test = hour != left_out, hour == left_out
+        if not test.any():
+            continue
+        pace = np.median(0.8 * n[train] / span[train])
+        print(
+            f"    hour {left_out} ({test.sum()} waves): {np.abs(span[test] - 0.8 * n[test] / pace).mean():.1f} / "
+            f"{np.abs(span[test] - np.median(span[train])).mean():.1f}"
+        )
+    machines = stay.filter(pl.col("job") == CONFINED_VICTIM)["machine"].n_unique()
+    print(
+        "  waves of 20+ evicting placements: submitted at (s), size, priority, hour, span (s), 10th percentile wait (s),"
+    )
+    print(
+        f"  evicting per instant, share on the {machines:,} machines that ran job {CONFINED_VICTIM} "
+        f"(of {stay['machine'].n_unique():,}):"
+    )
+    for job, _, count, priority, wave_hour, wave_span, w10, instants, confined, submitted in waves.sort(
+        "confined"
+    ).rows():
+        print(
+            f"    {job}: {submitted:,.1f}, {count:,}, {priority}, {wave_hour}, {wave_span:.1f}, {w10:.1f}, "
+            f"{count / instants:.1f}, {confined:.2f}"
+        )
+    print("  within the waves of 50+, median wait of the placements evicting a task of that job / the others':")
+    confined_rows = rows.filter(pl.col("wave") >= 50)
+    cells = []
+    for (job,), group in confined_rows.group_by("job"):
+        hit, miss = group.filter(pl.col("evicts_confined")), group.filter(~pl.col("evicts_confined"))
+        if hit.height >= 10 and miss.height >= 10:
+            cells.append(
+                (group.height, f"{job} {hit['wait'].median():.1f} ({hit.height}) / {miss['wait'].median():.1f}")
+            )
+    print("    " + "; ".join(cell for _, cell in sorted(cells, reverse=True)))
+    evicted = stay.filter(pl.col("end_type") == TaskEvent.EVICT).with_columns(millisecond("end"))
+    slow = waves.filter((pl.col("evicting") >= 100) & (pl.col("confined") >= 0.85))
+    print("  the confined waves of 100+: tasks evicted (of that job), placements evicting nothing and their waits (s):")
+    for job, second, *_ in slow.rows():
+        tasks = placed.filter((pl.col("job") == job) & (pl.col("second") == second))
+        hit = tasks.filter(pl.col("evicted") > 0).unique(["machine", "ms"]).join(evicted, on=["machine", "ms"])
+        calm = tasks.filter(pl.col("evicted") == 0)["wait"].sort()
+        print(
+            f"    {job}: {hit.height:,} ({(hit['job_right'] == CONFINED_VICTIM).sum():,}); {calm.len()}: "
+            + ", ".join(f"{w:.1f}" for w in calm)
+        )
+
+
 def largest_job(folder: Path) -> str:
     """The window's largest job in a ``validate-replay`` folder and its median wait, real and simulated."""
     real = pl.read_parquet(folder / "real_attempts.parquet").filter(pl.col("submit") > -np.inf)
@@ -951,6 +1194,8 @@ def main() -> None:
     report_wave_victims(frame, placed)
     print()
     report_preemption_pace(placed)
+    print()
+    report_delay_mechanisms(placed, stay)
 
 
 if __name__ == "__main__":

@@ -97,6 +97,14 @@ def test_bursts_derivation_prints_the_preemption_figures(google_2011):
         "burst, memory <= CPU : 0.090 of 4,131 (19 jobs)",
         "6252521393 at 13,694 s: 1,989, 11.9%, 0.0625 / 0.0318",
         "bursts of 20+: correlation of log size and median wait -0.10 (432 bursts)",
+        "3 :   822, 32.4 s (32.5, 29.4, 27.5, 36.9);  108, 27.3 s; max of 3: 34.8 s",
+        "victims             : 5.62 / 5.66, 11.95 / 12.20, 8.38 / 8.48, 10.99 / 10.58; better on 3 of 4",
+        "span 10th-90th percentile against size, Spearman +0.22 (13 waves)",
+        "others_evicting     : 7.84 / 5.89, 8.95 / 12.97, 4.77 / 10.09, 10.52 / 11.42; better on 3 of 4",
+        "6252490613: 13,293.2, 122, 9, 3, 41.4, 38.6, 2.3, 0.93",
+        "6252490613: 385 (172); 6: 10.3, 42.5, 42.5, 69.4, 77.1, 81.9",
+        "by their victims' highest priority: 0: 7,924 (median 35.8 s)",
+        "evicting 9.1% of 6,639 (the last 25.2 s before, median); evicting nothing 2.9% of 128,160",
     ):
         assert figure in output
 
