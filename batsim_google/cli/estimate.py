@@ -21,13 +21,16 @@ MB = 1 << 20
     help="run's --horizon: the jobs running then end together at it.",
 )
 @STREAM_WORKLOAD_OPTION
-def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float | None, stream_workload: bool) -> None:
+def estimate_command(
+    platform: Path, workloads: tuple[Path, ...], horizon: float | None, stream_workload: bool | None
+) -> None:
     """Predict the wall time and peak memory of `run` on PLATFORM with WORKLOADS (docs/benchmarks.md)."""
     from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
         COEFFICIENTS,
         MEASURED_BURST,
         MEASURED_ON,
+        available_memory_bytes,
         cell_capacity,
         estimate,
         read_contention,
@@ -40,7 +43,15 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
     check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
     machines = sum(host.computes for host in hosts)
     contention = read_contention(*workloads, capacity=cell_capacity(hosts), horizon=horizon)
-    predicted = {kind: estimate(cost, machines, kind, contention, stream_workload) for kind in COEFFICIENTS}
+    available = available_memory_bytes()
+
+    def streamed(kind: str) -> bool:
+        """As run decides: asked, or where the workload loaded whole would not fit."""
+        return stream_workload if stream_workload is not None else estimate(cost, machines, kind).peak_bytes > available
+
+    predicted = {
+        kind: (estimate(cost, machines, kind, contention, streamed(kind)), streamed(kind)) for kind in COEFFICIENTS
+    }
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "
         f"{cost.job_steps:.4g} job-steps, at most {cost.peak_running} jobs at once, largest burst {cost.largest_burst}"
@@ -49,11 +60,16 @@ def estimate_command(platform: Path, workloads: tuple[Path, ...], horizon: float
         f"contention on the cell's capacity: {contention.restarts:.0f} restarts, a queue of up to {contention.peak_queue} "
         f"tasks, {contention.queued_task_steps:.4g} queued task-steps over {contention.steps:.0f} steps played"
     )
-    for kind, figures in predicted.items():
+    for kind, (figures, stream) in predicted.items():
         click.echo(
             f"predicted with the {kind} Batsim: {figures.wall_seconds:.0f} s of wall time, "
             f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
-            + (", the workload streamed" if stream_workload else "")
+            + (", the workload streamed" if stream else "")
+            + (
+                f" (loaded whole, it would not fit in the {available / MB:.0f} MB available)"
+                if stream and stream_workload is None
+                else ""
+            )
         )
     click.echo(
         f"(coefficients measured on {MEASURED_ON}; the contention played on the cell's summed capacity, "

@@ -24,9 +24,9 @@ TIMEOUT_OPTION = click.option(
 STREAM_WORKLOAD_OPTION = click.option(
     "--stream-workload/--load-workload",
     default=SimulationSettings.stream_workload,
-    show_default=True,
     help="Register the workloads' jobs at their submission times, so that Batsim holds only the jobs submitted and "
-    "not finished (built-in or Python-policy scheduler; see docs/scheduler.md), or let Batsim load them whole.",
+    "not finished (built-in or Python-policy scheduler; see docs/scheduler.md), or let Batsim load them whole.  "
+    "[default: loaded, streamed where loaded whole they would take Batsim more memory than the machine has available]",
 )
 
 

@@ -33,6 +33,7 @@ step. The coefficients are measured once, on the machine named in :data:`MEASURE
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -251,6 +252,18 @@ COEFFICIENTS = {
         bytes_per_streamed_job=0.24e3,
     ),
 }
+
+
+def available_memory_bytes() -> float:
+    """The memory this machine can give without swapping (Linux's MemAvailable), else its free pages."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from batsim_google.errors import ParameterError, SimulationError
+from batsim_google.errors import InputFileError, ParameterError, SimulationError
 from batsim_google.fitting.batsim_input import forget_workload_files
 from batsim_google.output_files import locked_folder, output_folder, refuse_inputs, write_text
 from batsim_google.scheduling.ledger_files import SUMMARY
@@ -34,7 +34,7 @@ from batsim_google.simulation import googleCell
 from batsim_google.simulation.batsched_energy import with_power_figures
 from batsim_google.simulation.frontend import FrontEndOptions
 from batsim_google.simulation.policy_loader import refuse_while_loading
-from batsim_google.simulation.preflight import BATSIM_PY, preflight
+from batsim_google.simulation.preflight import BATSIM_PY, Preflight, preflight
 from batsim_google.simulation.progress_bar import ProgressBar
 from batsim_google.simulation.run_inputs import workload_name
 from batsim_google.simulation.run_platform import PLATFORM_RECORD, record_platform
@@ -199,11 +199,22 @@ def _streamed(simulation: Simulation, inputs: RunInputs, on_poll: Callable[[], N
     return run_simulation(simulation, on_poll)
 
 
-def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSettings) -> bool:
-    """Whether the run streams its workloads: asked, by this package's front-end, and each of them
-    streamable (else it is loaded whole, with a warning saying why)."""
-    if not settings.stream_workload or scheduler.kind not in OWN_FRONT_END or settings.frontend != PYBATSIM_FRONTEND:
+def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSettings, machines: int) -> bool:
+    """Whether the run streams its workloads: by this package's front-end, each of them
+    streamable (else it is loaded whole, with a warning saying why), and asked, or, left to the
+    run (``stream_workload`` None), where loaded whole they would take Batsim more memory than this
+    machine has available (:func:`loaded_memory_exceeds`, said when it streams)."""
+    if (
+        settings.stream_workload is False
+        or scheduler.kind not in OWN_FRONT_END
+        or settings.frontend != PYBATSIM_FRONTEND
+    ):
         return False
+    if settings.stream_workload is None:
+        reason = loaded_memory_exceeds(inputs, machines, settings.batsim)
+        if reason is None:
+            return False
+        settings.say(f"the workloads are streamed (--load-workload loads them): {reason}")
     for path in inputs.workloads:
         reason = unstreamable(path)
         if reason:
@@ -212,9 +223,29 @@ def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetting
     return True
 
 
-def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, energy: bool):
+def loaded_memory_exceeds(inputs: RunInputs, machines: int, batsim: str) -> str | None:
+    """Why the workloads loaded whole would not fit, Batsim's peak memory predicted
+    (:func:`.cost_model.estimate`) over the memory available; None where they would, or where no
+    prediction is made (jobs other than delay ones, Batsim missing: said when the run starts)."""
+    from batsim_google.simulation.batsim_binary import batsim_binary
+    from batsim_google.simulation.cost_model import available_memory_bytes, estimate, read_workload_cost
+
+    try:
+        kind = batsim_binary(batsim).kind
+        cost = read_workload_cost(*inputs.workloads)
+    except (InputFileError, SimulationError):
+        return None
+    needed, available = estimate(cost, machines, kind).peak_bytes, available_memory_bytes()
+    if needed <= available:
+        return None
+    return f"loaded whole, Batsim would need about {needed / 1e9:.1f} GB, {available / 1e9:.1f} GB are available"
+
+
+def _pybatsim_launch(
+    scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, checked: Preflight
+):
     timeout_ms = int(settings.timeout * 1000)
-    streamed = streams(scheduler, inputs, settings)
+    streamed = streams(scheduler, inputs, settings, checked.machines)
     simulation = Simulation(
         platform=inputs.platform,
         workloads=stub_workloads(inputs, output) if streamed else list(inputs.workloads),
@@ -223,7 +254,7 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
         if streamed
         else SCHEDULER_COMMANDS[scheduler.kind](scheduler, inputs, output, timeout_ms),
         events=list(inputs.events),
-        energy=energy,
+        energy=checked.energy_outputs,
         batsim_options=batsim_options(scheduler.needs(settings.timeout), bool(inputs.events), streamed),
         timeout=settings.timeout,
         batsim=settings.batsim,
@@ -234,7 +265,7 @@ def _pybatsim_launch(scheduler: Scheduler, inputs: RunInputs, output: Path, sett
 
 
 def _batsim_py_launch(
-    scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, energy: bool
+    scheduler: Scheduler, inputs: RunInputs, output: Path, settings: SimulationSettings, _: Preflight
 ):
     """batsim-py starts Batsim itself, always with its energy plugin."""
     try:
@@ -270,7 +301,7 @@ def run_scheduler(
     if settings.progress and not shown:
         settings.warn(f"no progress bar: a {scheduler.kind} scheduler does not report its simulated time")
     output = output_folder(output, inputs.files())
-    launch = LAUNCHES[settings.frontend](scheduler, inputs, output, settings, checked.energy_outputs)
+    launch = LAUNCHES[settings.frontend](scheduler, inputs, output, settings, checked)
     with locked_folder(output):  # a second run into this folder fails at once
         clear_earlier_run(output, inputs.files())
         record_platform(output, inputs.platform, checked.hosts)

@@ -53,7 +53,9 @@ class SimulationSettings:
     ``frontend``: the protocol library of the built-in scheduler (:data:`~.runner.FRONTENDS`);
     ``stream_workload``: this package's pybatsim front-end registers the workloads' jobs at their
     submission times, Batsim holding only those submitted and not finished, rather than Batsim
-    loading the workloads whole (:mod:`.streamed_submissions`; other schedulers load them);
+    loading the workloads whole (:mod:`.streamed_submissions`; other schedulers load them); None:
+    streamed where loaded whole they would take Batsim more memory than the machine has available
+    (:func:`.run.streams`);
     ``say``: what is told of the run before it starts (energy measured or not, which Batsim);
     ``warn``: what is told of inputs that run but likely not as meant.
     """
@@ -64,7 +66,7 @@ class SimulationSettings:
     batsim_log: str = "warning"
     progress: bool = False
     frontend: str = PYBATSIM_FRONTEND
-    stream_workload: bool = False
+    stream_workload: bool | None = None
     say: Callable[[str], None] = field(default=lambda line: None, compare=False)
     warn: Callable[[str], None] = field(default=warnings.warn, compare=False)
 

@@ -225,6 +225,26 @@ def test_estimate_command_takes_runs_streaming_option(tmp_path):
     assert patched_mb("--stream-workload") < patched_mb("--load-workload") == patched_mb()
 
 
+def test_estimate_command_predicts_a_stream_where_run_would_choose_one(tmp_path, monkeypatch):
+    """Left to choose, run streams a workload whose loaded prediction passes the memory
+    available: estimate predicts that run, and says why."""
+    from batsim_google.simulation import cost_model
+
+    jobs = [{"id": i, "subtime": float(i), "res": 1, "profile": "p"} for i in range(400)]
+    path = _workload(tmp_path / "w.json", jobs, {"p": {"type": "delay", "delay": 0.5}})
+
+    def patched_line(*option: str) -> str:
+        result = CliRunner().invoke(main, ["estimate", str(PLATFORM), str(path), *option])
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.output.splitlines() if "patched Batsim" in line)
+
+    loaded, streamed = patched_line("--load-workload"), patched_line("--stream-workload")
+    assert patched_line() == loaded
+    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: 1e6)
+    assert patched_line() == streamed + " (loaded whole, it would not fit in the 1 MB available)"
+    assert patched_line("--load-workload") == loaded
+
+
 def test_estimate_command_plays_the_queue_on_the_platforms_capacity(tmp_path):
     """cluster8's 8 machines have capacity 1 each: 12 full-machine tasks for 10 minutes at once
     leave 4 waiting, which the patched prediction pays for."""

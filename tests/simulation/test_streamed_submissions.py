@@ -96,16 +96,41 @@ def test_a_run_streams_what_it_can_and_says_why_it_loads_the_rest(tmp_path, work
     said: list[str] = []
     streaming = SimulationSettings(stream_workload=True, warn=said.append)
     platform = tmp_path / "platform.xml"
-    assert streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), streaming)
-    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), SimulationSettings())
-    assert not streams(scheduler_from_text("pybatsim=fillerSched"), RunInputs(platform, [workload]), streaming)
+    assert streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), streaming, 5)
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload]), SimulationSettings(), 5)
+    assert not streams(scheduler_from_text("pybatsim=fillerSched"), RunInputs(platform, [workload]), streaming, 5)
     assert not said
     composed = tmp_path / "composed.json"
     profiles = {"p": {"type": "delay", "delay": 1}, "c": {"type": "composed", "seq": ["p"]}}
     jobs = [{"id": 0, "subtime": 0.0, "res": 1, "profile": "c"}]
     composed.write_text(json.dumps({"nb_res": 1, "jobs": jobs, "profiles": profiles}))
-    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload, composed]), streaming)
+    assert not streams(built_in(PolicyConfig()), RunInputs(platform, [workload, composed]), streaming, 5)
     assert said == [f"the workloads are loaded whole, not streamed: in {composed}, profile 'c' is composed"]
+
+
+def test_a_run_left_to_choose_streams_the_workloads_that_would_not_fit_loaded(workload, monkeypatch):
+    """By default (``stream_workload`` None) a run loads the workloads, unless Batsim's predicted
+    peak memory with them loaded passes the memory available: then it streams them, and says why."""
+    from batsim_google.scheduling.policy_config import PolicyConfig
+    from batsim_google.simulation import batsim_binary, cost_model
+    from batsim_google.simulation.run import streams
+    from batsim_google.simulation.schedulers import built_in
+    from batsim_google.simulation.settings import RunInputs, SimulationSettings
+
+    monkeypatch.setattr(batsim_binary, "batsim_binary", lambda name: batsim_binary.BatsimBinary(name, "4.2.1"))
+    said: list[str] = []
+    left = SimulationSettings(say=said.append)
+    inputs = RunInputs(workload.parent / "platform.xml", [workload])
+    needed = cost_model.estimate(cost_model.read_workload_cost(workload), 12583, "stock").peak_bytes
+    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 1.01)
+    assert not streams(built_in(PolicyConfig()), inputs, left, 12583) and not said
+    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 0.99)
+    assert streams(built_in(PolicyConfig()), inputs, left, 12583)
+    assert said == [
+        f"the workloads are streamed (--load-workload loads them): loaded whole, Batsim would need about "
+        f"{needed / 1e9:.1f} GB, {needed * 0.99 / 1e9:.1f} GB are available"
+    ]
+    assert not streams(built_in(PolicyConfig()), inputs, SimulationSettings(stream_workload=False), 12583)
 
 
 def test_a_wake_up_for_a_time_between_batsims_microseconds_is_asked_at_the_next_one(tmp_path):
