@@ -179,6 +179,7 @@ def main() -> None:
             command("platform", "--machines", args.machines, "-o", platform), check=True, capture_output=True
         )
         runs: dict[tuple[float, str], dict] = {}
+        counts: dict[float, int] = {}
         for span in args.spans:
             workload = folder / f"warm-{span:g}.json"
             subprocess.run(
@@ -189,7 +190,7 @@ def main() -> None:
                 ),
                 check=True, capture_output=True,
             )  # fmt: skip
-            jobs = sum(1 for line in workload.open() if line.startswith('{"id"'))
+            jobs = counts[span] = sum(1 for line in workload.open() if line.startswith('{"id"'))
             print(f"{span:g} s on {args.machines} machines: {jobs:,} jobs, {workload.stat().st_size / MB:.0f} MB")
             for mode in MODES:
                 run = runs[span, mode] = simulate(platform, workload, folder / f"{mode}-{span:g}", mode, span, args)
@@ -199,12 +200,16 @@ def main() -> None:
                 )
             print(f"  streamed vs loaded: {same_tasks(folder / f'load-{span:g}', folder / f'stream-{span:g}')}")
         short, long = args.spans
-        print(f"ratios {long:g} s / {short:g} s (targets: peak memory <= 1.25x, wall <= 3.3x for 3 days / 1):")
+        print(
+            f"ratios {long:g} s / {short:g} s (targets: peak memory <= 1.25x, wall <= 3.3x for 3 days / 1), "
+            f"for {counts[long] / counts[short]:.2f}x the jobs:"
+        )
         for mode in MODES:
             a, b = runs[short, mode], runs[long, mode]
             print(
                 f"  {mode:<6} wall {b['wall'] / a['wall']:.2f}x  Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
-                f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x"
+                f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x  "
+                f"attempts {b['summary']['attempts'] / a['summary']['attempts']:.2f}x"
             )
         print("ratios streamed / loaded:")
         for span in args.spans:
