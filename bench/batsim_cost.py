@@ -55,6 +55,7 @@ from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.contention import Contention
 from batsim_google.simulation.cost_model import (
     COEFFICIENTS,
+    JOB_STEP_SECONDS,
     MEASURED_ON,
     Coefficients,
     WorkloadCost,
@@ -101,16 +102,19 @@ def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched:
     seconds = np.array([row[3] for row in rows])
     peak = np.array([row[4] for row in rows])
 
-    def relative_fit(columns: list, measured: np.ndarray) -> list[float]:
+    def relative_fit(columns: list, measured: np.ndarray, known: np.ndarray | float = 0.0) -> list[float]:
+        """The coefficients of the columns, with the ``known`` part of each measure taken out."""
         terms = np.column_stack([np.ones_like(machines), machines, jobs, *columns]) / measured[:, None]
-        return [float(value) for value in np.linalg.lstsq(terms, np.ones_like(measured), rcond=None)[0]]
+        return [float(value) for value in np.linalg.lstsq(terms, 1.0 - known / measured, rcond=None)[0]]
 
     if patched:
+        # the job-step cost shows in the whole cell's long runs only: it is theirs, not these runs'
+        job_steps = np.array([row[1].job_steps for row in rows]) * JOB_STEP_SECONDS
         steps = [row[2].steps + row[2].restarts for row in rows]
         startup, per_machine, per_job, per_step, per_queued = relative_fit(
-            [steps, [row[2].queued_task_steps for row in rows]], seconds
+            [steps, [row[2].queued_task_steps for row in rows]], seconds, job_steps
         )
-        time_terms = (startup, per_machine, per_job, 0.0, per_step, per_queued)
+        time_terms = (startup, per_machine, per_job, JOB_STEP_SECONDS, per_step, per_queued)
     else:
         time_terms = (*relative_fit([[row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
     memory = relative_fit([[row[1].peak_running for row in rows]], peak)
