@@ -223,7 +223,7 @@ QUEUED_TASK_STEP_SECONDS = 1.9e-7
 #: and week and the hours of the whole cell (docs/benchmarks.md, "the estimator over a week"). Where
 #: it goes was not pinned: SimGrid's solver and its scan of the model's actions take a quarter of a
 #: patched Batsim's samples in a week's steady state.
-JOB_STEP_SECONDS = 2.66e-9
+JOB_STEP_SECONDS = 2.89e-9
 
 #: The coefficients of each kind of binary (:attr:`~.batsim_binary.BatsimBinary.kind`): the stock
 #: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: no job-step cost).
