@@ -103,21 +103,28 @@ def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched:
     peak = np.array([row[4] for row in rows])
 
     def relative_fit(columns: list, measured: np.ndarray, known: np.ndarray | float = 0.0) -> list[float]:
-        """The coefficients of the columns, with the ``known`` part of each measure taken out."""
-        terms = np.column_stack([np.ones_like(machines), machines, jobs, *columns]) / measured[:, None]
+        """The coefficients of a start-up, the machines and the columns, with the ``known`` part
+        of each measure taken out."""
+        terms = np.column_stack([np.ones_like(machines), machines, *columns]) / measured[:, None]
         return [float(value) for value in np.linalg.lstsq(terms, 1.0 - known / measured, rcond=None)[0]]
 
+    running = [row[1].peak_running for row in rows]
     if patched:
         # the job-step cost shows in the whole cell's long runs only: it is theirs, not these runs'
         job_steps = np.array([row[1].job_steps for row in rows]) * JOB_STEP_SECONDS
         steps = [row[2].steps + row[2].restarts for row in rows]
         startup, per_machine, per_job, per_step, per_queued = relative_fit(
-            [steps, [row[2].queued_task_steps for row in rows]], seconds, job_steps
+            [jobs, steps, [row[2].queued_task_steps for row in rows]], seconds, job_steps
         )
         time_terms = (startup, per_machine, per_job, JOB_STEP_SECONDS, per_step, per_queued)
+        # these runs' jobs mostly run to their end: what a loaded job keeps once ended is
+        # bench.streaming's measure (--per-job), as what a streamed one keeps
+        per_job_bytes = COEFFICIENTS["patched"].bytes_per_job
+        startup_bytes, machine_bytes, running_bytes = relative_fit([running], peak, jobs * per_job_bytes)
+        memory = (startup_bytes, machine_bytes, per_job_bytes, running_bytes)
     else:
-        time_terms = (*relative_fit([[row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
-    memory = relative_fit([[row[1].peak_running for row in rows]], peak)
+        time_terms = (*relative_fit([jobs, [row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
+        memory = relative_fit([jobs, running], peak)
     # what a streamed run keeps per ended job is bench.streaming's measure (--per-job), not these runs'
     streamed = COEFFICIENTS["patched" if patched else "stock"].bytes_per_streamed_job
     return Coefficients(*time_terms, *memory, streamed)
