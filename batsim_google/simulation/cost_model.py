@@ -187,7 +187,8 @@ def read_contention(*paths: str | Path, capacity: tuple[float, float], horizon: 
 MEASURED_ON = (
     "a 2-core x86-64 Linux machine with 23 GB, shared with other work (Batsim 4.2.1 release builds, "
     "SimGrid 3.32, pybatsim front-end; bench.batsim_cost: stock 2026-11-23, its simulations without -E; patched "
-    "2026-11-26, the whole run command with its defaults, in CPU seconds)"
+    "2026-11-26, the whole run command with its defaults, in CPU seconds, its job-step cost and a loaded job's "
+    "share 2026-11-28 on the whole cell's day, three days and week)"
 )
 
 
