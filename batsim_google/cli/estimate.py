@@ -28,6 +28,7 @@ def estimate_command(
     from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
         COEFFICIENTS,
+        LOADED_SHARE_OF_MEMORY,
         MEASURED_BURST,
         MEASURED_ON,
         available_memory_bytes,
@@ -47,7 +48,9 @@ def estimate_command(
 
     def streamed(kind: str) -> bool:
         """As run decides: asked, or where the workload loaded whole would not fit."""
-        return stream_workload if stream_workload is not None else estimate(cost, machines, kind).peak_bytes > available
+        if stream_workload is not None:
+            return stream_workload
+        return estimate(cost, machines, kind).peak_bytes > LOADED_SHARE_OF_MEMORY * available
 
     predicted = {
         kind: (estimate(cost, machines, kind, contention, streamed(kind)), streamed(kind)) for kind in COEFFICIENTS
@@ -66,7 +69,7 @@ def estimate_command(
             f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
             + (", the workload streamed" if stream else "")
             + (
-                f" (loaded whole, it would not fit in the {available / MB:.0f} MB available)"
+                f" (loaded whole, it would take over half the {available / MB:.0f} MB available)"
                 if stream and stream_workload is None
                 else ""
             )

@@ -26,7 +26,7 @@ STREAM_WORKLOAD_OPTION = click.option(
     default=SimulationSettings.stream_workload,
     help="Register the workloads' jobs at their submission times, so that Batsim holds only the jobs submitted and "
     "not finished (built-in or Python-policy scheduler; see docs/scheduler.md), or let Batsim load them whole.  "
-    "[default: loaded, streamed where loaded whole they would take Batsim more memory than the machine has available]",
+    "[default: loaded, streamed where loaded whole they would take Batsim over half the memory available]",
 )
 
 

@@ -266,6 +266,12 @@ COEFFICIENTS = {
 }
 
 
+#: The share of the memory available that a loaded run's Batsim may be predicted to take; past
+#: it, ``run`` streams the workloads (unless told): the rest is for the scheduler, ``run``'s own
+#: process and the prediction's error (within 1.5x).
+LOADED_SHARE_OF_MEMORY = 0.5
+
+
 def available_memory_bytes() -> float:
     """The memory this machine can give without swapping (Linux's MemAvailable), else its free pages."""
     try:

@@ -224,21 +224,22 @@ def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetting
 
 
 def loaded_memory_exceeds(inputs: RunInputs, machines: int, batsim: str) -> str | None:
-    """Why the workloads loaded whole would not fit, Batsim's peak memory predicted
-    (:func:`.cost_model.estimate`) over the memory available; None where they would, or where no
-    prediction is made (jobs other than delay ones, Batsim missing: said when the run starts)."""
+    """Why the workloads loaded whole would not fit: Batsim's peak memory predicted
+    (:func:`.cost_model.estimate`) over :data:`~.cost_model.LOADED_SHARE_OF_MEMORY` of the memory
+    available; None where they would, or where no prediction is made (jobs other than delay ones,
+    Batsim missing: said when the run starts)."""
+    from batsim_google.simulation import cost_model
     from batsim_google.simulation.batsim_binary import batsim_binary
-    from batsim_google.simulation.cost_model import available_memory_bytes, estimate, read_workload_cost
 
     try:
         kind = batsim_binary(batsim).kind
-        cost = read_workload_cost(*inputs.workloads)
+        cost = cost_model.read_workload_cost(*inputs.workloads)
     except (InputFileError, SimulationError):
         return None
-    needed, available = estimate(cost, machines, kind).peak_bytes, available_memory_bytes()
-    if needed <= available:
+    needed, available = cost_model.estimate(cost, machines, kind).peak_bytes, cost_model.available_memory_bytes()
+    if needed <= cost_model.LOADED_SHARE_OF_MEMORY * available:
         return None
-    return f"loaded whole, Batsim would need about {needed / 1e9:.1f} GB, {available / 1e9:.1f} GB are available"
+    return f"loaded whole, Batsim would need about {needed / 1e9:.1f} GB of the {available / 1e9:.1f} GB available"
 
 
 def _pybatsim_launch(

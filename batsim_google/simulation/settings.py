@@ -54,7 +54,7 @@ class SimulationSettings:
     ``stream_workload``: this package's pybatsim front-end registers the workloads' jobs at their
     submission times, Batsim holding only those submitted and not finished, rather than Batsim
     loading the workloads whole (:mod:`.streamed_submissions`; other schedulers load them); None:
-    streamed where loaded whole they would take Batsim more memory than the machine has available
+    streamed where loaded whole they would take Batsim over half the memory available
     (:func:`.run.streams`);
     ``say``: what is told of the run before it starts (energy measured or not, which Batsim);
     ``warn``: what is told of inputs that run but likely not as meant.

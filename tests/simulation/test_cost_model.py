@@ -228,7 +228,7 @@ def test_estimate_command_takes_runs_streaming_option(tmp_path):
 
 
 def test_estimate_command_predicts_a_stream_where_run_would_choose_one(tmp_path, monkeypatch):
-    """Left to choose, run streams a workload whose loaded prediction passes the memory
+    """Left to choose, run streams a workload whose loaded prediction passes half the memory
     available: estimate predicts that run, and says why."""
     from batsim_google.simulation import cost_model
 
@@ -243,7 +243,7 @@ def test_estimate_command_predicts_a_stream_where_run_would_choose_one(tmp_path,
     loaded, streamed = patched_line("--load-workload"), patched_line("--stream-workload")
     assert patched_line() == loaded
     monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: 1e6)
-    assert patched_line() == streamed + " (loaded whole, it would not fit in the 1 MB available)"
+    assert patched_line() == streamed + " (loaded whole, it would take over half the 1 MB available)"
     assert patched_line("--load-workload") == loaded
 
 

@@ -110,7 +110,7 @@ def test_a_run_streams_what_it_can_and_says_why_it_loads_the_rest(tmp_path, work
 
 def test_a_run_left_to_choose_streams_the_workloads_that_would_not_fit_loaded(workload, monkeypatch):
     """By default (``stream_workload`` None) a run loads the workloads, unless Batsim's predicted
-    peak memory with them loaded passes the memory available: then it streams them, and says why."""
+    peak memory with them loaded passes half the memory available: then it streams them, and says why."""
     from batsim_google.scheduling.policy_config import PolicyConfig
     from batsim_google.simulation import batsim_binary, cost_model
     from batsim_google.simulation.run import streams
@@ -122,13 +122,13 @@ def test_a_run_left_to_choose_streams_the_workloads_that_would_not_fit_loaded(wo
     left = SimulationSettings(say=said.append)
     inputs = RunInputs(workload.parent / "platform.xml", [workload])
     needed = cost_model.estimate(cost_model.read_workload_cost(workload), 12583, "stock").peak_bytes
-    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 1.01)
+    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 2.01)
     assert not streams(built_in(PolicyConfig()), inputs, left, 12583) and not said
-    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 0.99)
+    monkeypatch.setattr(cost_model, "available_memory_bytes", lambda: needed * 1.99)  # over half of it
     assert streams(built_in(PolicyConfig()), inputs, left, 12583)
     assert said == [
         f"the workloads are streamed (--load-workload loads them): loaded whole, Batsim would need about "
-        f"{needed / 1e9:.1f} GB, {needed * 0.99 / 1e9:.1f} GB are available"
+        f"{needed / 1e9:.1f} GB of the {needed * 1.99 / 1e9:.1f} GB available"
     ]
     assert not streams(built_in(PolicyConfig()), inputs, SimulationSettings(stream_workload=False), 12583)
 
