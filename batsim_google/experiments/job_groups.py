@@ -50,9 +50,10 @@ def job_metrics(tasks: pl.DataFrame, groups: pl.DataFrame, window: tuple[float, 
     first task; None: all), those all of whose tasks did all their work, and the mean and 95th
     percentile of those jobs' response times. ``tasks``: one row per task, ``task``, ``submit``,
     ``end`` and ``whole`` (it did all its work)."""
+    # in order, so that the mean adds the same numbers in the same order in every process (reproducible bits)
     jobs = (
-        tasks.join(groups, on="task", how="inner")
-        .group_by("group")
+        tasks.join(groups, on="task", how="inner", maintain_order="left")
+        .group_by("group", maintain_order=True)
         .agg(pl.col("submit").min(), pl.col("end").max(), pl.col("whole").all())
     )
     if window is not None:

@@ -22,8 +22,10 @@ def suspension_intervals(jobs: pl.DataFrame, tasks: pl.DataFrame, run_end: float
     """One row per suspension: ``task_id``, ``start`` (the evicted job's end), ``end`` (the next
     start, the task's end, or ``run_end``) and ``censored``. ``jobs``: :func:`.outputs.started_jobs`;
     ``tasks``: the accounting's tasks (``task_id``, ``outcome``, ``ended``)."""
-    following = jobs.sort("task_id", "starting_time").with_columns(
-        pl.col("starting_time").shift(-1).over("task_id").alias("next_start")
+    following = (
+        jobs.select("task_id", "starting_time", "finish_time", "end_reason")  # not a copy of every column sorted
+        .sort("task_id", "starting_time")
+        .with_columns(pl.col("starting_time").shift(-1).over("task_id").alias("next_start"))
     )
     evicted = following.filter(pl.col("end_reason") == StopReason.EVICTION.value).join(
         tasks.select("task_id", "outcome", "ended"), on="task_id", how="left"
@@ -41,7 +43,9 @@ def suspension_intervals(jobs: pl.DataFrame, tasks: pl.DataFrame, run_end: float
 
 def suspension_per_task(intervals: pl.DataFrame) -> pl.Series:
     """Total time suspended of every task suspended at least once (seconds)."""
-    per_task = intervals.group_by("task_id").agg((pl.col("end") - pl.col("start")).sum().alias("suspended"))
+    per_task = intervals.group_by("task_id", maintain_order=True).agg(  # the same mean's bits in every process
+        (pl.col("end") - pl.col("start")).sum().alias("suspended")
+    )
     return per_task["suspended"]
 
 
