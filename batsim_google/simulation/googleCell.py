@@ -279,20 +279,17 @@ class GoogleCell(BatsimScheduler):
         self._ended.extend(decision.job_ids)  # a rejected job gets no JOB_COMPLETED
 
     def register(self, decision: Register) -> None:
-        bs = self.bs
-        if decision.kind == "service" and self._profile_reuse:
-            if not self._profiles_registered:
-                bs.register_profiles(RESUBMIT_WORKLOAD, {SERVICE_PROFILE: {"type": "delay", "delay": SERVICE_DELAY}})
-                self._profiles_registered = True
-            bs.register_job(decision.job_id, 1, decision.work, SERVICE_PROFILE)
-        elif decision.kind == "service":  # a profile of its own, freed once the job ended
-            profile = own_profile(SERVICE_PROFILE, decision.job_id)
-            bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": SERVICE_DELAY}})
-            bs.register_job(decision.job_id, 1, decision.work, profile)
+        if (
+            decision.kind == "service"
+        ):  # a loaded run's share one profile; a streamed run's own theirs, freed at the end
+            profile = SERVICE_PROFILE if self._profile_reuse else own_profile(SERVICE_PROFILE, decision.job_id)
+            delay, walltime = SERVICE_DELAY, decision.work
         else:
-            profile = decision.job_id.split("!", 1)[1]
-            bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": decision.work}})
-            bs.register_job(decision.job_id, 1, -1, profile)
+            profile, delay, walltime = decision.job_id.split("!", 1)[1], decision.work, -1
+        if not (profile == SERVICE_PROFILE and self._profiles_registered):
+            self.bs.register_profiles(RESUBMIT_WORKLOAD, {profile: {"type": "delay", "delay": delay}})
+            self._profiles_registered |= profile == SERVICE_PROFILE
+        self.bs.register_job(decision.job_id, 1, walltime, profile)
 
     def switch_on(self, decision: SwitchOn) -> None:
         self._set_pstates([(machine, COMPUTE_PSTATE) for machine in decision.machines])
