@@ -28,14 +28,13 @@ def estimate_command(
     from batsim_google.platform.simgrid_xml import check_master, check_simgrid_accepts, read_hosts
     from batsim_google.simulation.cost_model import (
         COEFFICIENTS,
-        LOADED_SHARE_OF_MEMORY,
         MEASURED_BURST,
         MEASURED_ON,
-        available_memory_bytes,
         cell_capacity,
         estimate,
         read_contention,
         read_workload_cost,
+        too_large_to_load,
     )
 
     cost = read_workload_cost(*workloads, horizon=horizon)
@@ -44,17 +43,12 @@ def estimate_command(
     check_master(platform, hosts)  # in run's order (delay jobs only: no SMPI)
     machines = sum(host.computes for host in hosts)
     contention = read_contention(*workloads, capacity=cell_capacity(hosts), horizon=horizon)
-    available = available_memory_bytes()
-
-    def streamed(kind: str) -> bool:
-        """As run decides: asked, or where the workload loaded whole would not fit."""
-        if stream_workload is not None:
-            return stream_workload
-        return estimate(cost, machines, kind).peak_bytes > LOADED_SHARE_OF_MEMORY * available
-
-    predicted = {
-        kind: (estimate(cost, machines, kind, contention, streamed(kind)), streamed(kind)) for kind in COEFFICIENTS
+    # as run decides: asked, or where the workload loaded whole would not fit
+    too_large = {kind: too_large_to_load(cost, machines, kind) for kind in COEFFICIENTS}
+    streamed = {
+        kind: too_large[kind] is not None if stream_workload is None else stream_workload for kind in COEFFICIENTS
     }
+    predicted = {kind: estimate(cost, machines, kind, contention, streamed[kind]) for kind in COEFFICIENTS}
     click.echo(
         f"{machines} machines, {cost.jobs} jobs submitted until {cost.horizon:.0f} s: {cost.steps} steps, "
         f"{cost.job_steps:.4g} job-steps, at most {cost.peak_running} jobs at once, largest burst {cost.largest_burst}"
@@ -63,16 +57,13 @@ def estimate_command(
         f"contention on the cell's capacity: {contention.restarts:.0f} restarts, a queue of up to {contention.peak_queue} "
         f"tasks, {contention.queued_task_steps:.4g} queued task-steps over {contention.steps:.0f} steps played"
     )
-    for kind, (figures, stream) in predicted.items():
+    for kind, figures in predicted.items():
+        chosen = too_large[kind] if stream_workload is None else None
         click.echo(
             f"predicted with the {kind} Batsim: {figures.wall_seconds:.0f} s of wall time, "
             f"Batsim's peak memory {figures.peak_bytes / MB:.0f} MB"
-            + (", the workload streamed" if stream else "")
-            + (
-                f" (loaded whole, it would take over half the {available / MB:.0f} MB available)"
-                if stream and stream_workload is None
-                else ""
-            )
+            + (", the workload streamed" if streamed[kind] else "")
+            + (f" (loaded whole, it would take over half the {chosen[1] / MB:.0f} MB available)" if chosen else "")
         )
     click.echo(
         f"(coefficients measured on {MEASURED_ON}; the contention played on the cell's summed capacity, "

@@ -227,7 +227,8 @@ QUEUED_TASK_STEP_SECONDS = 1.9e-7
 JOB_STEP_SECONDS = 2.89e-9
 
 #: The coefficients of each kind of binary (:attr:`~.batsim_binary.BatsimBinary.kind`): the stock
-#: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: no job-step cost).
+#: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: a hundredth of the
+#: stock binary's job-step cost).
 COEFFICIENTS = {
     "stock": Coefficients(
         startup_seconds=0.47,
@@ -272,18 +273,6 @@ COEFFICIENTS = {
 LOADED_SHARE_OF_MEMORY = 0.5
 
 
-def available_memory_bytes() -> float:
-    """The memory this machine can give without swapping (Linux's MemAvailable), else its free pages."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
-
-
 @dataclass(frozen=True)
 class Estimate:
     """A run's predicted wall time (seconds) and Batsim's peak resident memory (bytes)."""
@@ -305,7 +294,8 @@ def estimate(
     each task waiting at a step costs the scheduler's pass
     :attr:`~Coefficients.seconds_per_queued_task_step`. ``streamed``: Batsim's memory keeps
     :attr:`~Coefficients.bytes_per_streamed_job` of each job and restart instead of the loaded
-    workload's share (the wall time is the same term: streaming was as often faster as slower)."""
+    workload's share (the wall time is the same term, though the streamed runs measured took 1.18
+    to 1.19 times the loaded ones': docs/benchmarks.md, "the estimator over a week")."""
     c = COEFFICIENTS[kind]
     jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
     if contention is not None:
@@ -324,3 +314,23 @@ def estimate(
     kept = c.bytes_per_streamed_job * jobs if streamed else c.bytes_per_job * cost.jobs
     memory = c.startup_bytes + c.bytes_per_machine * machines + kept + c.bytes_per_running_job * running
     return Estimate(wall, memory)
+
+
+def available_memory_bytes() -> float:
+    """The memory this machine can give without swapping (Linux's MemAvailable), else its free pages."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"))
+
+
+def too_large_to_load(cost: WorkloadCost, machines: int, kind: str) -> tuple[float, float] | None:
+    """(Batsim's predicted peak with the workload loaded whole, the memory available) where that
+    peak passes :data:`LOADED_SHARE_OF_MEMORY` of it, so that ``run`` streams the workload; None
+    where it fits."""
+    needed, available = estimate(cost, machines, kind).peak_bytes, available_memory_bytes()
+    return (needed, available) if needed > LOADED_SHARE_OF_MEMORY * available else None

@@ -224,10 +224,9 @@ def streams(scheduler: Scheduler, inputs: RunInputs, settings: SimulationSetting
 
 
 def loaded_memory_exceeds(inputs: RunInputs, machines: int, batsim: str) -> str | None:
-    """Why the workloads loaded whole would not fit: Batsim's peak memory predicted
-    (:func:`.cost_model.estimate`) over :data:`~.cost_model.LOADED_SHARE_OF_MEMORY` of the memory
-    available; None where they would, or where no prediction is made (jobs other than delay ones,
-    Batsim missing: said when the run starts)."""
+    """Why the workloads loaded whole would not fit (:func:`.cost_model.too_large_to_load`); None
+    where they would, or where no prediction is made (jobs other than delay ones, Batsim missing:
+    said when the run starts)."""
     from batsim_google.simulation import cost_model
     from batsim_google.simulation.batsim_binary import batsim_binary
 
@@ -236,9 +235,10 @@ def loaded_memory_exceeds(inputs: RunInputs, machines: int, batsim: str) -> str 
         cost = cost_model.read_workload_cost(*inputs.workloads)
     except (InputFileError, SimulationError):
         return None
-    needed, available = cost_model.estimate(cost, machines, kind).peak_bytes, cost_model.available_memory_bytes()
-    if needed <= cost_model.LOADED_SHARE_OF_MEMORY * available:
+    too_large = cost_model.too_large_to_load(cost, machines, kind)
+    if too_large is None:
         return None
+    needed, available = too_large
     return f"loaded whole, Batsim would need about {needed / 1e9:.1f} GB of the {available / 1e9:.1f} GB available"
 
 
