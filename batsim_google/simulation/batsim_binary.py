@@ -1,15 +1,16 @@
 """Which Batsim a run uses: the stock 4.2.1 or ours with the patch of ``engine/``, and how loud.
 
 The patch (``engine/batsim-google.patch``) makes a delay job wait on a timer instead of a SimGrid
-model action, and adds ``--disable-energy-tracing``; its binary says so in ``batsim --version``
-(``4.2.1+batsim-google``). With it, a run keeps ``-E`` (power states, sleep) but turns off
-Batsim's per-event energy sweep, and the metrics compute the same energy from the power-state
-changes (:mod:`batsim_google.experiments.pstate_energy`).
+model action, and adds ``--disable-energy-tracing`` and ``--forget-ended-jobs``; its binary says
+so in ``batsim --version`` (``4.2.1+batsim-google``). With it, a run keeps ``-E`` (power states,
+sleep) but turns off Batsim's per-event energy sweep, and the metrics compute the same energy from
+the power-state changes (:mod:`batsim_google.experiments.pstate_energy`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from batsim_google.errors import SimulationError
 PATCH_SUFFIX = "+batsim-google"
 #: The patched binary's option that turns off the energy sweep (``out_consumed_energy.csv``).
 DISABLE_ENERGY_TRACING = "--disable-energy-tracing"
+#: The patched binary's option that forgets an ended job's id and profile name, which Batsim 4.2.1
+#: keeps to the end (0.24 KB a job): a streamed run's memory then follows the jobs not yet ended.
+FORGET_ENDED_JOBS = "--forget-ended-jobs"
 VERSION_TIMEOUT_S = 30.0
 #: Each build's command and the environment variable that names another one instead
 #: (docs/batsim.md): the stock Batsim is ``batsim``, the name every user has; ours is
@@ -71,6 +75,11 @@ class BatsimBinary:
         """``patched`` or ``stock``: which cost model fits it (:mod:`.cost_model`)."""
         return "patched" if self.patched else "stock"
 
+    def offers(self, option: str) -> bool:
+        """Whether this binary takes ``option``: a patched one's ``--help`` lists it (one built from an
+        earlier version of the patch lacks the later options); a stock one takes none of ours."""
+        return self.patched and option in _help_options(self.path)
+
     def describe(self) -> str:
         kind = "patched: timer delays, energy from power states" if self.patched else "stock"
         return f"Batsim {self.version} at {self.path} ({kind})"
@@ -88,15 +97,24 @@ def batsim_binary(name: str) -> BatsimBinary:
     path = shutil.which(name)
     if path is None:
         raise SimulationError(f"no '{name}' executable on PATH (Batsim 4.2.1 is needed; see docs/batsim.md)")
+    return BatsimBinary(path, _ask(path, "--version").splitlines()[-1])
+
+
+@cache
+def _help_options(path: str) -> frozenset[str]:
+    """The long options the Batsim at ``path`` lists in its ``--help``."""
+    return frozenset(re.findall(r"--[a-z][a-z0-9-]*", _ask(path, "--help")))
+
+
+def _ask(path: str, option: str) -> str:
+    """What ``path option`` prints (Batsim's ``--version`` or ``--help``)."""
     try:
-        answer = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S, check=False
-        )
+        answer = subprocess.run([path, option], capture_output=True, text=True, timeout=VERSION_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise SimulationError(f"{path} --version: {error}") from error
+        raise SimulationError(f"{path} {option}: {error}") from error
     if answer.returncode != 0 or not answer.stdout.strip():
-        raise SimulationError(f"{path} --version failed (status {answer.returncode}): is it Batsim?")
-    return BatsimBinary(path, answer.stdout.strip().splitlines()[-1])
+        raise SimulationError(f"{path} {option} failed (status {answer.returncode}): is it Batsim?")
+    return answer.stdout.strip()
 
 
 def log_options(level: str) -> list[str]:

@@ -261,6 +261,7 @@ def _pybatsim_launch(
         batsim=settings.batsim,
         batsim_log=settings.batsim_log,
         scheduler_log=scheduler.kind != PYBATSIM,  # pybatsim's bundled ones print their whole queue (stdout)
+        forget_ended_jobs=streamed,
     )
     return partial(_streamed, simulation, inputs) if streamed else partial(run_simulation, simulation)
 

@@ -36,7 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from batsim_google.errors import SimulationError
-from batsim_google.simulation.batsim_binary import DISABLE_ENERGY_TRACING, BatsimBinary, batsim_binary, log_options
+from batsim_google.simulation.batsim_binary import (
+    DISABLE_ENERGY_TRACING,
+    FORGET_ENDED_JOBS,
+    BatsimBinary,
+    batsim_binary,
+    log_options,
+)
 from batsim_google.simulation.parent_death import child_dies_with_this_process
 from batsim_google.simulation.process_sweep import (
     RUN_VARIABLE,
@@ -99,7 +105,9 @@ class Simulation:
     event (pybatsim's fillerSched wrote 18 GB over 10k jobs here); its errors are logged still. ``energy_sweep``: Batsim's
     ``out_consumed_energy.csv`` (a sum over every machine at every job event); None keeps it with
     a stock binary and turns it off with our patched one, whose power-state changes give the same
-    energy. ``batsim_log``: a level of :data:`~.batsim_binary.LOG_LEVELS`.
+    energy. ``batsim_log``: a level of :data:`~.batsim_binary.LOG_LEVELS`. ``forget_ended_jobs``:
+    Batsim forgets the jobs that ended, where the binary offers it (our patched one); a streamed
+    run asks for it, its jobs' ids and profiles' names being new by construction.
     """
 
     platform: Path
@@ -115,6 +123,7 @@ class Simulation:
     scheduler_log: bool = True
     energy_sweep: bool | None = None
     batsim_log: str = "warning"
+    forget_ended_jobs: bool = False
 
     def batsim_command(self, port: int, binary: BatsimBinary) -> list[str]:
         command = [binary.path, "-p", str(self.platform), "-s", endpoint(port)]
@@ -130,6 +139,8 @@ class Simulation:
                 if not binary.patched:
                     raise SimulationError(f"{binary.describe()} cannot turn off its energy sweep")
                 command.append(DISABLE_ENERGY_TRACING)
+        if self.forget_ended_jobs and binary.offers(FORGET_ENDED_JOBS):
+            command.append(FORGET_ENDED_JOBS)
         return command + log_options(self.batsim_log) + list(self.batsim_options)
 
 
