@@ -258,11 +258,12 @@ COEFFICIENTS = {
         startup_bytes=39.1e6,
         bytes_per_machine=10.5e3,
         # bench.streaming --per-job 20000 80000 with the patch: 2.6 KB kept per ended job loaded, and
-        # 0.24 KB streamed (its id, its freed profile's name); bench.batsim_cost's runs of minutes,
-        # whose jobs mostly run to their end, cannot tell a job's share from a running one's
+        # streamed with --forget-ended-jobs 1 MB over 60,000 more jobs, the benchmark's resolution
+        # (0.24 KB without it: its id, its freed profile's name); bench.batsim_cost's runs of
+        # minutes, whose jobs mostly run to their end, cannot tell a job's share from a running one's
         bytes_per_job=2.6e3,
         bytes_per_running_job=14.5e3,
-        bytes_per_streamed_job=0.24e3,
+        bytes_per_streamed_job=0.02e3,
     ),
 }
 

@@ -73,6 +73,14 @@ def test_patch_touches_only_the_delay_wait_the_energy_tracing_the_memory_and_the
         "src/context.hpp",
         "src/export.cpp",
         "src/job_submitter.cpp",
+        # --forget-ended-jobs: handed from the server to the job table and the profiles
+        "src/server.cpp",
+        "src/workload.cpp",
+        "src/workload.hpp",
+        "src/jobs.cpp",
+        "src/jobs.hpp",
+        "src/profiles.cpp",
+        "src/profiles.hpp",
     }
 
     removed = [line for hunk in files["src/jobs_execution.cpp"] for line in hunk[0]]
@@ -103,6 +111,21 @@ def test_patch_touches_only_the_delay_wait_the_energy_tracing_the_memory_and_the
     export = [line for _, added in files["src/export.cpp"] for line in added]
     assert any("if (!_context->trace_energy)" in line for line in export)
     assert any("if (context->trace_energy)" in line for line in export)
+
+    # --forget-ended-jobs, off by default: what it changes is erasing the ended job's id and its
+    # removed profile's entry, nothing else; every signature keeps its old meaning by default.
+    assert any(line.startswith("  --forget-ended-jobs ") for line in options)
+    assert any('args["--forget-ended-jobs"].asBool()' in line for line in options)
+    code = {
+        name: [line.strip() for _, added in files[name] for line in added if line.strip()]
+        for name in ("src/jobs.cpp", "src/profiles.cpp", "src/server.cpp")
+    }
+    assert "_jobs_met.erase(job_id);" in code["src/jobs.cpp"]
+    assert "_profiles.erase(mit);" in code["src/profiles.cpp"]
+    assert "context->forget_ended_jobs);" in code["src/server.cpp"]
+    removed = {line.strip() for name in code for hunk in files[name] for line in hunk[0]}
+    assert "_jobs_met.insert({job->id, true});" not in removed and "mit->second = nullptr;" not in removed
+    assert "const bool & forget = false);" in [line.strip() for _, added in files["src/jobs.hpp"] for line in added]
 
     version_hunks = files["meson.build"]
     assert [removed for removed, _ in version_hunks] == [[]]

@@ -10,6 +10,7 @@ with the reason when either is missing or is the other build.
 from __future__ import annotations
 
 import json
+import sys
 
 import polars as pl
 import pytest
@@ -152,3 +153,92 @@ def test_idle_sleep_energy_is_the_same(tmp_path, binaries, platform):
     )
     changes = pl.read_csv(tmp_path / "patched" / "out_pstate_changes.csv")
     assert (changes["new_pstate"] == -2).any() and (changes["new_pstate"] == -1).any()  # it slept and woke
+
+
+def test_a_streamed_run_with_failures_runs_the_same_when_the_patched_batsim_forgets_its_ended_jobs(
+    tmp_path, binaries, platform
+):
+    """A streamed run registers every job and its profile, and the scheduler the restarts of the
+    tasks a failure killed; the patched binary is told to forget them once ended
+    (--forget-ended-jobs), the stock one keeps them: the same jobs, states and energy."""
+    workload, failures = tmp_path / "w.json", tmp_path / "failures.jsonl"
+    _invoke(
+        ["generate", "--preset", "google", "--tasks", 400, "--seed", 5, "--nb-res", MACHINES]
+        + ["--arrival-scale", 12583 / MACHINES, "-o", workload]
+    )
+    _invoke(["failures", platform, "--horizon", 3000, "--seed", 5, "--mtbf", 20000, "--mttr", 300, "-o", failures])
+    stock, _ = _both(
+        binaries, platform, workload, tmp_path, ["--stream-workload", "--events", failures, "--horizon", 3000]
+    )
+    assert stock["completed"] > 100 and stock["failure_kills"] > 0 and stock["resubmissions"] > 0
+
+
+#: A scheduler that registers and runs a job, ``dyn!1`` on profile ``p``, and a second after it ended
+#: (one call later, by when Batsim has deleted the first): ``sys.argv[2]`` on profile ``sys.argv[3]``;
+#: it finishes the registrations once the second ended.
+REREGISTERING = """
+import json, sys, zmq
+socket = zmq.Context().socket(zmq.REP)
+socket.bind(sys.argv[1])
+jobs = [("dyn!1", "p"), (sys.argv[2], sys.argv[3])]
+while True:
+    message = json.loads(socket.recv())
+    now, events, kinds = message["now"], [], [event["type"] for event in message["events"]]
+    if "SIMULATION_BEGINS" in kinds or "REQUESTED_CALL" in kinds:
+        job_id, profile = jobs.pop(0)
+        events = [
+            {"timestamp": now, "type": "REGISTER_PROFILE", "data": {"workload_name": "dyn",
+             "profile_name": profile, "profile": {"type": "delay", "delay": 10}}},
+            {"timestamp": now, "type": "REGISTER_JOB", "data": {"job_id": job_id,
+             "job": {"id": job_id, "res": 1, "profile": profile, "subtime": now}}},
+            {"timestamp": now, "type": "EXECUTE_JOB", "data": {"job_id": job_id, "alloc": "0"}},
+        ]
+    elif "JOB_COMPLETED" in kinds and jobs:
+        events = [{"timestamp": now, "type": "CALL_ME_LATER", "data": {"timestamp": now + 1}}]
+    elif "JOB_COMPLETED" in kinds:
+        events = [{"timestamp": now, "type": "NOTIFY", "data": {"type": "registration_finished"}}]
+    socket.send_string(json.dumps({"now": now, "events": events}))
+    if "SIMULATION_ENDS" in kinds:
+        break
+"""
+
+
+@pytest.mark.parametrize(
+    "again, refusal",
+    [(("dyn!1", "q"), "already exists"), (("dyn!2", "p"), "already existed")],
+    ids=["job id", "profile name"],
+)
+def test_the_patched_batsim_forgets_an_ended_jobs_id_and_profile_name_only_when_told(
+    tmp_path, binaries, platform, again, refusal
+):
+    """Batsim 4.2.1 keeps an ended job's id and its freed profile's name to the end, to refuse them
+    if registered again; told --forget-ended-jobs, the patched one forgets them (its memory then
+    follows the jobs not yet ended), and the same registration runs."""
+    from batsim_google.simulation.runner import Simulation, run_simulation
+
+    scheduler = tmp_path / "scheduler.py"
+    scheduler.write_text(REREGISTERING)
+
+    def run(binary: str, *options: str):
+        output = tmp_path / f"{binary.replace('/', '_')}{''.join(options)}"
+        output.mkdir()
+        simulation = Simulation(
+            platform,
+            [],
+            output,
+            lambda endpoint: [sys.executable, str(scheduler), endpoint, *again],
+            batsim=binary,
+            batsim_options=["--enable-dynamic-jobs", *options],
+            timeout=60,
+        )
+        return run_simulation(simulation).output
+
+    stock, patched = binaries
+    for binary in (stock, patched):
+        with pytest.raises(SimulationError, match=refusal):
+            run(binary)
+    jobs = pl.read_csv(run(patched, "--forget-ended-jobs") / "out_jobs.csv", infer_schema_length=0)
+    assert jobs.select("workload_name", "job_id", "profile", "starting_time", "final_state").rows() == [
+        ("dyn", "1", "p", "0.000000", "COMPLETED_SUCCESSFULLY"),
+        ("dyn", again[0].split("!")[1], again[1], "11.000000", "COMPLETED_SUCCESSFULLY"),
+    ]

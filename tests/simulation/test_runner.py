@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from processes import alive
 
 from batsim_google.errors import SimulationError
-from batsim_google.simulation.runner import SCHEDULER_HASH_SEED, _supervise, seeded_environment
+from batsim_google.simulation.runner import SCHEDULER_HASH_SEED, Simulation, _supervise, seeded_environment
 
 
 def python(code: str) -> list[str]:
@@ -145,3 +146,35 @@ def test_every_process_runs_with_the_fixed_hash_seed_so_set_order_repeats(tmp_pa
         orders.append(order)
     assert orders[0] == orders[1]
     assert seeded_environment({"PATH": "/bin"}) == {"PATH": "/bin", "PYTHONHASHSEED": SCHEDULER_HASH_SEED}
+
+
+def _fake_batsim(folder: Path, version: str, options: str) -> str:
+    """A Batsim that prints ``version`` and a help listing ``options``; anything else fails."""
+    path = folder / f"batsim-{len(options)}"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        f"answers = {{'--version': {version!r}, '--help': 'Usage: batsim [options]\\n' + {options!r}}}\n"
+        "sys.exit(print(answers[sys.argv[1]]) if sys.argv[1:2] and sys.argv[1] in answers else 1)\n"
+    )
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_run_asks_batsim_to_forget_ended_jobs_only_where_the_binary_offers_it(tmp_path):
+    """``--forget-ended-jobs`` goes to a patched binary whose help lists it; a binary built from an
+    earlier patch, or a stock one, runs without it (a stock one is not even asked)."""
+    from batsim_google.simulation.batsim_binary import FORGET_ENDED_JOBS, BatsimBinary
+
+    forgetting = Simulation(Path("cell.xml"), [], Path("out"), lambda endpoint: [], forget_ended_jobs=True)
+    remembering = Simulation(Path("cell.xml"), [], Path("out"), lambda endpoint: [])
+    offering = BatsimBinary(
+        _fake_batsim(tmp_path, "4.2.1+batsim-google", "  --forget-ended-jobs  Forgets"), "4.2.1+batsim-google"
+    )
+    earlier = BatsimBinary(
+        _fake_batsim(tmp_path, "4.2.1+batsim-google", "  --disable-energy-tracing"), "4.2.1+batsim-google"
+    )
+    stock = BatsimBinary(str(tmp_path / "no-such-batsim"), "4.2.1")
+    assert FORGET_ENDED_JOBS in forgetting.batsim_command(28000, offering)
+    assert FORGET_ENDED_JOBS not in remembering.batsim_command(28000, offering)
+    assert FORGET_ENDED_JOBS not in forgetting.batsim_command(28000, earlier)
+    assert FORGET_ENDED_JOBS not in forgetting.batsim_command(28000, stock)
