@@ -50,6 +50,7 @@ FOREIGN_OPTIONS = {
     "--disable-schedule-tracing",
     "--disable-machine-state-tracing",
     "--disable-energy-tracing",  # our patched Batsim's (engine/)
+    "--forget-ended-jobs",  # our patched Batsim's (engine/)
     "--extra",
 }
 SEPARATORS = {"|", "||", "&", "&&", ";", ">", ">>", "2>", "<"}
