@@ -148,9 +148,9 @@ def test_every_process_runs_with_the_fixed_hash_seed_so_set_order_repeats(tmp_pa
     assert seeded_environment({"PATH": "/bin"}) == {"PATH": "/bin", "PYTHONHASHSEED": SCHEDULER_HASH_SEED}
 
 
-def _fake_batsim(folder: Path, version: str, options: str) -> str:
-    """A Batsim that prints ``version`` and a help listing ``options``; anything else fails."""
-    path = folder / f"batsim-{len(options)}"
+def _fake_batsim(folder: Path, name: str, version: str, options: str) -> str:
+    """A Batsim ``name`` that prints ``version`` and a help listing ``options``; anything else fails."""
+    path = folder / name
     path.write_text(
         f"#!{sys.executable}\nimport sys\n"
         f"answers = {{'--version': {version!r}, '--help': 'Usage: batsim [options]\\n' + {options!r}}}\n"
@@ -168,13 +168,32 @@ def test_a_run_asks_batsim_to_forget_ended_jobs_only_where_the_binary_offers_it(
     forgetting = Simulation(Path("cell.xml"), [], Path("out"), lambda endpoint: [], forget_ended_jobs=True)
     remembering = Simulation(Path("cell.xml"), [], Path("out"), lambda endpoint: [])
     offering = BatsimBinary(
-        _fake_batsim(tmp_path, "4.2.1+batsim-google", "  --forget-ended-jobs  Forgets"), "4.2.1+batsim-google"
+        _fake_batsim(tmp_path, "offering", "4.2.1+batsim-google", "  --forget-ended-jobs  Forgets"),
+        "4.2.1+batsim-google",
     )
     earlier = BatsimBinary(
-        _fake_batsim(tmp_path, "4.2.1+batsim-google", "  --disable-energy-tracing"), "4.2.1+batsim-google"
+        _fake_batsim(tmp_path, "earlier", "4.2.1+batsim-google", "  --disable-energy-tracing"), "4.2.1+batsim-google"
     )
     stock = BatsimBinary(str(tmp_path / "no-such-batsim"), "4.2.1")
     assert FORGET_ENDED_JOBS in forgetting.batsim_command(28000, offering)
     assert FORGET_ENDED_JOBS not in remembering.batsim_command(28000, offering)
     assert FORGET_ENDED_JOBS not in forgetting.batsim_command(28000, earlier)
     assert FORGET_ENDED_JOBS not in forgetting.batsim_command(28000, stock)
+
+
+def test_a_streamed_run_on_a_patched_batsim_without_the_option_is_told_to_rebuild_it(tmp_path):
+    from batsim_google.simulation.run import warn_if_remembering
+    from batsim_google.simulation.settings import SimulationSettings
+
+    said: list[str] = []
+    for name, version, options in (
+        ("offering", "4.2.1+batsim-google", "  --forget-ended-jobs  Forgets"),
+        ("stock", "4.2.1", ""),  # keeps them, as every stock run does, and is not asked
+        ("earlier", "4.2.1+batsim-google", "  --disable-energy-tracing"),
+    ):
+        batsim = _fake_batsim(tmp_path, name, version, options)
+        warn_if_remembering(SimulationSettings(batsim=batsim, warn=said.append))
+    assert said == [
+        f"{tmp_path / 'earlier'} has no --forget-ended-jobs (built from an earlier engine/batsim-google.patch): "
+        "Batsim keeps about 0.24 KB of every job that ended; rebuild it to keep only what runs (docs/batsim.md)"
+    ]
