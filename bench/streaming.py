@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,9 +71,12 @@ def _peak_and_name(pid: int) -> tuple[int, str] | None:
     return kilobytes * 1024, line
 
 
-def run_measured(arguments: list[object], timeout: float) -> tuple[float, int, str]:
-    """(wall seconds, the scheduler's peak resident memory, standard output) of one command,
-    polling its processes' peaks (the last one read before a process ends is its peak)."""
+def run_measured(arguments: list[object], timeout: float) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds, the scheduler's peak resident memory, standard output) of one
+    command, polling its processes' peaks (the last one read before a process ends is its peak).
+    The CPU seconds are its processes' (Batsim's and the scheduler's included: each is waited for):
+    unlike the wall time, they do not depend on what else the machine runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     with tempfile.TemporaryFile("w+") as out:
         process = subprocess.Popen(command(*arguments), stdout=out, stderr=subprocess.STDOUT, text=True)
@@ -87,15 +91,17 @@ def run_measured(arguments: list[object], timeout: float) -> tuple[float, int, s
                     scheduler = max(scheduler, seen[0])
             time.sleep(0.2)
         wall = time.monotonic() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         out.seek(0)
         printed = out.read()
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command(*arguments))} failed:\n{printed[-2000:]}")
-    return wall, scheduler, printed
+    return wall, cpu, scheduler, printed
 
 
 def simulate(platform: Path, workload: Path, output: Path, mode: str, span: float, args) -> dict:
-    wall, scheduler, printed = run_measured(
+    wall, cpu, scheduler, printed = run_measured(
         [
             "run", "--platform", platform, "--workload", workload, "-o", output, f"--{mode}-workload",
             "--horizon", span, "--batsim", args.batsim, "--no-progress", "--no-figures", "--timeout", args.timeout,
@@ -105,6 +111,7 @@ def simulate(platform: Path, workload: Path, output: Path, mode: str, span: floa
     summary = json.loads((output / "out_accounting.json").read_text())
     return {
         "wall": wall,
+        "cpu": cpu,
         "batsim": int((output / "batsim_peak_rss").read_text()),
         "scheduler": scheduler,
         "summary": summary,
@@ -143,7 +150,7 @@ def per_job(folder: Path, sizes: list[int], args) -> None:
             writer.write(pl.DataFrame({**tasks, "kind": "task", "priority": 0.5, "cpu": 0.1, "memory": 0.1}))
         for mode in MODES:
             output = folder / f"sequential-{mode}-{size}"
-            wall, _, _ = run_measured(
+            wall, _, _, _ = run_measured(
                 [
                     "run", "--platform", platform, "--workload", workload, "-o", output, f"--{mode}-workload",
                     "--placement-latency", 0, "--no-energy-outputs", "--batsim", args.batsim, "--no-progress",
@@ -195,7 +202,7 @@ def main() -> None:
             for mode in MODES:
                 run = runs[span, mode] = simulate(platform, workload, folder / f"{mode}-{span:g}", mode, span, args)
                 print(
-                    f"  {mode:<6} {run['wall']:8.1f} s  Batsim peak {run['batsim'] / MB:7.0f} MB  "
+                    f"  {mode:<6} {run['wall']:8.1f} s ({run['cpu']:.1f} CPU s)  Batsim peak {run['batsim'] / MB:7.0f} MB  "
                     f"scheduler peak {run['scheduler'] / MB:6.0f} MB  {run['summary']['attempts']:,} attempts"
                 )
             print(f"  streamed vs loaded: {same_tasks(folder / f'load-{span:g}', folder / f'stream-{span:g}')}")
@@ -207,15 +214,17 @@ def main() -> None:
         for mode in MODES:
             a, b = runs[short, mode], runs[long, mode]
             print(
-                f"  {mode:<6} wall {b['wall'] / a['wall']:.2f}x  Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
-                f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x  "
-                f"attempts {b['summary']['attempts'] / a['summary']['attempts']:.2f}x"
+                f"  {mode:<6} wall {b['wall'] / a['wall']:.2f}x  CPU {b['cpu'] / a['cpu']:.2f}x  "
+                f"Batsim peak {b['batsim'] / a['batsim']:.2f}x  scheduler peak {b['scheduler'] / a['scheduler']:.2f}x  "
+                f"attempts {b['summary']['attempts'] / a['summary']['attempts']:.2f}x  "
+                f"messages {b['summary']['messages'] / a['summary']['messages']:.2f}x"
             )
         print("ratios streamed / loaded:")
         for span in args.spans:
             a, b = runs[span, "load"], runs[span, "stream"]
             print(
-                f"  {span:g} s: wall {b['wall'] / a['wall']:.2f}x  Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
+                f"  {span:g} s: wall {b['wall'] / a['wall']:.2f}x  CPU {b['cpu'] / a['cpu']:.2f}x  "
+                f"Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
                 f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x"
             )
         if args.per_job:

@@ -130,6 +130,8 @@ def test_trace_benchmark(google_2011):
                 "600 s on 16 machines",
                 "streamed vs loaded: tasks ended the same True",
                 "ratios 1200 s / 600 s",
+                "CPU s)",
+                "messages ",
                 "ratios streamed / loaded:",
                 "per job that ended (stream)",
             ],
