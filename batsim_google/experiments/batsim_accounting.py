@@ -41,9 +41,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from batsim_google.errors import InputFileError
 from batsim_google.experiments.load_energy import computing_watts, load_energy, overcommit
-from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
+from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs
 from batsim_google.experiments.pstate_energy import read_pstate_changes, sleep_table
 from batsim_google.experiments.window import clipped_jobs
 from batsim_google.fitting.batsim_input import read_workload_file
@@ -89,21 +88,20 @@ def workload_jobs(workloads: Sequence[str | Path]) -> pl.DataFrame:
     return pl.concat(frames) if frames else pl.DataFrame(schema=WORKLOAD_SCHEMA)
 
 
-def machine_rows(outputs: RunOutputs, workloads: Sequence[str | Path] = (), jobs: pl.DataFrame | None = None):
+def machine_rows(
+    outputs: RunOutputs,
+    workloads: Sequence[str | Path] = (),
+    jobs: pl.DataFrame | None = None,
+    requests: pl.DataFrame | None = None,
+) -> pl.DataFrame:
     """One row per job that ran and machine it ran on: ``job``, ``machine``, ``starting_time``,
-    ``finish_time``, ``execution_time`` and its ``cpu`` (see the module; null without one)."""
-    ran = (outputs.jobs() if jobs is None else jobs).filter(pl.col("starting_time").is_not_null())
-    try:
-        allocated = pl.read_csv(
-            outputs.path(JOBS),
-            columns=["job_id", "workload_name", "allocated_resources"],
-            schema_overrides={"job_id": pl.String, "workload_name": pl.String, "allocated_resources": pl.String},
-        )
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise InputFileError(f"{outputs.path(JOBS)}: {error}") from error
-    allocated = allocated.select(
-        pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"), "allocated_resources"
-    ).filter(pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources").str.strip_chars() != ""))
+    ``finish_time``, ``execution_time`` and its ``cpu`` (see the module; null without one).
+    ``jobs``: :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the ``workloads``,
+    when already read."""
+    jobs = outputs.jobs() if jobs is None else jobs
+    allocated = jobs.select("job", "allocated_resources").filter(
+        pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources").str.strip_chars() != "")
+    )
     ranges = (
         allocated.with_columns(pl.col("allocated_resources").str.strip_chars().str.split(" ").alias("part"))
         .explode("part")
@@ -114,18 +112,24 @@ def machine_rows(outputs: RunOutputs, workloads: Sequence[str | Path] = (), jobs
         )
     )
     machines = ranges.select("job", pl.int_ranges("low", pl.col("high") + 1).alias("machine")).explode("machine")
+    ran = jobs.filter(pl.col("starting_time").is_not_null())
     rows = ran.select("job", "starting_time", "finish_time", "execution_time").join(machines, on="job", how="inner")
-    return rows.join(_job_cpu(outputs, workloads), on="job", how="left")
+    requests = workload_jobs(workloads) if requests is None else requests
+    return rows.join(_job_cpu(outputs, requests), on="job", how="left")
 
 
-def _job_cpu(outputs: RunOutputs, workloads: Sequence[str | Path]) -> pl.DataFrame:
-    """``job``, ``cpu``: the workloads' requests, and the ledger's for the jobs it knows."""
-    cpu = workload_jobs(workloads).select("job", "cpu")
+def _job_cpu(outputs: RunOutputs, requests: pl.DataFrame) -> pl.DataFrame:
+    """``job``, ``cpu``: the workloads' ``requests``, and the ledger's for the jobs it knows."""
+    cpu = requests.select("job", "cpu")
     if outputs.has_ledger():
         ledger = (
-            outputs.attempts()
+            outputs.attempts(["job_id", "task_id"])
             .select(pl.col("job_id").alias("job"), "task_id")
-            .join(outputs.tasks().select("task_id", pl.col("cpu").alias("ledger_cpu")), on="task_id", how="left")
+            .join(
+                outputs.tasks(["task_id", "cpu"]).select("task_id", pl.col("cpu").alias("ledger_cpu")),
+                on="task_id",
+                how="left",
+            )
             .select("job", "ledger_cpu")
         )
         cpu = (
@@ -184,9 +188,11 @@ def accounting(
     workloads: Sequence[str | Path] = (),
     jobs: pl.DataFrame | None = None,
     machines: int | None = None,
+    rows: pl.DataFrame | None = None,
 ) -> dict:
     """The metrics of the module over ``[low, high]``; ``hosts``: the platform's compute hosts in
-    resource order (None: unknown, then ``machines`` machines of capacity 1, and no energy)."""
+    resource order (None: unknown, then ``machines`` machines of capacity 1, and no energy).
+    ``rows``: :func:`machine_rows`, when already built (else built from ``jobs``)."""
     length = high - low
     count = len(hosts) if hosts is not None else (machines or outputs.machines())
     capacities = [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts] if hosts else [1.0] * count
@@ -195,7 +201,7 @@ def accounting(
         {"machine": range(len(capacities)), "whole": capacities}, schema={"machine": pl.Int64, "whole": pl.Float64}
     )
     rows = (
-        clipped_jobs(machine_rows(outputs, workloads, jobs), low, high)
+        clipped_jobs(machine_rows(outputs, workloads, jobs) if rows is None else rows, low, high)
         .join(whole, on="machine", how="left")
         .with_columns(pl.col("cpu").fill_null(pl.col("whole")).fill_null(1.0))
     )
@@ -230,15 +236,20 @@ def refused(reasons: dict) -> int:
     return sum(count for reason, count in reasons.items() if not reason.startswith(CENSORED))
 
 
-def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machines: int | None = None) -> dict:
-    """Batsim's rejected jobs by reason (see the module), most frequent first."""
-    rejected = outputs.jobs().filter(pl.col("final_state") == REJECTED).select("job")
+def rejections(
+    outputs: RunOutputs,
+    workloads: Sequence[str | Path] = (),
+    machines: int | None = None,
+    jobs: pl.DataFrame | None = None,
+    requests: pl.DataFrame | None = None,
+) -> dict:
+    """Batsim's rejected jobs by reason (see the module), most frequent first. ``jobs``:
+    :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the ``workloads``, when
+    already read."""
+    rejected = (outputs.jobs() if jobs is None else jobs).filter(pl.col("final_state") == REJECTED).select("job")
     if rejected.height == 0:
         return {}
     if outputs.has_ledger():
-        told = pl.read_csv(
-            outputs.path(TASKS), columns=["task_id", "outcome", "note"], schema_overrides={"note": pl.String}
-        )
         # a resubmission "resubmit!w0_17#2" stands for task "w0!17" (the scheduler's naming)
         task = (
             pl.when(pl.col("job").str.starts_with(f"{RESUBMITTED}!"))
@@ -250,20 +261,23 @@ def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machin
             )
             .otherwise(pl.col("job"))
         )
-        reasons = (
-            rejected.with_columns(task.alias("task_id"))
-            .join(told, on="task_id", how="left")
-            .select(
-                pl.when(pl.col("outcome").is_null())
-                .then(pl.lit(BY_SCHEDULER))
-                .when(pl.col("note").fill_null("") == "")
-                .then(pl.col("outcome"))
-                .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
-                .alias("reason")
-            )
+        rejected = rejected.with_columns(task.alias("task_id"))
+        told = (  # of the rejected tasks only: out_tasks.csv holds every task
+            pl.scan_csv(outputs.path(TASKS), schema_overrides={"note": pl.String})
+            .select("task_id", "outcome", "note")
+            .join(rejected.lazy().select("task_id"), on="task_id", how="semi")
+            .collect()
+        )
+        reasons = rejected.join(told, on="task_id", how="left").select(
+            pl.when(pl.col("outcome").is_null())
+            .then(pl.lit(BY_SCHEDULER))
+            .when(pl.col("note").fill_null("") == "")
+            .then(pl.col("outcome"))
+            .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
+            .alias("reason")
         )
     else:
-        asked = rejected.join(workload_jobs(workloads), on="job", how="left")
+        asked = rejected.join(workload_jobs(workloads) if requests is None else requests, on="job", how="left")
         too_wide = pl.lit(False) if machines is None else pl.col("res").fill_null(1) > machines
         reason = (
             pl.when(too_wide)
