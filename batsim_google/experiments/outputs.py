@@ -102,11 +102,12 @@ class RunOutputs:
     def jobs(self) -> pl.DataFrame:
         """Batsim's jobs with their full id ``job`` (``workload!job_id``); times null if never started.
         A folder marked incomplete (a run interrupted or failed) is refused: its files are not a run's."""
-        self._refuse_incomplete()
+        self.refuse_incomplete()
         jobs = _read_csv(self.path(JOBS), JOB_COLUMNS)
         return jobs.with_columns(pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"))
 
-    def _refuse_incomplete(self) -> None:
+    def refuse_incomplete(self) -> None:
+        """Refuse (InputFileError) a folder marked incomplete: a run interrupted or failed."""
         if (Path(self.directory) / INCOMPLETE).exists():
             raise InputFileError(
                 f"{self.directory}: the run there did not end (interrupted or failed: see {INCOMPLETE}); run it again"
@@ -114,7 +115,7 @@ class RunOutputs:
 
     def last_finish(self) -> float:
         """The last job's finish time (0 when no job ran), from that column alone."""
-        self._refuse_incomplete()
+        self.refuse_incomplete()
         return float(_read_csv(self.path(JOBS), {"finish_time": pl.Float64})["finish_time"].max() or 0.0)
 
     def submissions(self) -> pl.Series:

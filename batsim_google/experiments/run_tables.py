@@ -20,7 +20,7 @@ import polars as pl
 from batsim_google.experiments.batsim_accounting import machine_rows, workload_jobs
 from batsim_google.experiments.job_groups import workload_groups
 from batsim_google.experiments.outputs import RunOutputs, first_waits, started_jobs, task_ends, task_times
-from batsim_google.experiments.simulated_workloads import check_simulated_workloads
+from batsim_google.experiments.simulated_workloads import check_simulated_workloads, submitted_jobs
 from batsim_google.experiments.suspension import suspension_intervals
 from batsim_google.fitting.batsim_input import forget_workload_files
 
@@ -52,17 +52,19 @@ class RunTables:
         self.drop("jobs", "requests")
 
     def read_workloads(self) -> None:
-        """Check that the workloads are those the run simulated
-        (:func:`.simulated_workloads.check_simulated_workloads`) and take what is read of them, their
-        jobs' requests and jobs of tasks, together; then, unless kept, forget the workloads' whole
-        tables (:func:`.batsim_input.forget_workload_files`): a week of the whole cell's is 1 GB,
-        which ``run`` reads no more once it has them."""
-        if self.workloads:
-            check_simulated_workloads(self.jobs, self.workloads, self.outputs.directory)
-        for name in ("requests", "groups"):  # both now, while the workloads' tables are at hand
+        """Read what is read of the workloads, all at once: their jobs' requests and jobs of tasks,
+        and the submissions that show them to be those the run simulated
+        (:func:`.simulated_workloads.check_simulated_workloads`); unless kept, forget the workloads'
+        whole tables (:func:`.batsim_input.forget_workload_files`: a week of the whole cell's is
+        1 GB, of no more use to ``run``) before reading Batsim's jobs to check them."""
+        self.outputs.refuse_incomplete()  # before minutes of reading
+        submitted = [submitted_jobs(path) for path in self.workloads]
+        for name in ("requests", "groups"):
             getattr(self, name)
         if not self.keep_workloads:
             forget_workload_files()
+        if self.workloads:
+            check_simulated_workloads(self.jobs, self.workloads, self.outputs.directory, submitted)
 
     @cached_property
     def jobs(self) -> pl.DataFrame:
