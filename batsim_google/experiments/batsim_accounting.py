@@ -94,16 +94,28 @@ def machine_rows(
     jobs: pl.DataFrame | None = None,
     requests: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """One row per job that ran and machine it ran on: ``job``, ``machine``, ``starting_time``,
-    ``finish_time``, ``execution_time`` and its ``cpu`` (see the module; null without one).
-    ``jobs``: :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the ``workloads``,
-    when already read."""
+    """One row per job that ran and machine it ran on: ``job``, ``starting_time``,
+    ``finish_time``, ``execution_time``, ``machine`` and its ``cpu`` (see the module; null without
+    one). ``jobs``: :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the
+    ``workloads``, when already read."""
     jobs = outputs.jobs() if jobs is None else jobs
-    allocated = jobs.select("job", "allocated_resources").filter(
-        pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources").str.strip_chars() != "")
+    ran = jobs.filter(pl.col("starting_time").is_not_null())
+    rows = ran.select("job", "starting_time", "finish_time", "execution_time").join(
+        _machines(jobs), on="job", how="inner"
     )
+    return _with_cpu(outputs, rows, workload_jobs(workloads) if requests is None else requests)
+
+
+def _machines(jobs: pl.DataFrame) -> pl.DataFrame:
+    """``job``, ``machine``: each machine of the jobs' ``allocated_resources`` (Batsim's "0-2 5")."""
+    allocated = jobs.select("job", pl.col("allocated_resources").str.strip_chars()).filter(
+        pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources") != "")
+    )
+    if not allocated.select(pl.col("allocated_resources").str.contains("[ -]").any()).item():
+        # a machine each (as this package's scheduler places jobs): no lists of millions of ranges
+        return allocated.select("job", pl.col("allocated_resources").cast(pl.Int64).alias("machine"))
     ranges = (
-        allocated.with_columns(pl.col("allocated_resources").str.strip_chars().str.split(" ").alias("part"))
+        allocated.with_columns(pl.col("allocated_resources").str.split(" ").alias("part"))
         .explode("part")
         .with_columns(pl.col("part").str.split("-").alias("bounds"))
         .with_columns(
@@ -111,33 +123,24 @@ def machine_rows(
             pl.col("bounds").list.last().cast(pl.Int64).alias("high"),
         )
     )
-    machines = ranges.select("job", pl.int_ranges("low", pl.col("high") + 1).alias("machine")).explode("machine")
-    ran = jobs.filter(pl.col("starting_time").is_not_null())
-    rows = ran.select("job", "starting_time", "finish_time", "execution_time").join(machines, on="job", how="inner")
-    requests = workload_jobs(workloads) if requests is None else requests
-    return rows.join(_job_cpu(outputs, requests), on="job", how="left")
+    return ranges.select("job", pl.int_ranges("low", pl.col("high") + 1).alias("machine")).explode("machine")
 
 
-def _job_cpu(outputs: RunOutputs, requests: pl.DataFrame) -> pl.DataFrame:
-    """``job``, ``cpu``: the workloads' ``requests``, and the ledger's for the jobs it knows."""
-    cpu = requests.select("job", "cpu")
+def _with_cpu(outputs: RunOutputs, rows: pl.DataFrame, requests: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with their job's ``cpu``: the ledger's (its task's request) for the jobs it knows,
+    else the workloads' ``requests``."""
+    columns = rows.columns
     if outputs.has_ledger():
         ledger = (
             outputs.attempts(["job_id", "task_id"])
-            .select(pl.col("job_id").alias("job"), "task_id")
-            .join(
-                outputs.tasks(["task_id", "cpu"]).select("task_id", pl.col("cpu").alias("ledger_cpu")),
-                on="task_id",
-                how="left",
-            )
-            .select("job", "ledger_cpu")
+            .join(outputs.tasks(["task_id", "cpu"]), on="task_id", how="left")
+            .select(pl.col("job_id").alias("job"), pl.col("cpu").alias("ledger_cpu"))
         )
-        cpu = (
-            cpu.join(ledger, on="job", how="full", coalesce=True)
-            .select("job", pl.coalesce("ledger_cpu", "cpu").alias("cpu"))
-            .unique("job", keep="first")
-        )
-    return cpu
+        rows = rows.join(ledger, on="job", how="left")
+    else:
+        rows = rows.with_columns(pl.lit(None, dtype=pl.Float64).alias("ledger_cpu"))
+    with_requests = rows.join(requests.select("job", "cpu"), on="job", how="left")
+    return with_requests.select(*columns, pl.coalesce("ledger_cpu", "cpu").alias("cpu"))
 
 
 def _busy_seconds(rows: pl.DataFrame) -> pl.DataFrame:
