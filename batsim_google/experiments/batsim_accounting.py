@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from batsim_google.experiments.load_energy import computing_watts, load_energy, overcommit
+from batsim_google.experiments.load_energy import computing_watts, load_energy, load_steps, overcommit
 from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs
 from batsim_google.experiments.pstate_energy import read_pstate_changes, sleep_table
 from batsim_google.experiments.window import clipped_jobs
@@ -210,7 +210,8 @@ def accounting(
     )
     allocated = float(rows.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     busy = _busy_seconds(rows)
-    above = overcommit(rows, capacities)
+    steps = load_steps(rows, capacities)
+    above = overcommit(rows, capacities, steps)
     metrics = {
         "load_energy_j": None,
         "idle_energy_j": None,
@@ -222,7 +223,7 @@ def accounting(
     }
     if hosts is None:
         return metrics
-    metrics["load_energy_j"] = load_energy(rows, hosts)
+    metrics["load_energy_j"] = load_energy(rows, hosts, steps)
     watts = [computing_watts(host) for host in hosts]
     if all(w is not None for w in watts):
         idle = np.array([w[0] for w in watts])

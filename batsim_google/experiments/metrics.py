@@ -226,28 +226,25 @@ def run_metrics(
 def _ledger_metrics(tables: RunTables, makespan: float, bounds: tuple[float, float] | None, resubmissions: int) -> dict:
     """The ledger's metrics (delivered work inside the window's ``bounds``, if any), the
     ``resubmissions`` counted in Batsim's jobs."""
+    intervals = tables.intervals  # first: it sorts every job, the largest of these steps
     jobs, tasks = tables.started, tables.tasks
     # only the columns used, not copies of every job's: a week of the whole cell has 6 million jobs
     runs = jobs.select("task_id", "starting_time", "finish_time", "end_reason")
-    # the whole run is the window from 0 to its end: a task cut by the horizon delivered its work so far
-    with_cpu = clipped_jobs(
-        runs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), *(bounds or (0.0, makespan))
-    )
-    kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
-    delivered = float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
-    last_reason = runs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
-    lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
-    intervals = tables.intervals
     suspended = suspension_per_task(intervals)
     outcomes = dict(tasks.group_by("outcome").len().iter_rows())
+    stops = jobs.select(
+        (pl.col("end_reason") == StopReason.EVICTION.value).sum().alias("evictions"),
+        (pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).sum().alias("failure_kills"),
+    ).row(0, named=True)
     metrics = {
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
-        "delivered_cpu_s": delivered,
-        "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
+        # the whole run is the window from 0 to its end: a task cut by the horizon delivered its work so far
+        "delivered_cpu_s": _delivered_cpu_s(runs, tasks, *(bounds or (0.0, makespan))),
+        "evictions": stops["evictions"],
         "resubmissions": resubmissions,
-        "failure_kills": jobs.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
-        "lost_to_failures": lost.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
+        "failure_kills": stops["failure_kills"],
+        "lost_to_failures": _lost_to_failures(runs, tasks),
         "suspended_tasks": len(suspended),
         "mean_suspension_s": _value(suspended.mean()),
         "median_suspension_s": _value(suspended.median()),
@@ -256,6 +253,20 @@ def _ledger_metrics(tables: RunTables, makespan: float, bounds: tuple[float, flo
         "balanced": bool(tables.outputs.summary()["balanced"]),
     }
     return metrics
+
+
+def _delivered_cpu_s(runs: pl.DataFrame, tasks: pl.DataFrame, low: float, high: float) -> float:
+    """CPU-seconds run inside ``[low, high]`` by the jobs whose work was kept (see the module)."""
+    with_cpu = clipped_jobs(runs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), low, high)
+    kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
+    return float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
+
+
+def _lost_to_failures(runs: pl.DataFrame, tasks: pl.DataFrame) -> int:
+    """Tasks not restarted whose last job a machine failure stopped."""
+    abandoned = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).select("task_id")
+    last = runs.join(abandoned, on="task_id", how="semi").sort("starting_time").group_by("task_id")
+    return last.agg(pl.col("end_reason").last()).filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height
 
 
 def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
