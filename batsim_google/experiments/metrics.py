@@ -174,8 +174,8 @@ def run_metrics(
         check_run_platform(Path(outputs.directory), Path(platform), hosts)
     machines = len(hosts) if hosts is not None else outputs.machines()
     reasons = rejections(outputs, workloads, machines, tables.jobs, tables.requests)
-    shared = accounting(outputs, hosts, low, high, machines=machines, rows=tables.machine_rows)
     tables.drop_jobs()  # 1 GB for a week of the whole cell
+    shared = accounting(outputs, hosts, low, high, machines=machines, rows=tables.machine_rows)
     if outputs.has_ledger():
         ledger = _ledger_metrics(tables, makespan, None if window is None else (low, high), resubmissions)
         if hosts is None:  # CPU requests are fractions of the largest machine: capacity unknown

@@ -188,7 +188,8 @@ def first_waits(jobs: pl.DataFrame) -> pl.DataFrame:
     """``submission_time`` and ``waiting_time`` of the jobs of the user's workloads that started,
     in Batsim's order: each task's first wait (resubmissions left out). ``jobs``: :meth:`RunOutputs.jobs`."""
     started = pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED)
-    return jobs.lazy().filter(started).select("submission_time", "waiting_time").collect()  # not every column
+    read = jobs.select("submission_time", "waiting_time", "starting_time", "workload_name")  # not every column
+    return read.filter(started).select("submission_time", "waiting_time")
 
 
 def started_jobs(outputs: RunOutputs, jobs: pl.DataFrame | None = None) -> pl.DataFrame:
