@@ -111,6 +111,7 @@ def run(
     """Simulate workloads with Batsim and the Google-cell scheduler (or --scheduler); exit 1 if accounting fails."""
     from batsim_google.experiments.measured_run import not_restarted_line, simulate
     from batsim_google.experiments.outputs import RunOutputs
+    from batsim_google.experiments.run_tables import RunTables
     from batsim_google.simulation.settings import RunInputs
 
     horizon = policy["horizon"] or None
@@ -127,7 +128,11 @@ def run(
     )
     inputs = RunInputs(platform, workloads, events)
     click.get_current_context().with_resource(locked_folder(output, create=False))  # held to the last figure
-    result = simulate(scheduler, inputs, output, settings, warmup=warmup, horizon=horizon, window=measure)
+    # the metrics' and figures' tables, read once; the workloads' own, once read, are of no more use
+    tables = RunTables(RunOutputs(output), workloads, keep_workloads=False)
+    result = simulate(
+        scheduler, inputs, output, settings, warmup=warmup, horizon=horizon, window=measure, tables=tables
+    )
     summary, metrics = result.simulation.summary, result.metrics
     if summary is not None:
         outcomes = ", ".join(f"{count} {name}" for name, count in summary["outcomes"].items() if count)
@@ -138,7 +143,7 @@ def run(
     if figures:
         from batsim_google.experiments.run_figures import write_run_figures  # matplotlib, only for figures
 
-        drawn = write_run_figures(RunOutputs(output), metrics, platform, workloads)
+        drawn = write_run_figures(tables.outputs, metrics, platform, workloads, tables)
         click.echo(f"figures: {', '.join(path.name for path in drawn)}")
     lost = not_restarted_line(metrics, scheduler)
     if lost:

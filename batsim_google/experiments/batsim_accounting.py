@@ -41,9 +41,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from batsim_google.errors import InputFileError
-from batsim_google.experiments.load_energy import computing_watts, load_energy, overcommit
-from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs
+from batsim_google.experiments.load_energy import computing_watts, load_energy, load_steps, overcommit
+from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs
 from batsim_google.experiments.pstate_energy import read_pstate_changes, sleep_table
 from batsim_google.experiments.window import clipped_jobs
 from batsim_google.fitting.batsim_input import read_workload_file
@@ -89,23 +88,34 @@ def workload_jobs(workloads: Sequence[str | Path]) -> pl.DataFrame:
     return pl.concat(frames) if frames else pl.DataFrame(schema=WORKLOAD_SCHEMA)
 
 
-def machine_rows(outputs: RunOutputs, workloads: Sequence[str | Path] = (), jobs: pl.DataFrame | None = None):
-    """One row per job that ran and machine it ran on: ``job``, ``machine``, ``starting_time``,
-    ``finish_time``, ``execution_time`` and its ``cpu`` (see the module; null without one)."""
-    ran = (outputs.jobs() if jobs is None else jobs).filter(pl.col("starting_time").is_not_null())
-    try:
-        allocated = pl.read_csv(
-            outputs.path(JOBS),
-            columns=["job_id", "workload_name", "allocated_resources"],
-            schema_overrides={"job_id": pl.String, "workload_name": pl.String, "allocated_resources": pl.String},
-        )
-    except (pl.exceptions.PolarsError, OSError) as error:
-        raise InputFileError(f"{outputs.path(JOBS)}: {error}") from error
-    allocated = allocated.select(
-        pl.concat_str("workload_name", pl.lit("!"), "job_id").alias("job"), "allocated_resources"
-    ).filter(pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources").str.strip_chars() != ""))
+def machine_rows(
+    outputs: RunOutputs,
+    workloads: Sequence[str | Path] = (),
+    jobs: pl.DataFrame | None = None,
+    requests: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """One row per job that ran and machine it ran on: ``job``, ``starting_time``,
+    ``finish_time``, ``execution_time``, ``machine`` and its ``cpu`` (see the module; null without
+    one). ``jobs``: :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the
+    ``workloads``, when already read."""
+    jobs = outputs.jobs() if jobs is None else jobs
+    ran = jobs.filter(pl.col("starting_time").is_not_null())
+    rows = ran.select("job", "starting_time", "finish_time", "execution_time").join(
+        _machines(jobs), on="job", how="inner"
+    )
+    return _with_cpu(outputs, rows, workload_jobs(workloads) if requests is None else requests)
+
+
+def _machines(jobs: pl.DataFrame) -> pl.DataFrame:
+    """``job``, ``machine``: each machine of the jobs' ``allocated_resources`` (Batsim's "0-2 5")."""
+    allocated = jobs.select("job", pl.col("allocated_resources").str.strip_chars()).filter(
+        pl.col("allocated_resources").is_not_null() & (pl.col("allocated_resources") != "")
+    )
+    if not allocated.select(pl.col("allocated_resources").str.contains("[ -]").any()).item():
+        # a machine each (as this package's scheduler places jobs): no lists of millions of ranges
+        return allocated.select("job", pl.col("allocated_resources").cast(pl.Int64).alias("machine"))
     ranges = (
-        allocated.with_columns(pl.col("allocated_resources").str.strip_chars().str.split(" ").alias("part"))
+        allocated.with_columns(pl.col("allocated_resources").str.split(" ").alias("part"))
         .explode("part")
         .with_columns(pl.col("part").str.split("-").alias("bounds"))
         .with_columns(
@@ -113,27 +123,24 @@ def machine_rows(outputs: RunOutputs, workloads: Sequence[str | Path] = (), jobs
             pl.col("bounds").list.last().cast(pl.Int64).alias("high"),
         )
     )
-    machines = ranges.select("job", pl.int_ranges("low", pl.col("high") + 1).alias("machine")).explode("machine")
-    rows = ran.select("job", "starting_time", "finish_time", "execution_time").join(machines, on="job", how="inner")
-    return rows.join(_job_cpu(outputs, workloads), on="job", how="left")
+    return ranges.select("job", pl.int_ranges("low", pl.col("high") + 1).alias("machine")).explode("machine")
 
 
-def _job_cpu(outputs: RunOutputs, workloads: Sequence[str | Path]) -> pl.DataFrame:
-    """``job``, ``cpu``: the workloads' requests, and the ledger's for the jobs it knows."""
-    cpu = workload_jobs(workloads).select("job", "cpu")
+def _with_cpu(outputs: RunOutputs, rows: pl.DataFrame, requests: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with their job's ``cpu``: the ledger's (its task's request) for the jobs it knows,
+    else the workloads' ``requests``."""
+    columns = rows.columns
     if outputs.has_ledger():
         ledger = (
-            outputs.attempts()
-            .select(pl.col("job_id").alias("job"), "task_id")
-            .join(outputs.tasks().select("task_id", pl.col("cpu").alias("ledger_cpu")), on="task_id", how="left")
-            .select("job", "ledger_cpu")
+            outputs.attempts(["job_id", "task_id"])
+            .join(outputs.tasks(["task_id", "cpu"]), on="task_id", how="left")
+            .select(pl.col("job_id").alias("job"), pl.col("cpu").alias("ledger_cpu"))
         )
-        cpu = (
-            cpu.join(ledger, on="job", how="full", coalesce=True)
-            .select("job", pl.coalesce("ledger_cpu", "cpu").alias("cpu"))
-            .unique("job", keep="first")
-        )
-    return cpu
+        rows = rows.join(ledger, on="job", how="left")
+    else:
+        rows = rows.with_columns(pl.lit(None, dtype=pl.Float64).alias("ledger_cpu"))
+    with_requests = rows.join(requests.select("job", "cpu"), on="job", how="left")
+    return with_requests.select(*columns, pl.coalesce("ledger_cpu", "cpu").alias("cpu"))
 
 
 def _busy_seconds(rows: pl.DataFrame) -> pl.DataFrame:
@@ -184,9 +191,11 @@ def accounting(
     workloads: Sequence[str | Path] = (),
     jobs: pl.DataFrame | None = None,
     machines: int | None = None,
+    rows: pl.DataFrame | None = None,
 ) -> dict:
     """The metrics of the module over ``[low, high]``; ``hosts``: the platform's compute hosts in
-    resource order (None: unknown, then ``machines`` machines of capacity 1, and no energy)."""
+    resource order (None: unknown, then ``machines`` machines of capacity 1, and no energy).
+    ``rows``: :func:`machine_rows`, when already built (else built from ``jobs``)."""
     length = high - low
     count = len(hosts) if hosts is not None else (machines or outputs.machines())
     capacities = [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts] if hosts else [1.0] * count
@@ -195,13 +204,14 @@ def accounting(
         {"machine": range(len(capacities)), "whole": capacities}, schema={"machine": pl.Int64, "whole": pl.Float64}
     )
     rows = (
-        clipped_jobs(machine_rows(outputs, workloads, jobs), low, high)
+        clipped_jobs(machine_rows(outputs, workloads, jobs) if rows is None else rows, low, high)
         .join(whole, on="machine", how="left")
         .with_columns(pl.col("cpu").fill_null(pl.col("whole")).fill_null(1.0))
     )
     allocated = float(rows.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
     busy = _busy_seconds(rows)
-    above = overcommit(rows, capacities)
+    steps = load_steps(rows, capacities)
+    above = overcommit(rows, capacities, steps)
     metrics = {
         "load_energy_j": None,
         "idle_energy_j": None,
@@ -213,7 +223,7 @@ def accounting(
     }
     if hosts is None:
         return metrics
-    metrics["load_energy_j"] = load_energy(rows, hosts)
+    metrics["load_energy_j"] = load_energy(rows, hosts, steps)
     watts = [computing_watts(host) for host in hosts]
     if all(w is not None for w in watts):
         idle = np.array([w[0] for w in watts])
@@ -230,15 +240,20 @@ def refused(reasons: dict) -> int:
     return sum(count for reason, count in reasons.items() if not reason.startswith(CENSORED))
 
 
-def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machines: int | None = None) -> dict:
-    """Batsim's rejected jobs by reason (see the module), most frequent first."""
-    rejected = outputs.jobs().filter(pl.col("final_state") == REJECTED).select("job")
+def rejections(
+    outputs: RunOutputs,
+    workloads: Sequence[str | Path] = (),
+    machines: int | None = None,
+    jobs: pl.DataFrame | None = None,
+    requests: pl.DataFrame | None = None,
+) -> dict:
+    """Batsim's rejected jobs by reason (see the module), most frequent first. ``jobs``:
+    :meth:`.RunOutputs.jobs`, ``requests``: :func:`workload_jobs` of the ``workloads``, when
+    already read."""
+    rejected = (outputs.jobs() if jobs is None else jobs).filter(pl.col("final_state") == REJECTED).select("job")
     if rejected.height == 0:
         return {}
     if outputs.has_ledger():
-        told = pl.read_csv(
-            outputs.path(TASKS), columns=["task_id", "outcome", "note"], schema_overrides={"note": pl.String}
-        )
         # a resubmission "resubmit!w0_17#2" stands for task "w0!17" (the scheduler's naming)
         task = (
             pl.when(pl.col("job").str.starts_with(f"{RESUBMITTED}!"))
@@ -250,20 +265,23 @@ def rejections(outputs: RunOutputs, workloads: Sequence[str | Path] = (), machin
             )
             .otherwise(pl.col("job"))
         )
-        reasons = (
-            rejected.with_columns(task.alias("task_id"))
-            .join(told, on="task_id", how="left")
-            .select(
-                pl.when(pl.col("outcome").is_null())
-                .then(pl.lit(BY_SCHEDULER))
-                .when(pl.col("note").fill_null("") == "")
-                .then(pl.col("outcome"))
-                .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
-                .alias("reason")
-            )
+        rejected = rejected.with_columns(task.alias("task_id"))
+        told = (  # of the rejected tasks only: out_tasks.csv holds every task
+            pl.scan_csv(outputs.path(TASKS), schema_overrides={"note": pl.String})
+            .select("task_id", "outcome", "note")
+            .join(rejected.lazy().select("task_id"), on="task_id", how="semi")
+            .collect()
+        )
+        reasons = rejected.join(told, on="task_id", how="left").select(
+            pl.when(pl.col("outcome").is_null())
+            .then(pl.lit(BY_SCHEDULER))
+            .when(pl.col("note").fill_null("") == "")
+            .then(pl.col("outcome"))
+            .otherwise(pl.concat_str("outcome", pl.lit(": "), "note"))
+            .alias("reason")
         )
     else:
-        asked = rejected.join(workload_jobs(workloads), on="job", how="left")
+        asked = rejected.join(workload_jobs(workloads) if requests is None else requests, on="job", how="left")
         too_wide = pl.lit(False) if machines is None else pl.col("res").fill_null(1) > machines
         reason = (
             pl.when(too_wide)

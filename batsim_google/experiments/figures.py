@@ -28,6 +28,7 @@ A scenario is a platform, workload and failures combination.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib
@@ -44,10 +45,10 @@ from batsim_google.experiments.metrics import (  # noqa: E402
     cpu_capacity,
     cpu_utilization_over_time,
     machine_utilization_over_time,
-    waiting_times,
 )
-from batsim_google.experiments.outputs import RunOutputs, started_jobs  # noqa: E402
-from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task  # noqa: E402
+from batsim_google.experiments.outputs import RunOutputs  # noqa: E402
+from batsim_google.experiments.run_tables import RunTables  # noqa: E402
+from batsim_google.experiments.suspension import suspended_over_time, suspension_per_task  # noqa: E402
 from batsim_google.experiments.window import Window, submitted_inside  # noqa: E402
 from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
 from batsim_google.output_files import output_folder, save_figure  # noqa: E402
@@ -275,23 +276,23 @@ def timeline(path: Path, runs: pl.DataFrame, platform_file: Path) -> None:
     save_figure(figure, path)
 
 
-def measured_waits(outputs: RunOutputs, row: dict) -> tuple[np.ndarray, np.ndarray]:
+def measured_waits(outputs: RunOutputs, row: dict, tables: RunTables | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The waiting times and bounded slowdowns of the tasks a run's metrics count: those submitted
     in its measurement window (``row``'s ``window_start_s``, ``window_end_s``; the whole run
     without them), so that a CDF agrees with the summary (warm-start tasks, submitted before the
-    warm-up, are left out)."""
-    jobs = outputs.jobs()
+    warm-up, are left out). ``tables``: the run's, when already built."""
+    tables = RunTables(outputs) if tables is None else tables
     low, high = row.get("window_start_s"), row.get("window_end_s")
     if low is None or high is None or not high > low:
-        window, submitted = None, jobs
+        window, waits = None, tables.waits
     else:
-        window, submitted = Window(low, high), jobs.filter(submitted_inside("submission_time", low, high))
-    waits = waiting_times(submitted).drop_nulls().to_numpy()
-    return waits, bounded_slowdowns(outputs, jobs, window).drop_nulls().to_numpy()
+        window, waits = Window(low, high), tables.waits.filter(submitted_inside("submission_time", low, high))
+    slowdowns = bounded_slowdowns(tables.task_ends, tables.makespan, window)
+    return waits["waiting_time"].drop_nulls().to_numpy(), slowdowns.drop_nulls().to_numpy()
 
 
-def waiting(path: Path, runs: pl.DataFrame) -> None:
-    """``runs``: one scenario's runs."""
+def waiting(path: Path, runs: pl.DataFrame, tables: Mapping[str, RunTables] | None = None) -> None:
+    """``runs``: one scenario's runs; ``tables``: their tables already built, by directory."""
     ended = runs.filter(pl.col("status") != "failed")
     policies = ended["policy"].unique(maintain_order=True).to_list()
     styles = _styles(policies)
@@ -299,7 +300,10 @@ def waiting(path: Path, runs: pl.DataFrame) -> None:
     shown = {wait: [], slow: []}
     for policy in policies:
         rows = ended.filter(pl.col("policy") == policy).to_dicts()
-        measured = [measured_waits(RunOutputs(Path(row["directory"])), row) for row in rows]
+        measured = [
+            measured_waits(RunOutputs(Path(row["directory"])), row, _run_tables(row["directory"], tables))
+            for row in rows
+        ]
         for ax, values in (
             (wait, np.concatenate([waits for waits, _ in measured])),
             (slow, np.concatenate([slowdowns for _, slowdowns in measured])),
@@ -331,10 +335,10 @@ def waiting(path: Path, runs: pl.DataFrame) -> None:
     save_figure(figure, path)
 
 
-def _intervals(directory: str) -> pl.DataFrame:
-    outputs = RunOutputs(Path(directory))
-    jobs = started_jobs(outputs)
-    return suspension_intervals(jobs, outputs.tasks(), float(jobs["finish_time"].max() or 0.0))
+def _run_tables(directory: str, tables: Mapping[str, RunTables] | None) -> RunTables:
+    """A run's tables: those of ``tables`` (by directory) when built already, else new ones."""
+    known = (tables or {}).get(directory)
+    return RunTables(RunOutputs(Path(directory))) if known is None else known
 
 
 def suspension_cdf(ax, totals: np.ndarray, label: str, style: dict) -> None:
@@ -354,32 +358,33 @@ def suspension_cdf(ax, totals: np.ndarray, label: str, style: dict) -> None:
         ax.plot([0.0], [zeros], marker="o", color=style["color"], linestyle="none")
 
 
-def suspension(path: Path, runs: pl.DataFrame) -> None:
-    """``runs``: one scenario's runs."""
+def suspension(path: Path, runs: pl.DataFrame, tables: Mapping[str, RunTables] | None = None) -> None:
+    """``runs``: one scenario's runs; ``tables``: their tables already built, by directory."""
     ended = runs.filter(pl.col("status") != "failed")
     policies = ended["policy"].unique(maintain_order=True).to_list()
     styles = _styles(policies)
     figure, (cdf, count) = plt.subplots(1, 2, figsize=(12, 4.5))
     with_ledger = [d for d in ended["directory"] if RunOutputs(Path(d)).has_ledger()]
+    intervals = {directory: _run_tables(directory, tables).intervals for directory in with_ledger}  # once each
     for policy in policies:
         directories = ended.filter(pl.col("policy") == policy)["directory"].to_list()
         if not set(directories) <= set(with_ledger):
             cdf.plot([], [], label=f"{policy}: n/a (no ledger)", **styles[policy])
             continue
-        totals = np.concatenate([suspension_per_task(_intervals(d)).to_numpy() for d in directories])
+        totals = np.concatenate([suspension_per_task(intervals[d]).to_numpy() for d in directories])
         if totals.size == 0:
             cdf.plot([], [], label=f"{policy}: no suspension", **styles[policy])
             continue
         suspension_cdf(cdf, totals, policy, styles[policy])
     first = {
-        row["policy"]: _intervals(row["directory"])
+        row["policy"]: intervals[row["directory"]]
         for row in _first_replications(ended).iter_rows(named=True)
         if row["directory"] in with_ledger
     }
     last = common_time_axis(ended)  # the measured span, as the timeline's
     scale, unit = time_unit(last)
-    for policy, intervals in first.items():
-        steps = suspended_over_time(intervals)
+    for policy, suspensions in first.items():
+        steps = suspended_over_time(suspensions)
         count.step(
             np.r_[0.0, steps["time"].to_numpy()] / scale,
             np.r_[0, steps["value"].to_numpy()],

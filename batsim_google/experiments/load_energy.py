@@ -42,10 +42,11 @@ class Overcommit(NamedTuple):
     peak_load: float
 
 
-def _load_steps(jobs: pl.DataFrame, capacities: Sequence[float]) -> pl.DataFrame:
+def load_steps(jobs: pl.DataFrame, capacities: Sequence[float]) -> pl.DataFrame:
     """Per machine, its load between two of its job starts and ends: ``machine``, ``capacity``,
     ``time``, ``level`` (CPU allocated over capacity, not capped), ``running`` (jobs) and
-    ``duration`` (seconds until the machine's next step). ``jobs``: as :func:`load_energy` takes."""
+    ``duration`` (seconds until the machine's next step). ``jobs``: as :func:`load_energy` takes.
+    The over-commit and the load's energy read the same steps: a week of the whole cell has 12 million."""
     unknown = jobs.filter(~pl.col("machine").is_between(0, len(capacities) - 1))
     if unknown.height:
         raise InputFileError(
@@ -76,10 +77,11 @@ def _capacities(hosts: Sequence[PlatformHost]) -> list[float]:
     return [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts]
 
 
-def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | None:
+def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost], steps: pl.DataFrame | None = None) -> float | None:
     """Joules the load adds to Batsim's energy. ``jobs``: one row per job that ran, with
     ``machine`` (resource id), ``starting_time``, ``finish_time`` and its task's ``cpu``; ``hosts``:
-    the compute hosts in resource order. None when a host has no energy model."""
+    the compute hosts in resource order; ``steps``: :func:`load_steps` of the ``jobs``, when
+    already built. None when a host has no energy model."""
     watts = [computing_watts(host) for host in hosts]
     if any(w is None for w in watts):
         return None
@@ -92,7 +94,7 @@ def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | No
         },
         schema_overrides={"machine": pl.Int64},
     )
-    steps = _load_steps(jobs, _capacities(hosts)).join(power, on="machine", how="left")
+    steps = (load_steps(jobs, _capacities(hosts)) if steps is None else steps).join(power, on="machine", how="left")
     capped = pl.col("level").clip(upper_bound=1.0)  # the cap (see the module)
     extra = (
         pl.when(pl.col("running") > 0)
@@ -102,10 +104,11 @@ def load_energy(jobs: pl.DataFrame, hosts: Sequence[PlatformHost]) -> float | No
     return float(steps.select((extra * pl.col("duration")).sum()).item())
 
 
-def overcommit(jobs: pl.DataFrame, capacities: Sequence[float]) -> Overcommit:
+def overcommit(jobs: pl.DataFrame, capacities: Sequence[float], steps: pl.DataFrame | None = None) -> Overcommit:
     """How far ``jobs`` (as :func:`load_energy` takes) loaded machines of these ``capacities``
-    (resource order) past them (see the module)."""
-    steps = _load_steps(jobs, capacities)
+    (resource order) past them (see the module); ``steps``: :func:`load_steps` of them, when
+    already built."""
+    steps = load_steps(jobs, capacities) if steps is None else steps
     above = ((pl.col("level") - 1.0).clip(lower_bound=0.0) * pl.col("capacity") * pl.col("duration")).sum()
     # a level held for no time (a job ending as another starts) is not a load reached
     peak = pl.col("level").filter(pl.col("duration") > 0).max()

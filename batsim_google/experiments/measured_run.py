@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from batsim_google.errors import ParameterError
 
 if TYPE_CHECKING:  # the modules themselves are imported by the calls (the command line starts at once)
+    from batsim_google.experiments.run_tables import RunTables
     from batsim_google.scheduling.policy_api import Policy
     from batsim_google.scheduling.policy_config import PolicyConfig
     from batsim_google.simulation.run import SimulationRun
@@ -51,10 +52,13 @@ def simulate(
     warmup: float = 0.0,
     horizon: float | None = None,
     window: str = "span",
+    tables: RunTables | None = None,
 ) -> MeasuredRun:
     """Simulate ``inputs`` with ``scheduler`` (any kind: see
     :meth:`~batsim_google.simulation.schedulers.Scheduler.of`) into ``output`` and measure the run
     from ``warmup`` to ``horizon`` (see the module); raise SimulationError when it fails.
+    ``tables``: the run's (:class:`~batsim_google.experiments.run_tables.RunTables` of ``output``
+    and the workloads), when the caller draws its figures from them too.
 
     A script that runs a Policy subclass of its own keeps its calls under
     ``if __name__ == "__main__":``: the scheduler's process imports the script to find the class.
@@ -76,7 +80,7 @@ def simulate(
     )
     outputs = RunOutputs(run.output)
     span = None if end or window == "run" else span_window(outputs.submissions(), warmup)
-    metrics = run_metrics(outputs, inputs.platform, span or measured, list(inputs.workloads))
+    metrics = run_metrics(outputs, inputs.platform, span or measured, list(inputs.workloads), tables)
     return MeasuredRun(run.output, metrics, write_metrics(Path(output), metrics), span is not None, run)
 
 

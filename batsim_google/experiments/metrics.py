@@ -80,10 +80,17 @@ import polars as pl
 
 from batsim_google.errors import InputFileError
 from batsim_google.experiments.batsim_accounting import accounting, machine_rows, refused, rejections
-from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics, workload_groups
-from batsim_google.experiments.outputs import JOBS, RESUBMITTED, RunOutputs, started_jobs, task_times
-from batsim_google.experiments.simulated_workloads import check_simulated_workloads
-from batsim_google.experiments.suspension import suspended_over_time, suspension_intervals, suspension_per_task
+from batsim_google.experiments.job_groups import JOB_METRICS, job_metrics
+from batsim_google.experiments.outputs import (
+    JOBS,
+    RESUBMITTED,
+    SUCCEEDED,
+    RunOutputs,
+    first_waits,
+    started_jobs,
+)
+from batsim_google.experiments.run_tables import RunTables
+from batsim_google.experiments.suspension import suspended_over_time, suspension_per_task
 from batsim_google.experiments.timeline import interval_steps
 from batsim_google.experiments.window import Window, clipped_jobs, energy_between, submitted_inside
 from batsim_google.output_files import write_text
@@ -96,12 +103,10 @@ from batsim_google.units import HOUR
 #: Bound of the bounded slowdown, seconds: tasks shorter than this count as this long (as is customary).
 SLOWDOWN_BOUND_S = 10.0
 WAITING_QUANTILE = 0.95
-#: Outcomes of tasks that did all their work.
-WHOLE_WORK = (Outcome.COMPLETED.value, Outcome.KILLED_BY_DESIGN.value)
 #: How the jobs whose work was kept ended (the scheduler's attempt end reasons).
 KEPT_WORK = ("success", "walltime", StopReason.HORIZON.value)
-#: Batsim's final states of a job that did all its work, and of one rejected.
-SUCCEEDED, REJECTED = "COMPLETED_SUCCESSFULLY", "REJECTED"
+#: Batsim's final state of a rejected job.
+REJECTED = "REJECTED"
 #: The metrics only the scheduler's ledger gives, null for other schedulers.
 LEDGER_METRICS = (
     "tasks",
@@ -140,58 +145,67 @@ def run_metrics(
     platform: str | Path | None = None,
     window: Window | None = None,
     workloads: Sequence[str | Path] = (),
+    tables: RunTables | None = None,
 ) -> dict:
     """The metrics of the run in ``outputs`` (see the module), on the ``platform`` it simulated
     when known, over the ``window`` (None: the whole run); the jobs of tasks from the
-    ``workloads`` it simulated, in Batsim's order, when given."""
+    ``workloads`` it simulated, in Batsim's order, when given. ``tables``: the run's
+    (:class:`.run_tables.RunTables` of these ``outputs`` and ``workloads``) when its figures read
+    them too: those only the metrics read are dropped once read."""
     if not outputs.has_batsim_outputs():
         raise InputFileError(f"{outputs.directory}: no Batsim outputs in this folder (no {outputs.path(JOBS).name})")
+    tables = RunTables(outputs, workloads) if tables is None else tables
     hosts = None if platform is None else compute_hosts(platform)
-    all_jobs = outputs.jobs()
-    if workloads:
-        check_simulated_workloads(all_jobs, workloads, outputs.directory)
-    makespan = float(all_jobs["finish_time"].max() or 0.0)
+    tables.read_workloads()
+    makespan = tables.makespan
     low, high = (0.0, makespan) if window is None else window.bounds(makespan)
-    ran = all_jobs.filter(pl.col("starting_time").is_not_null())
-    submitted = all_jobs if window is None else all_jobs.filter(submitted_inside("submission_time", low, high))
-    waits = waiting_times(submitted)
+    ran, succeeded = pl.col("starting_time").is_not_null(), pl.col("final_state") == SUCCEEDED
+    jobs = tables.jobs.select(
+        pl.len().alias("jobs"),
+        (ran & succeeded).sum().alias("jobs_completed"),
+        (ran & ~succeeded).sum().alias("jobs_killed"),
+        (pl.col("final_state") == REJECTED).sum().alias("jobs_rejected"),
+        (pl.col("workload_name") == RESUBMITTED).sum().alias("resubmissions"),
+    ).row(0, named=True)
+    resubmissions = jobs.pop("resubmissions")
+    waits = tables.waits if window is None else tables.waits.filter(submitted_inside("submission_time", low, high))
     if hosts is not None:
         _capacity(hosts, platform)  # a platform without compute hosts is refused
         check_run_platform(Path(outputs.directory), Path(platform), hosts)
-    shared = accounting(outputs, hosts, low, high, workloads, all_jobs)
+    machines = len(hosts) if hosts is not None else outputs.machines()
+    reasons = rejections(outputs, workloads, machines, tables.jobs, tables.requests)
+    tables.drop_jobs()  # 1 GB for a week of the whole cell
+    shared = accounting(outputs, hosts, low, high, machines=machines, rows=tables.machine_rows)
     if outputs.has_ledger():
-        ledger = _ledger_metrics(outputs, all_jobs, makespan, None if window is None else (low, high))
+        ledger = _ledger_metrics(tables, makespan, None if window is None else (low, high), resubmissions)
         if hosts is None:  # CPU requests are fractions of the largest machine: capacity unknown
             shared.update(utilization=None, overcommit_cpu_s=None, peak_machine_load=None)
     else:
         ledger = dict.fromkeys(LEDGER_METRICS)
+    tasks = tables.task_ends
+    tables.drop("started", "tasks")  # the figures read the narrow tables built from them
     if window is None:
-        batsim_energy = outputs.energy(hosts)
+        batsim_energy = outputs.energy(hosts, makespan)
     else:
-        records = outputs.energy_records(hosts)
+        records = outputs.energy_records(hosts, makespan)
         batsim_energy = None if records is None else energy_between(records, low, high)
     load = shared["load_energy_j"]
     energy = None if batsim_energy is None else batsim_energy + (load or 0.0)
-    tasks = task_ends(outputs, all_jobs)
-    reasons = rejections(outputs, workloads, len(hosts) if hosts is not None else outputs.machines())
-    groups = workload_groups(workloads)
     jobs_of_tasks = (
-        job_metrics(tasks, groups, None if window is None else (low, high))
-        if groups.height
+        job_metrics(tasks, tables.groups, None if window is None else (low, high))
+        if tables.groups.height
         else dict.fromkeys(JOB_METRICS)
     )
+    tables.drop("groups")
     work = ledger["delivered_cpu_s"] if outputs.has_ledger() else shared["allocated_cpu_s"]
     return {
         "makespan_s": makespan,
-        "jobs": all_jobs.height,
-        "jobs_completed": ran.filter(pl.col("final_state") == SUCCEEDED).height,
-        "jobs_killed": ran.filter(pl.col("final_state") != SUCCEEDED).height,
-        "jobs_rejected": all_jobs.filter(pl.col("final_state") == REJECTED).height,
+        **jobs,
         "rejected_by_reason": reasons,
         "jobs_refused": refused(reasons),
-        "mean_waiting_s": _value(waits.mean()),
-        "p95_waiting_s": _value(waits.quantile(WAITING_QUANTILE, "linear")),
-        "mean_bounded_slowdown": _value(_slowdowns(tasks, all_jobs, window).mean()),
+        "mean_waiting_s": _value(waits["waiting_time"].mean()),
+        "p95_waiting_s": _value(waits["waiting_time"].quantile(WAITING_QUANTILE, "linear")),
+        "mean_bounded_slowdown": _value(bounded_slowdowns(tasks, makespan, window).mean()),
         **jobs_of_tasks,
         "utilization": shared["utilization"],
         "occupancy": shared["occupancy"],
@@ -209,85 +223,63 @@ def run_metrics(
     }
 
 
-def _ledger_metrics(
-    outputs: RunOutputs,
-    all_jobs: pl.DataFrame,
-    makespan: float,
-    bounds: tuple[float, float] | None,
-) -> dict:
-    """The ledger's metrics (delivered work inside the window's ``bounds``, if any)."""
-    jobs = started_jobs(outputs, all_jobs)
-    tasks = task_times(outputs, jobs)
+def _ledger_metrics(tables: RunTables, makespan: float, bounds: tuple[float, float] | None, resubmissions: int) -> dict:
+    """The ledger's metrics (delivered work inside the window's ``bounds``, if any), the
+    ``resubmissions`` counted in Batsim's jobs."""
+    intervals = tables.intervals  # first: it sorts every job, the largest of these steps
+    jobs, tasks = tables.started, tables.tasks
     # only the columns used, not copies of every job's: a week of the whole cell has 6 million jobs
     runs = jobs.select("task_id", "starting_time", "finish_time", "end_reason")
-    # the whole run is the window from 0 to its end: a task cut by the horizon delivered its work so far
-    with_cpu = clipped_jobs(
-        runs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), *(bounds or (0.0, makespan))
-    )
-    kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
-    delivered = float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
-    last_reason = runs.sort("starting_time").group_by("task_id").agg(pl.col("end_reason").last())
-    lost = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).join(last_reason, on="task_id")
-    intervals = suspension_intervals(jobs, tasks, makespan)
     suspended = suspension_per_task(intervals)
     outcomes = dict(tasks.group_by("outcome").len().iter_rows())
+    stops = jobs.select(
+        (pl.col("end_reason") == StopReason.EVICTION.value).sum().alias("evictions"),
+        (pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).sum().alias("failure_kills"),
+    ).row(0, named=True)
     metrics = {
         "tasks": tasks.height,
         **{outcome.value: outcomes.get(outcome.value, 0) for outcome in Outcome},
-        "delivered_cpu_s": delivered,
-        "evictions": jobs.filter(pl.col("end_reason") == StopReason.EVICTION.value).height,
-        "resubmissions": all_jobs.filter(pl.col("workload_name") == RESUBMITTED).height,
-        "failure_kills": jobs.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
-        "lost_to_failures": lost.filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height,
+        # the whole run is the window from 0 to its end: a task cut by the horizon delivered its work so far
+        "delivered_cpu_s": _delivered_cpu_s(runs, tasks, *(bounds or (0.0, makespan))),
+        "evictions": stops["evictions"],
+        "resubmissions": resubmissions,
+        "failure_kills": stops["failure_kills"],
+        "lost_to_failures": _lost_to_failures(runs, tasks),
         "suspended_tasks": len(suspended),
         "mean_suspension_s": _value(suspended.mean()),
         "median_suspension_s": _value(suspended.median()),
         "peak_suspended_tasks": int(suspended_over_time(intervals)["value"].max() or 0),
         "censored_suspensions": int(intervals["censored"].sum()),
-        "balanced": bool(outputs.summary()["balanced"]),
+        "balanced": bool(tables.outputs.summary()["balanced"]),
     }
     return metrics
 
 
+def _delivered_cpu_s(runs: pl.DataFrame, tasks: pl.DataFrame, low: float, high: float) -> float:
+    """CPU-seconds run inside ``[low, high]`` by the jobs whose work was kept (see the module)."""
+    with_cpu = clipped_jobs(runs.join(tasks.select("task_id", "cpu"), on="task_id", how="left"), low, high)
+    kept = with_cpu.filter(pl.col("end_reason").is_in(KEPT_WORK))
+    return float(kept.select((pl.col("cpu") * pl.col("execution_time")).sum()).item())
+
+
+def _lost_to_failures(runs: pl.DataFrame, tasks: pl.DataFrame) -> int:
+    """Tasks not restarted whose last job a machine failure stopped."""
+    abandoned = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).select("task_id")
+    last = runs.join(abandoned, on="task_id", how="semi").sort("starting_time").group_by("task_id")
+    return last.agg(pl.col("end_reason").last()).filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height
+
+
 def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
     """Waiting time of every job of the user's workloads that started (:meth:`RunOutputs.jobs`)."""
-    started = all_jobs.filter(pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED))
-    return started["waiting_time"]
+    return first_waits(all_jobs)["waiting_time"]
 
 
-def task_ends(outputs: RunOutputs, all_jobs: pl.DataFrame | None = None) -> pl.DataFrame:
-    """One row per task (see the module: tasks of the ledger where it exists, else Batsim's jobs):
-    ``task`` (its workload job's full id), ``submit``, ``end``, ``work`` and ``whole`` (whether it
-    did all its work)."""
-    all_jobs = outputs.jobs() if all_jobs is None else all_jobs
-    if outputs.has_ledger():
-        tasks = task_times(outputs, started_jobs(outputs, all_jobs))
-        return tasks.select(
-            pl.col("task_id").alias("task"), "submit", "end", "work", pl.col("outcome").is_in(WHOLE_WORK).alias("whole")
-        )
-    return all_jobs.select(
-        pl.col("job").alias("task"),
-        pl.col("submission_time").alias("submit"),
-        pl.col("finish_time").alias("end"),
-        pl.col("execution_time").alias("work"),
-        (pl.col("final_state") == SUCCEEDED).alias("whole"),
-    )
-
-
-def bounded_slowdowns(
-    outputs: RunOutputs, all_jobs: pl.DataFrame | None = None, window: Window | None = None
-) -> pl.Series:
-    """Bounded slowdown of every task that did all its work (see the module: tasks of the ledger
-    where it exists, else Batsim's jobs), of those submitted inside the ``window`` if any."""
-    all_jobs = outputs.jobs() if all_jobs is None else all_jobs
-    return _slowdowns(task_ends(outputs, all_jobs), all_jobs, window)
-
-
-def _slowdowns(tasks: pl.DataFrame, all_jobs: pl.DataFrame, window: Window | None) -> pl.Series:
-    """:func:`bounded_slowdowns` of the tasks of :func:`task_ends`, already read."""
+def bounded_slowdowns(tasks: pl.DataFrame, makespan: float, window: Window | None = None) -> pl.Series:
+    """Bounded slowdown of every task that did all its work (``tasks``: :func:`.outputs.task_ends`
+    of a run that ended at ``makespan``), of those submitted inside the ``window`` if any."""
     whole = tasks.filter("whole")
     if window is not None:
-        whole = whole.filter(submitted_inside("submit", *window.bounds(float(all_jobs["finish_time"].max() or 0.0))))
+        whole = whole.filter(submitted_inside("submit", *window.bounds(makespan)))
     slowdown = pl.max_horizontal(
         pl.lit(1.0), (pl.col("end") - pl.col("submit")) / pl.max_horizontal("work", pl.lit(SLOWDOWN_BOUND_S))
     )
@@ -310,18 +302,21 @@ def cpu_utilization_over_time(outputs: RunOutputs, capacity: float) -> pl.DataFr
 
 
 def allocated_cpu_over_time(
-    outputs: RunOutputs, hosts: Sequence[PlatformHost], workloads: Sequence[str | Path] = ()
+    outputs: RunOutputs,
+    hosts: Sequence[PlatformHost],
+    workloads: Sequence[str | Path] = (),
+    rows: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """CPU allocated over the machines' capacity at each time (``time``, ``value``), as the
     ``utilization`` metric counts it for any scheduler (:mod:`.batsim_accounting`: each job's CPU
     request on each of its machines, the machine whole without one): its time average over the
-    window is that metric."""
+    window is that metric. ``rows``: :func:`.batsim_accounting.machine_rows`, when already built."""
     capacities = [float(host.properties.get("cpu_capacity", 1.0)) for host in hosts]
     whole = pl.DataFrame(
         {"machine": range(len(capacities)), "whole": capacities}, schema={"machine": pl.Int64, "whole": pl.Float64}
     )
     rows = (
-        machine_rows(outputs, workloads)
+        (machine_rows(outputs, workloads) if rows is None else rows)
         .join(whole, on="machine", how="left")
         .with_columns(pl.col("cpu").fill_null(pl.col("whole")).fill_null(1.0))
     )

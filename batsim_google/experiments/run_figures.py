@@ -34,7 +34,8 @@ from batsim_google.experiments.figures import (  # noqa: E402
     waiting,
 )
 from batsim_google.experiments.metrics import allocated_cpu_over_time  # noqa: E402
-from batsim_google.experiments.outputs import RESUBMITTED, RunOutputs  # noqa: E402
+from batsim_google.experiments.outputs import RunOutputs  # noqa: E402
+from batsim_google.experiments.run_tables import RunTables  # noqa: E402
 from batsim_google.output_files import save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.simulation.run import RUN_FIGURES  # noqa: E402
@@ -73,20 +74,21 @@ def _time(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:.3g}"
 
 
-def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> None:
+def timeline(path: Path, metrics: dict, platform: Path, tables: RunTables) -> None:
     low, high, makespan = metrics["window_start_s"], metrics["window_end_s"], metrics["makespan_s"]
     shown = high if high > 0 else max(makespan, 1.0)  # a run in which no job ran has an empty window
     hosts = compute_hosts(platform)
     scale, unit = time_unit(shown)
     figure, (usage, power, states, waits) = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
-    steps = allocated_cpu_over_time(outputs, hosts, workloads)  # the utilization metric's accounting
+    # the utilization metric's accounting
+    steps = allocated_cpu_over_time(tables.outputs, hosts, rows=tables.machine_rows)
     usage.step(steps["time"] / scale, steps["value"], where="post", color="tab:blue")
     if metrics["utilization"] is not None:
         usage.axhline(metrics["utilization"], color="tab:blue", linestyle="--", linewidth=1)
         usage.set_title(f"mean over the window: {metrics['utilization']:.3g}", fontsize=9)
     usage.set_ylabel("CPU utilization")
     usage.set_ylim(bottom=0.0)
-    records = outputs.energy_records(hosts)  # Batsim's, or from its power-state changes (patched Batsim)
+    records = tables.outputs.energy_records(hosts, tables.makespan)  # Batsim's, or from its power-state changes
     if records is None or records.height == 0:
         power.text(0.5, 0.5, "energy not measured (run with --energy-outputs)", ha="center", transform=power.transAxes)
         power.set_yticks([])
@@ -99,10 +101,9 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, wor
         power.set_ylim(0.0, max(float(watts["value"].max()) / KW, 1e-3) * 1.1)
         power.set_title("Batsim's power: idle, sleep and switching (the load adds load_energy_j)", fontsize=9)
     power.set_ylabel("power (kW)")
-    machine_states_panel(states, outputs, len(hosts), scale)
+    machine_states_panel(states, tables.outputs, len(hosts), scale)
     states.set_ylabel("machines")
-    jobs = outputs.jobs().filter(pl.col("starting_time").is_not_null() & (pl.col("workload_name") != RESUBMITTED))
-    submitted, waited = jobs["submission_time"].to_numpy(), jobs["waiting_time"].to_numpy()
+    submitted, waited = tables.waits["submission_time"].to_numpy(), tables.waits["waiting_time"].to_numpy()
     waits.scatter(submitted / scale, waited, s=8, alpha=0.4, color="tab:grey", label="a task's first wait")
     if submitted.size:
         middles, medians = sliced_median(submitted, waited, shown)
@@ -132,12 +133,20 @@ def timeline(path: Path, outputs: RunOutputs, metrics: dict, platform: Path, wor
     save_figure(figure, path)
 
 
-def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path, workloads: Sequence[Path] = ()) -> list[Path]:
+def write_run_figures(
+    outputs: RunOutputs,
+    metrics: dict,
+    platform: Path,
+    workloads: Sequence[Path] = (),
+    tables: RunTables | None = None,
+) -> list[Path]:
     """Draw the run's figures (see the module) into its folder; the paths written. ``workloads``:
-    those the run simulated (the jobs' CPU requests, as the metrics read them)."""
+    those the run simulated (the jobs' CPU requests, as the metrics read them); ``tables``: the
+    run's (:class:`.run_tables.RunTables`), when its metrics built them."""
+    tables = RunTables(outputs, workloads) if tables is None else tables
     directory = Path(outputs.directory)
     written = [directory / TIMELINE, directory / WAITING]
-    timeline(written[0], outputs, metrics, platform, workloads)
+    timeline(written[0], metrics, platform, tables)
     runs = pl.DataFrame(  # a campaign's table of runs, of this one
         {
             "policy": ["this run"],
@@ -149,8 +158,9 @@ def write_run_figures(outputs: RunOutputs, metrics: dict, platform: Path, worklo
             "window_end_s": [metrics["window_end_s"]],
         }
     )
-    waiting(written[1], runs)
+    shared = {str(directory): tables}
+    waiting(written[1], runs, shared)
     if metrics.get("suspended_tasks"):  # the ledger's, null for other schedulers
         written.append(directory / SUSPENSION)
-        suspension(written[-1], runs)
+        suspension(written[-1], runs, shared)
     return written

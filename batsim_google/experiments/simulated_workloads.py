@@ -23,9 +23,21 @@ from batsim_google.simulation.run_inputs import workload_name
 TIME_TOLERANCE_S = 1e-6
 
 
-def check_simulated_workloads(jobs: pl.DataFrame, workloads: Sequence[str | Path], directory: str | Path) -> None:
+def submitted_jobs(path: str | Path) -> pl.DataFrame:
+    """A workload's jobs' ``id`` and ``subtime`` (:func:`.batsim_input.job_times`), what the check reads of it."""
+    return job_times(path).select("id", "subtime")
+
+
+def check_simulated_workloads(
+    jobs: pl.DataFrame,
+    workloads: Sequence[str | Path],
+    directory: str | Path,
+    submitted: Sequence[pl.DataFrame] | None = None,
+) -> None:
     """Refuse (InputFileError naming the workload and a job) ``workloads`` that are not those the
-    run whose Batsim ``jobs`` (``out_jobs.csv``) are in ``directory`` simulated."""
+    run whose Batsim ``jobs`` (``out_jobs.csv``) are in ``directory`` simulated. ``submitted``:
+    :func:`submitted_jobs` of each workload, when already read."""
+    submitted = [submitted_jobs(path) for path in workloads] if submitted is None else submitted
     simulated = sorted(name for name in jobs["workload_name"].unique().to_list() if name.startswith("w"))
     expected = [workload_name(index) for index in range(len(workloads))]
     extra = sorted(set(simulated) - set(expected))
@@ -33,11 +45,13 @@ def check_simulated_workloads(jobs: pl.DataFrame, workloads: Sequence[str | Path
         raise InputFileError(
             f"{directory}: the run simulated workload(s) {', '.join(extra)} too: give every --workload it ran, in its order"
         )
-    for name, path in zip(expected, map(Path, workloads), strict=True):
-        ran = jobs.filter(pl.col("workload_name") == name).select(
-            pl.col("job_id").alias("id"), pl.col("submission_time").alias("in_run")
+    for name, path, given in zip(expected, map(Path, workloads), submitted, strict=True):
+        ran = (  # of the run's jobs, these two columns only: a week of the whole cell ran 6 million
+            jobs.lazy()
+            .filter(pl.col("workload_name") == name)
+            .select(pl.col("job_id").alias("id"), pl.col("submission_time").alias("in_run"))
+            .collect()
         )
-        given = job_times(path).select("id", "subtime")
         _refuse(
             ran.join(given, on="id", how="left").filter(pl.col("subtime").is_null()),
             path,

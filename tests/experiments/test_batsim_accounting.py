@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from batsim_google.experiments.batsim_accounting import (
@@ -15,6 +16,7 @@ from batsim_google.experiments.batsim_accounting import (
     NO_WALLTIME,
     TOO_WIDE,
     accounting,
+    machine_rows,
     rejections,
 )
 from batsim_google.experiments.metrics import run_metrics
@@ -116,3 +118,17 @@ def test_the_built_in_schedulers_run_is_accounted_from_batsims_files_as_its_ledg
     figures = accounting(run4, compute_hosts(PLATFORM), 0.0, metrics["makespan_s"])
     assert figures["utilization"] == metrics["utilization"]
     assert figures["load_energy_j"] == metrics["load_energy_j"]
+
+
+def test_a_jobs_machines_are_read_from_its_ranges_and_ones(tmp_path):
+    """Batsim's "0-1 3": machines 0, 1 and 3. A file of single machines (this package's
+    scheduler's) is read without ranges, to the same rows as when one of them is written a range."""
+    outputs, workload = _run(tmp_path / "run")
+    path, text = outputs.path("jobs.csv"), outputs.path("jobs.csv").read_text()
+    path.write_text(text.replace(",0-1,", ",0-1 3,"))
+    assert machine_rows(outputs, [workload]).filter(pl.col("job") == "w0!0")["machine"].to_list() == [0, 1, 3]
+    path.write_text(text.replace(",0-1,", ",0,"))
+    singles = machine_rows(outputs, [workload])
+    assert singles["machine"].to_list() == [0, 2, 3]
+    path.write_text(text.replace(",0-1,", ",0,").replace("1.3,2,0,", "1.3,2-2,0,"))
+    assert machine_rows(outputs, [workload]).equals(singles)
