@@ -125,9 +125,9 @@ def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched:
     else:
         time_terms = (*relative_fit([jobs, [row[1].job_steps for row in rows]], seconds), 0.0, 0.0)
         memory = relative_fit([jobs, running], peak)
-    # what a streamed run keeps per ended job is bench.streaming's measure (--per-job), not these runs'
-    streamed = COEFFICIENTS["patched" if patched else "stock"].bytes_per_streamed_job
-    return Coefficients(*time_terms, *memory, streamed)
+    # a streamed run's shares are bench.streaming's measure (--per-job) and the long streamed runs', not these runs'
+    kept = COEFFICIENTS["patched" if patched else "stock"]
+    return Coefficients(*time_terms, *memory, kept.bytes_per_streamed_job, kept.bytes_per_streamed_running_job)
 
 
 def run_command(

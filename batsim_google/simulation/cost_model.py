@@ -210,6 +210,8 @@ class Coefficients:
     bytes_per_running_job: float
     #: Bytes kept per job (and restart) once ended, in a streamed run.
     bytes_per_streamed_job: float
+    #: Bytes per job running at once in a streamed run (registered with a profile of its own).
+    bytes_per_streamed_running_job: float
 
 
 #: Seconds per queued task per step of the patched binary's runs: the extra CPU seconds, over the
@@ -244,6 +246,7 @@ COEFFICIENTS = {
         # Batsim 4.2.1 keeps every job that started, loaded or streamed: 5.6 KB each measured
         # (bench.streaming --per-job 20000 80000, docs/benchmarks.md), the loaded share.
         bytes_per_streamed_job=5.0e3,
+        bytes_per_streamed_running_job=18.0e3,  # not measured streamed: the loaded share
     ),
     # bench.batsim_cost --batsim batsim-patched --fit-on cpu, 2026-11-26: the least-squares fit of its
     # 18 runs of the whole run command (energy, metrics, figures), six workloads on 512, 2,048 and
@@ -264,6 +267,10 @@ COEFFICIENTS = {
         bytes_per_job=2.6e3,
         bytes_per_running_job=14.5e3,
         bytes_per_streamed_job=0.02e3,
+        # the streamed runs' peaks over what the model's other terms give, per job running at once
+        # (2026-11-28, --forget-ended-jobs): the whole cell's day 22.8 KB, 1,024 machines' three
+        # days 22.5 KB (docs/benchmarks.md, "the estimator over a week")
+        bytes_per_streamed_running_job=22.6e3,
     ),
 }
 
@@ -295,7 +302,8 @@ def estimate(
     each task waiting at a step costs the scheduler's pass
     :attr:`~Coefficients.seconds_per_queued_task_step`. ``streamed``: Batsim's memory keeps
     :attr:`~Coefficients.bytes_per_streamed_job` of each job and restart instead of the loaded
-    workload's share (the wall time is the same term, though the streamed runs measured took 1.18
+    workload's share, and :attr:`~Coefficients.bytes_per_streamed_running_job` of each job running
+    at once (the wall time is the same term, though the streamed runs measured took 1.18
     to 1.19 times the loaded ones': docs/benchmarks.md, "the estimator over a week")."""
     c = COEFFICIENTS[kind]
     jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
@@ -313,7 +321,8 @@ def estimate(
     )
     running = cost.peak_running if contention is None else contention.peak_running
     kept = c.bytes_per_streamed_job * jobs if streamed else c.bytes_per_job * cost.jobs
-    memory = c.startup_bytes + c.bytes_per_machine * machines + kept + c.bytes_per_running_job * running
+    per_running = c.bytes_per_streamed_running_job if streamed else c.bytes_per_running_job
+    memory = c.startup_bytes + c.bytes_per_machine * machines + kept + per_running * running
     return Estimate(wall, memory)
 
 
