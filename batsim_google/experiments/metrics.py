@@ -86,7 +86,6 @@ from batsim_google.experiments.outputs import (
     RESUBMITTED,
     SUCCEEDED,
     RunOutputs,
-    first_waits,
     started_jobs,
 )
 from batsim_google.experiments.run_tables import RunTables
@@ -267,11 +266,6 @@ def _lost_to_failures(runs: pl.DataFrame, tasks: pl.DataFrame) -> int:
     abandoned = tasks.filter(pl.col("outcome") == Outcome.NOT_RESTARTED.value).select("task_id")
     last = runs.join(abandoned, on="task_id", how="semi").sort("starting_time").group_by("task_id")
     return last.agg(pl.col("end_reason").last()).filter(pl.col("end_reason") == StopReason.MACHINE_FAILURE.value).height
-
-
-def waiting_times(all_jobs: pl.DataFrame) -> pl.Series:
-    """Waiting time of every job of the user's workloads that started (:meth:`RunOutputs.jobs`)."""
-    return first_waits(all_jobs)["waiting_time"]
 
 
 def bounded_slowdowns(tasks: pl.DataFrame, makespan: float, window: Window | None = None) -> pl.Series:

@@ -279,9 +279,8 @@ class GoogleCell(BatsimScheduler):
         self._ended.extend(decision.job_ids)  # a rejected job gets no JOB_COMPLETED
 
     def register(self, decision: Register) -> None:
-        if (
-            decision.kind == "service"
-        ):  # a loaded run's share one profile; a streamed run's own theirs, freed at the end
+        # a loaded run's services share one profile; a streamed run's have their own, freed at their end
+        if decision.kind == "service":
             profile = SERVICE_PROFILE if self._profile_reuse else own_profile(SERVICE_PROFILE, decision.job_id)
             delay, walltime = SERVICE_DELAY, decision.work
         else:
