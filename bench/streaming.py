@@ -1,15 +1,20 @@
 """Benchmark: a generated cell loaded whole by Batsim against the same workload streamed (``run
 --stream-workload``), over a short and a long span, for memory bounded by what runs.
 
-For each span (``--spans``, seconds), a warm-started workload of the 2011 cell's model at its load
-per machine (``generate --preset google-2011-cell --warm-start --nb-res N --arrival-scale 12583/N
---duration SPAN``) runs on ``platform --machines N`` up to its span (``--horizon``), once loaded and
-once streamed, one run at a time. Each run prints its wall time (the ``run`` command a user types,
-process start and metrics included), Batsim's peak resident memory (the ``batsim_peak_rss`` the run
-writes) and the scheduler's (its ``VmHWM``, read from ``/proc`` while it runs), and whether the
+For each seed (``--seeds``) and span (``--spans``, seconds), a warm-started workload of the 2011
+cell's model at its load per machine (``generate --preset google-2011-cell --warm-start --nb-res N
+--arrival-scale 12583/N --duration SPAN --seed SEED``) runs on ``platform --machines N`` up to its
+span (``--horizon``), loaded and streamed (``--modes``), one run at a time. Each run prints its wall
+time (the ``run`` command a user types, process start and metrics included), its CPU seconds
+(Batsim's and the scheduler's included), Batsim's peak resident memory (the ``batsim_peak_rss`` the
+run writes) and the scheduler's (its ``VmHWM``, read from ``/proc`` while it runs), and whether the
 streamed run's tasks ended as the loaded run's. Then the ratios: long span / short span, per mode
-(the issue's targets: peak memory <= 1.25x, wall <= 3.3x for 3 days over 1), and streamed /
-loaded, per span.
+(the issue's targets: peak memory <= 1.25x, wall <= 3.3x for 3 days over 1), with the workload's
+own growth beside them (jobs, attempts, the messages Batsim and the scheduler exchanged) and the
+CPU a message costs, and streamed / loaded, per span. Over several seeds, the long / short ratios'
+minimum, median and maximum: the preset's weekly rhythm and its bursty arrivals make the three
+days of one seed carry anywhere around 3.4 times the first day's submissions, so one seed says
+little of the others.
 
 Then what Batsim keeps per job once it ended (``--per-job N1 N2``): N tasks of 1 s submitted
 0.5 s apart on 16 machines (never more than two running), N1 then N2 of them, loaded and streamed:
@@ -17,7 +22,7 @@ Batsim's peak grows by (peak(N2) - peak(N1)) / (N2 - N1) bytes per job (``--per-
 number skips it).
 
     uv run python -m bench.streaming [--machines 1024] [--spans 86400 259200] [--batsim batsim-patched]
-        [--seed 1] [--timeout 7200] [--keep FOLDER] [--per-job 20000 80000]
+        [--seeds 1 ...] [--modes load stream] [--timeout 7200] [--keep FOLDER] [--per-job 20000 80000]
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,18 +172,67 @@ def per_job(folder: Path, sizes: list[int], args) -> None:
         print(f"Batsim keeps {grown / 1024:.1f} KB per job that ended ({mode})")
 
 
+def run_seed(folder: Path, platform: Path, seed: int, args) -> dict[tuple[float, str], dict]:
+    """Each span's workload of ``seed``, run in each mode: {(span, mode): run}, each run with its
+    workload's job count."""
+    runs: dict[tuple[float, str], dict] = {}
+    for span in args.spans:
+        workload = folder / f"warm-{span:g}-seed{seed}.json"
+        subprocess.run(
+            command(
+                "generate", "--preset", "google-2011-cell", "--warm-start", "--nb-res", args.machines,
+                "--arrival-scale", f"{CELL_MACHINES / args.machines:.6g}", "--duration", span,
+                "--seed", seed, "-o", workload, "--no-progress",
+            ),
+            check=True, capture_output=True,
+        )  # fmt: skip
+        jobs = sum(1 for line in workload.open() if line.startswith('{"id"'))
+        print(
+            f"seed {seed}, {span:g} s on {args.machines} machines: {jobs:,} jobs, {workload.stat().st_size / MB:.0f} MB"
+        )
+        for mode in args.modes:
+            output = folder / f"{mode}-{span:g}-seed{seed}"
+            run = runs[span, mode] = {**simulate(platform, workload, output, mode, span, args), "jobs": jobs}
+            print(
+                f"  {mode:<6} {run['wall']:8.1f} s ({run['cpu']:.1f} CPU s)  Batsim peak {run['batsim'] / MB:7.0f} MB  "
+                f"scheduler peak {run['scheduler'] / MB:6.0f} MB  {run['summary']['attempts']:,} attempts  "
+                f"{run['summary']['messages']:,} messages"
+            )
+        if len(args.modes) == 2:
+            print(f"  streamed vs loaded: {same_tasks(*(folder / f'{mode}-{span:g}-seed{seed}' for mode in MODES))}")
+    return runs
+
+
+def growth(short: dict, long: dict) -> dict[str, float]:
+    """A long run's figures over a short one's: what the run cost and what its workload held."""
+    counts = ("attempts", "messages")
+    ratios = {key: long[key] / short[key] for key in ("wall", "cpu", "batsim", "scheduler", "jobs")}
+    ratios |= {key: long["summary"][key] / short["summary"][key] for key in counts}
+    ratios["cpu per message"] = ratios["cpu"] / ratios["messages"]
+    return ratios
+
+
+GROWTH_SHOWN = {
+    "wall": "wall", "cpu": "CPU", "batsim": "Batsim peak", "scheduler": "scheduler peak", "jobs": "jobs",
+    "attempts": "attempts", "messages": "messages", "cpu per message": "CPU per message",
+}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--machines", type=int, default=1024)
     parser.add_argument("--spans", type=float, nargs=2, default=[86400.0, 259200.0], metavar=("SHORT", "LONG"))
     parser.add_argument("--batsim", default=binary_name("patched"))
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1])
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--timeout", type=float, default=7200.0)
     parser.add_argument("--keep", type=Path, help="keep the workloads and runs in this folder")
     parser.add_argument("--per-job", type=int, nargs="*", default=[20000, 80000], metavar="N")
     args = parser.parse_args()
     if args.per_job and len(args.per_job) != 2:
         parser.error("--per-job takes two task counts (or none, to skip it)")
+    args.modes = [mode for mode in MODES if mode in args.modes]
+    short, long = args.spans
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
@@ -185,48 +240,33 @@ def main() -> None:
         subprocess.run(
             command("platform", "--machines", args.machines, "-o", platform), check=True, capture_output=True
         )
-        runs: dict[tuple[float, str], dict] = {}
-        counts: dict[float, int] = {}
-        for span in args.spans:
-            workload = folder / f"warm-{span:g}.json"
-            subprocess.run(
-                command(
-                    "generate", "--preset", "google-2011-cell", "--warm-start", "--nb-res", args.machines,
-                    "--arrival-scale", f"{CELL_MACHINES / args.machines:.6g}", "--duration", span,
-                    "--seed", args.seed, "-o", workload, "--no-progress",
-                ),
-                check=True, capture_output=True,
-            )  # fmt: skip
-            jobs = counts[span] = sum(1 for line in workload.open() if line.startswith('{"id"'))
-            print(f"{span:g} s on {args.machines} machines: {jobs:,} jobs, {workload.stat().st_size / MB:.0f} MB")
-            for mode in MODES:
-                run = runs[span, mode] = simulate(platform, workload, folder / f"{mode}-{span:g}", mode, span, args)
-                print(
-                    f"  {mode:<6} {run['wall']:8.1f} s ({run['cpu']:.1f} CPU s)  Batsim peak {run['batsim'] / MB:7.0f} MB  "
-                    f"scheduler peak {run['scheduler'] / MB:6.0f} MB  {run['summary']['attempts']:,} attempts"
-                )
-            print(f"  streamed vs loaded: {same_tasks(folder / f'load-{span:g}', folder / f'stream-{span:g}')}")
-        short, long = args.spans
-        print(
-            f"ratios {long:g} s / {short:g} s (targets: peak memory <= 1.25x, wall <= 3.3x for 3 days / 1), "
-            f"for {counts[long] / counts[short]:.2f}x the jobs:"
-        )
-        for mode in MODES:
-            a, b = runs[short, mode], runs[long, mode]
+        grown: dict[str, list[dict[str, float]]] = {mode: [] for mode in args.modes}
+        for seed in args.seeds:
+            runs = run_seed(folder, platform, seed, args)
             print(
-                f"  {mode:<6} wall {b['wall'] / a['wall']:.2f}x  CPU {b['cpu'] / a['cpu']:.2f}x  "
-                f"Batsim peak {b['batsim'] / a['batsim']:.2f}x  scheduler peak {b['scheduler'] / a['scheduler']:.2f}x  "
-                f"attempts {b['summary']['attempts'] / a['summary']['attempts']:.2f}x  "
-                f"messages {b['summary']['messages'] / a['summary']['messages']:.2f}x"
+                f"seed {seed}, ratios {long:g} s / {short:g} s (targets: peak memory <= 1.25x, wall <= 3.3x for 3 days / 1):"
             )
-        print("ratios streamed / loaded:")
-        for span in args.spans:
-            a, b = runs[span, "load"], runs[span, "stream"]
-            print(
-                f"  {span:g} s: wall {b['wall'] / a['wall']:.2f}x  CPU {b['cpu'] / a['cpu']:.2f}x  "
-                f"Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
-                f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x"
-            )
+            for mode in args.modes:
+                ratios = growth(runs[short, mode], runs[long, mode])
+                grown[mode].append(ratios)
+                print(f"  {mode:<6} " + "  ".join(f"{GROWTH_SHOWN[key]} {value:.2f}x" for key, value in ratios.items()))
+            if len(args.modes) == 2:
+                print("  streamed / loaded:")
+                for span in args.spans:
+                    a, b = runs[span, "load"], runs[span, "stream"]
+                    print(
+                        f"    {span:g} s: wall {b['wall'] / a['wall']:.2f}x  CPU {b['cpu'] / a['cpu']:.2f}x  "
+                        f"Batsim peak {b['batsim'] / a['batsim']:.2f}x  "
+                        f"scheduler peak {b['scheduler'] / a['scheduler']:.2f}x"
+                    )
+        if len(args.seeds) > 1:
+            print(f"ratios {long:g} s / {short:g} s over seeds {', '.join(map(str, args.seeds))}: min / median / max")
+            for mode in args.modes:
+                print(f"  {mode}")
+                for key, shown in GROWTH_SHOWN.items():
+                    values = sorted(ratios[key] for ratios in grown[mode])
+                    median = statistics.median(values)
+                    print(f"    {shown:<16} {values[0]:.2f}x / {median:.2f}x / {values[-1]:.2f}x")
         if args.per_job:
             per_job(folder, args.per_job, args)
 
