@@ -55,8 +55,8 @@ from batsim_google.simulation.batsim_binary import batsim_binary
 from batsim_google.simulation.contention import Contention
 from batsim_google.simulation.cost_model import (
     COEFFICIENTS,
-    JOB_STEP_SECONDS,
     MEASURED_ON,
+    STEP_SECONDS,
     Coefficients,
     WorkloadCost,
     cell_capacity,
@@ -110,13 +110,12 @@ def fit(rows: list[tuple[int, WorkloadCost, Contention, float, float]], patched:
 
     running = [row[1].peak_running for row in rows]
     if patched:
-        # the job-step cost shows in the whole cell's long runs only: it is theirs, not these runs'
-        job_steps = np.array([row[1].job_steps for row in rows]) * JOB_STEP_SECONDS
-        steps = [row[2].steps + row[2].restarts for row in rows]
-        startup, per_machine, per_job, per_step, per_queued = relative_fit(
-            [jobs, steps, [row[2].queued_task_steps for row in rows]], seconds, job_steps
+        # the step's cost shows in long runs only, whose steps outweigh their start-up: it is theirs
+        steps = np.array([row[2].steps + row[2].restarts for row in rows], dtype=float) * STEP_SECONDS
+        startup, per_machine, per_job, per_queued = relative_fit(
+            [jobs, [row[2].queued_task_steps for row in rows]], seconds, steps
         )
-        time_terms = (startup, per_machine, per_job, JOB_STEP_SECONDS, per_step, per_queued)
+        time_terms = (startup, per_machine, per_job, 0.0, STEP_SECONDS, per_queued)
         # these runs' jobs mostly run to their end: what a loaded job keeps once ended is
         # bench.streaming's measure (--per-job), as what a streamed one keeps
         per_job_bytes = COEFFICIENTS["patched"].bytes_per_job

@@ -11,9 +11,7 @@ therefore about
 
 with the stock binary. Our patched one (``engine/``) waits on timers, so its steps cost no scan of
 its delay jobs but a message each way: start-up(machines) + per-job x jobs + per-step x steps,
-plus a far smaller cost per job-step, which only long runs of the whole cell show
-(:data:`JOB_STEP_SECONDS`). With ``run``'s
-horizon, the jobs running then end together at it. Batsim's peak memory is a start-up that grows
+the step's cost measured on long runs (:data:`STEP_SECONDS`). With ``run``'s horizon, the jobs running then end together at it. Batsim's peak memory is a start-up that grows
 with the machines, plus a share per job of the workload (Batsim loads them all) and per job
 running at once (a SimGrid actor and its stack). A streamed run (``run --stream-workload``) has
 Batsim hold only the jobs submitted and not ended; what it keeps of each job once ended (its id,
@@ -187,8 +185,9 @@ def read_contention(*paths: str | Path, capacity: tuple[float, float], horizon: 
 MEASURED_ON = (
     "a 2-core x86-64 Linux machine with 23 GB, shared with other work (Batsim 4.2.1 release builds, "
     "SimGrid 3.32, pybatsim front-end; bench.batsim_cost: stock 2026-11-23, its simulations without -E; patched "
-    "2026-11-26, the whole run command with its defaults, in CPU seconds, its job-step cost and a loaded job's "
-    "share 2026-11-28 on the whole cell's day, three days and week)"
+    "2026-11-26, the whole run command with its defaults, in CPU seconds, its step cost 2026-11-28 on the long "
+    "runs of the whole cell and of 1,024 machines, a loaded job's share 2026-11-28 on the whole cell's day, "
+    "three days and week)"
 )
 
 
@@ -220,17 +219,18 @@ class Coefficients:
 #: :func:`.contention.predict_contention` plays them: 2.1e-7 and 1.6e-7 s (docs/benchmarks.md).
 QUEUED_TASK_STEP_SECONDS = 1.9e-7
 
-#: Seconds per job-step (a job running at a step) of the patched binary's runs: what the whole
-#: cell's long runs cost over the model's other terms, which runs of minutes fit (bench.batsim_cost),
-#: against their job-steps; the least squares on relative errors of the generated day, three days
-#: and week and the hours of the whole cell (docs/benchmarks.md, "the estimator over a week"). Where
-#: it goes was not pinned: SimGrid's solver and its scan of the model's actions take a quarter of a
-#: patched Batsim's samples in a week's steady state.
-JOB_STEP_SECONDS = 2.89e-9
+#: Seconds per step of the patched binary's runs: Batsim's message and the scheduler's answer, about
+#: 1.3 messages a step in a cell's steady state, the same on 1,024 machines as on the whole cell.
+#: The least squares on relative errors of the CPU seconds of the long runs (the whole cell's hours,
+#: 6 hours, day, three days and week; 1,024 machines' days and three days over five seeds), the
+#: other coefficients kept (docs/benchmarks.md, "the cost of a step"). The runs of minutes
+#: (bench.batsim_cost) have too few steps beside their start-up to show it; fitted on the whole
+#: cell's runs alone it predicts the 1,024 machines' within 0.77x to 1.14x. The job-steps cost
+#: nothing measurable: fitted beside it, 4e-10 s each.
+STEP_SECONDS = 5.9e-4
 
 #: The coefficients of each kind of binary (:attr:`~.batsim_binary.BatsimBinary.kind`): the stock
-#: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: a hundredth of the
-#: stock binary's job-step cost).
+#: Batsim 4.2.1, and ours with the patch of ``engine/`` (delay jobs on timers: no job-step cost).
 COEFFICIENTS = {
     "stock": Coefficients(
         startup_seconds=0.47,
@@ -250,13 +250,14 @@ COEFFICIENTS = {
     ),
     # bench.batsim_cost --batsim batsim-patched --fit-on cpu, 2026-11-26: the least-squares fit of its
     # 18 runs of the whole run command (energy, metrics, figures), six workloads on 512, 2,048 and
-    # 12,583 machines, a warm-started cell among them; no job-step cost (timers), a cost per step.
+    # 12,583 machines, a warm-started cell among them; no job-step cost (timers), the step's cost
+    # that of the long runs (STEP_SECONDS).
     "patched": Coefficients(
         startup_seconds=5.4,
         startup_seconds_per_machine=1.6e-4,
         seconds_per_job=1.95e-4,
-        seconds_per_job_step=JOB_STEP_SECONDS,
-        seconds_per_step=1.96e-4,
+        seconds_per_job_step=0.0,
+        seconds_per_step=STEP_SECONDS,
         seconds_per_queued_task_step=QUEUED_TASK_STEP_SECONDS,
         startup_bytes=39.1e6,
         bytes_per_machine=10.5e3,
@@ -303,8 +304,8 @@ def estimate(
     :attr:`~Coefficients.seconds_per_queued_task_step`. ``streamed``: Batsim's memory keeps
     :attr:`~Coefficients.bytes_per_streamed_job` of each job and restart instead of the loaded
     workload's share, and :attr:`~Coefficients.bytes_per_streamed_running_job` of each job running
-    at once (the wall time is the same term, though the streamed runs measured took 1.18
-    to 1.19 times the loaded ones': docs/benchmarks.md, "the estimator over a week")."""
+    at once (the wall time is the same term, though the streamed runs measured took 1.05
+    to 1.17 times the loaded ones': docs/benchmarks.md, "five seeds on the quiet machine")."""
     c = COEFFICIENTS[kind]
     jobs, steps, queued = float(cost.jobs), float(cost.steps), 0.0
     if contention is not None:
