@@ -50,7 +50,7 @@ from batsim_google.experiments.outputs import RunOutputs  # noqa: E402
 from batsim_google.experiments.run_tables import RunTables  # noqa: E402
 from batsim_google.experiments.suspension import suspended_over_time, suspension_per_task  # noqa: E402
 from batsim_google.experiments.window import Window, submitted_inside  # noqa: E402
-from batsim_google.fitting.fit_figures import MARKERS, curve_style, ecdf_points  # noqa: E402
+from batsim_google.figure_style import MARKERS, curve_style, ecdf_points  # noqa: E402
 from batsim_google.output_files import output_folder, save_figure  # noqa: E402
 from batsim_google.platform.simgrid_xml import compute_hosts  # noqa: E402
 from batsim_google.units import DAY, HOUR, WEEK  # noqa: E402

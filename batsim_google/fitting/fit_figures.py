@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interacti
 import numpy as np  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from batsim_google.figure_style import curve_style, ecdf_points  # noqa: E402
 from batsim_google.fitting.fidelity import Fidelity  # noqa: E402
 from batsim_google.fitting.job_fidelity import JobFidelity  # noqa: E402
 from batsim_google.fitting.kmeans import feature_names  # noqa: E402
@@ -33,33 +34,6 @@ from batsim_google.fitting.select import LawFit  # noqa: E402
 from batsim_google.model.widths import group_names  # noqa: E402
 from batsim_google.output_files import output_folder, save_figure  # noqa: E402
 from batsim_google.units import HOUR  # noqa: E402
-
-#: Points of the empirical distribution function drawn (quantiles), enough for a smooth curve.
-ECDF_POINTS = 2_000
-#: Curves are told apart by colour, line style and marker together: 10 colours alone repeat.
-LINE_STYLES = ("-", "--", ":", "-.")
-MARKERS = "osD^v<>pPhX*"
-
-
-def curve_style(index: int) -> dict:
-    """Colour, line style and marker of the ``index``-th curve of a plot: no two of the first 20
-    curves share colour and line style."""
-    return {
-        "color": plt.get_cmap("tab10")(index % 10),
-        "linestyle": LINE_STYLES[index % len(LINE_STYLES)],
-        "marker": MARKERS[index % len(MARKERS)],
-        "markevery": 0.1,
-        "markersize": 4,
-    }
-
-
-def ecdf_points(sample: np.ndarray, points: int = ECDF_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``points`` steps (value, cumulative share) of the empirical distribution function
-    of a non-empty ``sample``, evenly spread in probability."""
-    ordered = np.sort(sample)
-    levels = np.linspace(0.0, 1.0, min(points, len(ordered)))
-    picks = np.minimum((levels * len(ordered)).astype(int), len(ordered) - 1)
-    return ordered[picks], (picks + 1) / len(ordered)
 
 
 def _cdf_figure(path: Path, sample: np.ndarray, fits: list[LawFit], best: LawFit, title: str, unit: str) -> None:

@@ -11,7 +11,8 @@ from matplotlib.figure import Figure
 
 from batsim_google.experiments.figures import write_plots
 from batsim_google.experiments.report import summary_table
-from batsim_google.fitting.fit_figures import _cdf_figure, curve_style
+from batsim_google.figure_style import curve_style
+from batsim_google.fitting.fit_figures import _cdf_figure
 from batsim_google.fitting.select import LawFit
 from batsim_google.model.laws import Exponential
 
