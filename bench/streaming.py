@@ -191,8 +191,8 @@ def run_seed(folder: Path, platform: Path, seed: int, args) -> dict[tuple[float,
         print(
             f"seed {seed}, {span:g} s on {args.machines} machines: {jobs:,} jobs, {workload.stat().st_size / MB:.0f} MB"
         )
-        for mode in args.modes:
-            output = folder / f"{mode}-{span:g}-seed{seed}"
+        outputs = {mode: folder / f"{mode}-{span:g}-seed{seed}" for mode in args.modes}
+        for mode, output in outputs.items():
             run = runs[span, mode] = {**simulate(platform, workload, output, mode, span, args), "jobs": jobs}
             print(
                 f"  {mode:<6} {run['wall']:8.1f} s ({run['cpu']:.1f} CPU s)  Batsim peak {run['batsim'] / MB:7.0f} MB  "
@@ -200,15 +200,14 @@ def run_seed(folder: Path, platform: Path, seed: int, args) -> dict[tuple[float,
                 f"{run['summary']['messages']:,} messages"
             )
         if len(args.modes) == 2:
-            print(f"  streamed vs loaded: {same_tasks(*(folder / f'{mode}-{span:g}-seed{seed}' for mode in MODES))}")
+            print(f"  streamed vs loaded: {same_tasks(outputs['load'], outputs['stream'])}")
     return runs
 
 
 def growth(short: dict, long: dict) -> dict[str, float]:
     """A long run's figures over a short one's: what the run cost and what its workload held."""
-    counts = ("attempts", "messages")
     ratios = {key: long[key] / short[key] for key in ("wall", "cpu", "batsim", "scheduler", "jobs")}
-    ratios |= {key: long["summary"][key] / short["summary"][key] for key in counts}
+    ratios |= {key: long["summary"][key] / short["summary"][key] for key in ("attempts", "messages")}
     ratios["cpu per message"] = ratios["cpu"] / ratios["messages"]
     return ratios
 

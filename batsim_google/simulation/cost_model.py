@@ -11,9 +11,10 @@ therefore about
 
 with the stock binary. Our patched one (``engine/``) waits on timers, so its steps cost no scan of
 its delay jobs but a message each way: start-up(machines) + per-job x jobs + per-step x steps,
-the step's cost measured on long runs (:data:`STEP_SECONDS`). With ``run``'s horizon, the jobs running then end together at it. Batsim's peak memory is a start-up that grows
-with the machines, plus a share per job of the workload (Batsim loads them all) and per job
-running at once (a SimGrid actor and its stack). A streamed run (``run --stream-workload``) has
+the step's cost measured on long runs (:data:`STEP_SECONDS`). With ``run``'s horizon, the jobs
+running then end together at it. Batsim's peak memory is a start-up that grows with the machines,
+plus a share per job of the workload (Batsim loads them all) and per job running at once (a
+SimGrid actor and its stack). A streamed run (``run --stream-workload``) has
 Batsim hold only the jobs submitted and not ended; what it keeps of each job once ended (its id,
 its freed profile's name) is the per-job share instead, far smaller with the patch, which frees
 the rest.
